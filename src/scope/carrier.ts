@@ -1,0 +1,52 @@
+import { Context } from 'cordis'
+import { isScopeWithin } from './parent-chain.js'
+import { scopeOf, type ScopeKey, type Scoped } from './scope-key.js'
+
+const CARRIER: unique symbol = Symbol.for('promptloom.carrier')
+
+type Filter = (this: unknown, ctx: Context) => boolean
+
+interface Carrier {
+  readonly [CARRIER]: { key: ScopeKey | undefined }
+}
+
+/**
+ * A routing-only receiver for scope-filtered dispatch: pass it as the first
+ * argument of `ctx.emit`/`ctx.waterfall`/…. Its `Context.filter`
+ *
+ * - keeps `base`'s own filter (e.g. a service's isolation check);
+ * - admits listeners registered from an unscoped context;
+ * - admits a listener tagged with `key` or one of its ancestors — events flow
+ *   up the chain, never down to a descendant or across to a sibling;
+ * - with `key === undefined`, admits unscoped listeners only.
+ *
+ * Listeners registered with `{ global: true }` bypass every filter (Cordis).
+ * The carrier inherits from `base`, so listeners can still read it as `this`.
+ */
+export function scopeTarget<T extends object>(base: T, key: ScopeKey | undefined): Scoped<T> {
+  const baseFilter = (base as { [Context.filter]?: Filter })[Context.filter]
+  const filter: Filter = function (this: unknown, ctx) {
+    if (baseFilter !== undefined && !baseFilter.call(this, ctx)) return false
+    const tag = scopeOf(ctx)
+    if (tag === undefined) return true
+    return key !== undefined && isScopeWithin(key, tag)
+  }
+  return Object.create(base, {
+    [Context.filter]: { value: filter },
+    [CARRIER]: { value: { key } },
+  }) as Scoped<T>
+}
+
+/** Whether `value` is a carrier made by `scopeTarget`. */
+export function isScopeCarrier(value: unknown): value is Scoped<object> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    Object.hasOwn(value, CARRIER)
+  )
+}
+
+/** The scope key a carrier routes to; `undefined` for an unscoped carrier or a non-carrier. */
+export function carrierKeyOf(value: unknown): ScopeKey | undefined {
+  return isScopeCarrier(value) ? (value as unknown as Carrier)[CARRIER].key : undefined
+}

@@ -1,0 +1,63 @@
+import type { Context } from 'cordis'
+import { bindScopeParent, isScopeParentBound, scopeParentOf } from './parent-chain.js'
+import { SCOPE_TAG, scopeLabel, type ScopeKey } from './scope-key.js'
+import { untracked } from '@preact/signals-core'
+
+/** A minted scope: its tagged context and the two ways to tear it down. */
+export interface Scope {
+  /** The minting plugin's child fiber context, tagged with the scope key. */
+  readonly ctx: Context
+  /** The exact Cordis disposer of the scope's fiber (keeps its identity for ordered composition). */
+  readonly rawDispose: () => Promise<void>
+  /** Idempotent teardown; concurrent calls share one promise that settles once teardown finished. */
+  dispose(): Promise<void>
+}
+
+/** Options of `createScope`. */
+export interface CreateScopeOptions {
+  /** Bound with `bindScopeParent` before the scope is usable. */
+  readonly parent?: ScopeKey
+}
+
+// The no-op plugin every scope fiber runs; one shared runtime for all scopes.
+function scope(): void {}
+
+/**
+ * Mints a child fiber of `ctx` (a no-op plugin) and returns its context
+ * extended with the scope tag `key`. Everything registered through
+ * `scope.ctx` is visible in that scope and owned by its fiber, so disposing
+ * the scope (or unloading `ctx`'s plugin) retracts it all. Contexts derived
+ * from `scope.ctx` inherit the tag; a nested `createScope` shadows it.
+ *
+ * Services reached through `scope.ctx` resolve through the minting plugin, so
+ * mint scopes from a plugin that injects the services the scope will use.
+ *
+ * With `options.parent`, the parent link is bound first. A key that is already
+ * bound to that same parent (a scope minted again for the same agent) is
+ * accepted; a different existing parent throws "already bound".
+ */
+export function createScope(ctx: Context, key: ScopeKey, options: CreateScopeOptions = {}): Scope {
+  if (typeof key !== 'object' || key === null) {
+    throw new TypeError(`scope key must be an object (got ${String(key)})`)
+  }
+  const { parent } = options
+  if (parent !== undefined) {
+    const rebound = isScopeParentBound(key) && untracked(() => scopeParentOf(key)) === parent
+    if (!rebound) bindScopeParent(key, parent)
+  }
+  const fiber = ctx.plugin(scope)
+  const rawDispose = fiber.dispose
+  let teardown: Promise<void> | undefined
+  const dispose = (): Promise<void> =>
+    (teardown ??= (async () => {
+      await rawDispose()
+      // rawDispose is a no-op once the fiber was disposed elsewhere (e.g. by
+      // `rawDispose` or its parent unloading): wait for that teardown instead.
+      while (fiber.inertia) await fiber.inertia
+    })())
+  const scoped = fiber.ctx.extend({ [SCOPE_TAG]: key })
+  Object.defineProperty(scoped, Symbol.for('nodejs.util.inspect.custom'), {
+    value: () => `Context <scope ${scopeLabel(key)}>`,
+  })
+  return { ctx: scoped, rawDispose, dispose }
+}

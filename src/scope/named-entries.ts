@@ -1,0 +1,79 @@
+import { SignalTable } from '../signals/signal-table.js'
+
+/** A removal capability: removes exactly one insertion, once; later calls do nothing. */
+export type Undo = () => void
+
+interface Slot<V> {
+  readonly value: V
+}
+
+/**
+ * Named, insertion-ordered entries of one layer, signal-backed: reads inside
+ * a `computed`/`effect` subscribe and every insertion or removal notifies.
+ * A name is unique within the table; the owner supplies the duplicate error
+ * so the message can name its own kind of entry.
+ */
+export class NamedEntries<V> {
+  readonly #table = new SignalTable<string, Slot<V>>()
+  readonly #duplicateError: (name: string) => Error
+
+  constructor(duplicateError: (name: string) => Error) {
+    this.#duplicateError = duplicateError
+  }
+
+  /**
+   * Adds `value` under `name` at the end; throws the owner's duplicate error
+   * (changing nothing) when the name is taken. The returned undo is idempotent
+   * and removes exactly this insertion: a stale undo never removes a later
+   * re-insert of the same name.
+   */
+  insert(name: string, value: V): Undo {
+    if (this.#table.peek(name) !== undefined) throw this.#duplicateError(name)
+    const slot: Slot<V> = { value }
+    this.#table.set(name, slot)
+    return () => {
+      if (this.#table.peek(name) === slot) this.#table.delete(name)
+    }
+  }
+
+  get(name: string): V | undefined {
+    return this.#table.get(name)?.value
+  }
+
+  has(name: string): boolean {
+    return this.#table.has(name)
+  }
+
+  /** Names in insertion order. */
+  keys(): string[] {
+    return [...this.#table.keys()]
+  }
+
+  /** `[name, value]` pairs in insertion order. */
+  entries(): [string, V][] {
+    const out: [string, V][] = []
+    this.#table.forEach((slot, name) => out.push([name, slot.value]))
+    return out
+  }
+
+  /** Values in insertion order. */
+  values(): V[] {
+    const out: V[] = []
+    this.#table.forEach((slot) => out.push(slot.value))
+    return out
+  }
+
+  /** Calls `visit` in insertion order without building an array. */
+  forEach(visit: (value: V, name: string) => void): void {
+    this.#table.forEach((slot, name) => visit(slot.value, name))
+  }
+
+  isEmpty(): boolean {
+    return this.#table.size === 0
+  }
+
+  /** The number of entries; subscribes like every other read. */
+  get size(): number {
+    return this.#table.size
+  }
+}

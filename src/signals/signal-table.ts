@@ -1,0 +1,102 @@
+import { signal, type ReadonlySignal, type Signal } from '@preact/signals-core'
+
+/**
+ * A keyed table whose reads subscribe and whose writes notify, with
+ * per-entry granularity:
+ *
+ * - `get(key)`/`has(key)` of a present key subscribe to that entry only, so
+ *   writing another key does not invalidate the reader;
+ * - `get(key)`/`has(key)` of an absent key, and every iteration, subscribe to
+ *   the table's `version`, which moves on every insertion and removal.
+ *
+ * Iteration yields entries in insertion order; overwriting a present key keeps
+ * its position. Values are compared with `Object.is` on overwrite.
+ */
+export class SignalTable<K, V> {
+  readonly #cells = new Map<K, Signal<V>>()
+  readonly #version = signal(0)
+
+  /** Moves on every insertion and removal (not on an overwrite of a present key). */
+  get version(): ReadonlySignal<number> {
+    return this.#version
+  }
+
+  /** The number of entries; subscribes to `version`. */
+  get size(): number {
+    this.#version.value
+    return this.#cells.size
+  }
+
+  get(key: K): V | undefined {
+    const cell = this.#cells.get(key)
+    if (cell === undefined) {
+      this.#version.value
+      return undefined
+    }
+    return cell.value
+  }
+
+  has(key: K): boolean {
+    const cell = this.#cells.get(key)
+    if (cell === undefined) {
+      this.#version.value
+      return false
+    }
+    cell.value
+    return true
+  }
+
+  /** Reads the current value of `key` without subscribing to anything. */
+  peek(key: K): V | undefined {
+    return this.#cells.get(key)?.peek()
+  }
+
+  /** Inserts at the end, or overwrites in place (notifying only that entry's readers). */
+  set(key: K, value: V): void {
+    const cell = this.#cells.get(key)
+    if (cell !== undefined) {
+      cell.value = value
+      return
+    }
+    this.#cells.set(key, signal(value))
+    this.#version.value++
+  }
+
+  /**
+   * Removes `key`; returns whether it was present. Readers of that entry and of
+   * `version` are notified: the cell is bumped to a fresh version before it is
+   * dropped, because its readers hold the cell and never look at the map again.
+   */
+  delete(key: K): boolean {
+    const cell = this.#cells.get(key)
+    if (cell === undefined) return false
+    this.#cells.delete(key)
+    this.#version.value++
+    // A removed cell is never read again, but its subscribers must rerun.
+    ;(cell as Signal<unknown>).value = REMOVED
+    return true
+  }
+
+  *keys(): IterableIterator<K> {
+    this.#version.value
+    yield* this.#cells.keys()
+  }
+
+  *values(): IterableIterator<V> {
+    this.#version.value
+    for (const cell of this.#cells.values()) yield cell.value
+  }
+
+  *entries(): IterableIterator<[K, V]> {
+    this.#version.value
+    for (const [key, cell] of this.#cells) yield [key, cell.value]
+  }
+
+  /** Calls `visit` for every entry in insertion order; cheaper than `entries()` on hot paths. */
+  forEach(visit: (value: V, key: K) => void): void {
+    this.#version.value
+    for (const [key, cell] of this.#cells) visit(cell.value, key)
+  }
+}
+
+const REMOVED: unique symbol = Symbol('removed')
