@@ -1,0 +1,38 @@
+/** The reserved `toolOrder` entry that stands for every tool the list does not name. */
+export const TOOL_ORDER_REST = '<unlisted-tools>'
+
+/** Name of the harness identity section, registered globally at `HARNESS_IDENTITY`. */
+export const HARNESS_IDENTITY_SECTION = 'harness:identity'
+/** Name of the global deployment persona prefix section (before first-party guidance). */
+export const PERSONA_PREFIX_SECTION = 'deployment:persona-prefix'
+/** Name of the global deployment persona suffix section (after first-party guidance). */
+export const PERSONA_SUFFIX_SECTION = 'deployment:persona-suffix'
+
+/**
+ * Centrally owned placements of system-prompt sections. The persona prefix
+ * and suffix bracket first-party guidance so the reusable prefix stays
+ * byte-identical across agents whose paths or URLs differ (KV-cache reuse).
+ */
+export const SECTION_ORDERS = Object.freeze({
+  HARNESS_IDENTITY: -1000,
+  DEPLOYMENT_PERSONA_PREFIX: 0,
+  PLAN_POLICY: 500,
+  TOOL_GUIDANCE: 1000,
+  TOOLS_SDK: 5000,
+  STRUCTURED_OUTPUT: 9900,
+  HARNESS_SOURCE: 10000,
+  WEB_SURFACE: 10100,
+  DEPLOYMENT_PERSONA_SUFFIX: 10200,
+} as const)
+
+/** Centrally owned placements of runtime contexts. */
+export const CONTEXT_ORDERS = Object.freeze({
+  SANDBOX_POLICY: 110,
+  APPROVAL_POLICY: 115,
+  SUBAGENT_DELEGATION: 120,
+} as const)
+
+/** A named section placement. */
+export type PromptSectionOrderName = keyof typeof SECTION_ORDERS
+/** A named runtime-context placement. */
+export type PromptContextOrderName = keyof typeof CONTEXT_ORDERS

@@ -1,0 +1,129 @@
+import type { ReadonlySignal } from '@preact/signals-core'
+import type { ScopeKey } from '../scope/scope-key.js'
+
+/**
+ * The per-assembly context: which scope's layers and listeners take part, and
+ * the caller's cancellation. Merge-extensible: a harness may add fields (an
+ * `agent`, say) by declaration merging; providers receive the whole object.
+ */
+export interface AssembleContext {
+  /** Scope whose layers and waterfall listeners participate; absent means global only. */
+  scope?: ScopeKey
+  /** Cancels this one request; checked around the waterfalls, never retained. */
+  signal?: AbortSignal
+}
+
+/**
+ * How often a contribution is expected to change, for the cache-stability
+ * lint of the step surface: `static` (never), `session` (rarely, e.g. per
+ * session), `volatile` (every step — belongs in a runtime context).
+ */
+export type Stability = 'static' | 'session' | 'volatile'
+
+/** Text of a section or context: fixed, a signal, or evaluated on every assembly. */
+export type TextSource = string | ReadonlySignal<string> | ((context: AssembleContext) => string)
+
+/** One contributed section of the system prompt (registry input). */
+export interface PromptSection {
+  /** Unique within its layer; a same-named entry in a nearer layer shadows it. */
+  readonly name: string
+  /** Ascending; equal orders fall back to code-unit name order. Must be finite. */
+  readonly order: number
+  /** May reference `{{variable}}`s, interpolated by `renderPrompt` unless `interpolate` is false. */
+  readonly text: TextSource
+  /** `false` keeps the text literal. Default `true`. */
+  readonly interpolate?: boolean
+  /** The whole system prompt: restored as the only section after the waterfall. */
+  readonly complete?: boolean
+  /** Cache-stability hint for the step surface's lint. */
+  readonly stability?: Stability
+}
+
+/** One contribution of dynamic runtime context, rendered by the loop as a user-role snapshot. */
+export interface PromptContext {
+  /** Unique within its layer; a same-named entry in a nearer layer shadows it. */
+  readonly name: string
+  /** Ascending; equal orders fall back to code-unit name order. Must be finite. */
+  readonly order: number
+  /** Empty text contributes nothing. */
+  readonly text: TextSource
+  /** `false` keeps the text literal. Default `true`. */
+  readonly interpolate?: boolean
+  /** Survives `suppressRuntimeContext()`. */
+  readonly required?: boolean
+  /** Cache-stability hint for the step surface's lint. */
+  readonly stability?: Stability
+}
+
+/** A prompt variable's value source; `undefined` means "no value this assembly". */
+export type VariableSource =
+  | string
+  | ReadonlySignal<string | undefined>
+  | ((context: AssembleContext) => string | undefined)
+
+/** Options of `systemPrompt.variable()`. */
+export interface VariableOptions {
+  /** Cache-stability hint: a `volatile` variable referenced from a section is linted. */
+  readonly stability?: Stability
+}
+
+/** One model-facing tool declaration. */
+export interface ToolSchema {
+  readonly name: string
+  readonly description: string
+  /** A JSON schema object for the tool's arguments. */
+  readonly parameters: Readonly<Record<string, unknown>>
+}
+
+/** What a tool provider contributes to one assembly. */
+export interface ToolProviderResult {
+  /** The schemas visible in this assembly. */
+  readonly schemas: readonly ToolSchema[]
+  /** The pre-restriction name universe checked against `toolOrder` (default: the schema names). */
+  readonly knownNames?: readonly string[]
+}
+
+/** A tool provider: evaluated on every assembly, or a signal of its result. */
+export type ToolProvider =
+  | ((context: AssembleContext) => ToolProviderResult)
+  | ReadonlySignal<ToolProviderResult>
+
+/** One resolved section in a presentation. Fresh and mutable per assembly. */
+export interface AssembledSection {
+  name: string
+  order: number
+  /** The resolved text before variable interpolation. */
+  text: string
+  /** `false` keeps the text literal when rendering. */
+  interpolate?: boolean
+  /** Present (and `true`) on a complete section. */
+  complete?: boolean
+}
+
+/** One resolved runtime-context contribution. Fresh and mutable per assembly. */
+export interface AssembledContext {
+  name: string
+  /** The resolved text before variable interpolation. */
+  text: string
+  /** `false` keeps the text literal when rendering. */
+  interpolate?: boolean
+}
+
+/** Resolved variables and runtime contexts: the output of `prepare()`. */
+export interface PromptPreparation {
+  variables: Record<string, string | undefined>
+  contexts: AssembledContext[]
+}
+
+/** What the `system-prompt/assemble` waterfall may rewrite. */
+export interface PromptPresentation {
+  sections: AssembledSection[]
+  contexts: AssembledContext[]
+  variables: Record<string, string | undefined>
+}
+
+/** The full result of `assemble()`: the presentation plus the provider-owned tools. */
+export interface PromptAssembly extends PromptPresentation {
+  /** Detached, deep-frozen tool declarations in `toolOrder` order. */
+  tools: ToolSchema[]
+}
