@@ -1,0 +1,117 @@
+/**
+ * The pure `{{name}}` template engine behind rendering: plain strings in,
+ * plain strings out, no signals and no Cordis.
+ *
+ * One left-to-right scan with `indexOf`: a group opens at `{{` and closes at
+ * the FIRST `}}` after it; its content must be a variable name. A `{{` with
+ * no `}}` anywhere after it cannot close, and neither can any later `{{`, so
+ * the scan stops there and the rest is literal. Every character is visited a
+ * bounded number of times, which keeps compiling linear in the text length.
+ *
+ *   "Hi {{user}}, it is {{date}}."
+ *    └─┬┘└─┬──┘└────┬────┘└─┬──┘└┬┘
+ *   parts[0] refs[0] parts[1] refs[1] parts[2]
+ */
+
+/** A compiled template: literal parts around variable references; parts.length === refs.length + 1. */
+export interface Template {
+  readonly parts: readonly string[]
+  readonly refs: readonly string[]
+}
+
+const NAME = /^[a-z][a-z0-9_]*$/
+const OPEN = '{{'
+const CLOSE = '}}'
+/** Longest group quoted whole in an error; a longer one is shortened so a huge text stays readable. */
+const QUOTE_LIMIT = 64
+
+/**
+ * Scans `text` once into literal parts and variable references. `owner` names
+ * the entry for errors, e.g. 'prompt section "intro"' or 'runtime context "env"'.
+ * Throws an `Error` ("malformed prompt variable reference") for the first group
+ * whose content is not a name. A text without `{{` compiles to `{ parts: [text], refs: [] }`.
+ */
+export function compileTemplate(text: string, owner: string): Template {
+  const parts: string[] = []
+  const refs: string[] = []
+  let literalStart = 0
+  for (;;) {
+    const open = text.indexOf(OPEN, literalStart)
+    if (open < 0) break
+    const close = text.indexOf(CLOSE, open + OPEN.length)
+    // No `}}` after this `{{` means none after any later `{{` either: all literal.
+    if (close < 0) break
+    const name = text.slice(open + OPEN.length, close)
+    if (!NAME.test(name)) throw malformedReference(text.slice(open, close + CLOSE.length), owner)
+    parts.push(text.slice(literalStart, open))
+    refs.push(name)
+    literalStart = close + CLOSE.length
+  }
+  parts.push(literalStart === 0 ? text : text.slice(literalStart))
+  return { parts: Object.freeze(parts), refs: Object.freeze(refs) }
+}
+
+/**
+ * Substitutes each reference with its value, left to right; substituted values
+ * are never scanned again, so a value containing `{{x}}` appears literally.
+ * Lookup is own-property only (`{{constructor}}` is unknown unless registered).
+ * Throws an `Error` for the first reference whose name is not an own key
+ * ("unknown prompt variable") or whose value is `undefined` ("has no value").
+ * A template without references returns its single part itself.
+ */
+export function fillTemplate(
+  template: Template,
+  variables: Readonly<Record<string, string | undefined>>,
+  owner: string,
+): string {
+  const { parts, refs } = template
+  let out = parts[0] ?? ''
+  for (let i = 0; i < refs.length; i++) {
+    const name = refs[i]!
+    if (!Object.hasOwn(variables, name)) throw unknownVariable(name, variables, owner)
+    const value = variables[name]
+    if (value === undefined) throw missingValue(name, owner)
+    out += value + parts[i + 1]!
+  }
+  return out
+}
+
+/**
+ * `compileTemplate` then `fillTemplate`: a malformed group anywhere in `text`
+ * is reported before an unknown or valueless name, because compiling scans the
+ * whole text before anything is substituted.
+ */
+export function interpolate(
+  text: string,
+  variables: Readonly<Record<string, string | undefined>>,
+  owner: string,
+): string {
+  return fillTemplate(compileTemplate(text, owner), variables, owner)
+}
+
+function malformedReference(group: string, owner: string): Error {
+  const shown = group.length > QUOTE_LIMIT ? `${group.slice(0, QUOTE_LIMIT - 16)}…${group.slice(-12)}` : group
+  return new Error(
+    `malformed prompt variable reference ${JSON.stringify(shown)} in ${owner}; ` +
+      'write {{name}} with a lowercase name matching /^[a-z][a-z0-9_]*$/, ' +
+      'or register the entry with `interpolate: false` to keep its text literal',
+  )
+}
+
+function unknownVariable(
+  name: string,
+  variables: Readonly<Record<string, string | undefined>>,
+  owner: string,
+): Error {
+  const known = Object.getOwnPropertyNames(variables).sort()
+  return new Error(
+    `unknown prompt variable "{{${name}}}" in ${owner}; ` +
+      `registered variables: ${known.length === 0 ? 'none' : known.join(', ')}`,
+  )
+}
+
+function missingValue(name: string, owner: string): Error {
+  return new Error(
+    `prompt variable "${name}" has no value in ${owner}; its provider returned undefined for this assembly`,
+  )
+}
