@@ -14,3 +14,42 @@ export { createScope, type CreateScopeOptions, type Scope } from './scope/create
 export { NamedEntries, type Undo } from './scope/named-entries.js'
 export { AnonymousEntries } from './scope/anonymous-entries.js'
 export { ScopedLayers, type LayerEffectOptions, type ScopeLayer } from './scope/scoped-layers.js'
+export { SystemPrompt, SystemPrompt as default } from './assembly/service.js'
+export type { SystemPromptConfig } from './assembly/config.js'
+export {
+  CONTEXT_ORDERS,
+  HARNESS_IDENTITY_SECTION,
+  PERSONA_PREFIX_SECTION,
+  PERSONA_SUFFIX_SECTION,
+  SECTION_ORDERS,
+  TOOL_ORDER_REST,
+  type PromptContextOrderName,
+  type PromptSectionOrderName,
+} from './assembly/orders.js'
+export type {
+  AssembleContext,
+  AssembledContext,
+  AssembledSection,
+  PromptAssembly,
+  PromptContext,
+  PromptPreparation,
+  PromptPresentation,
+  PromptSection,
+  Stability,
+  TextSource,
+  ToolProvider,
+  ToolProviderResult,
+  ToolSchema,
+  VariableOptions,
+  VariableSource,
+} from './assembly/types.js'
+export type { PromptStats } from './assembly/stats.js'
+export type { InspectedEntry, InspectedTools, LayerRef, PromptInspection } from './assembly/inspect.js'
+export {
+  joinContextSections,
+  renderContextSections,
+  renderContextSnapshot,
+  renderPrompt,
+  RUNTIME_CONTEXT_HEADER,
+  type RenderedContextSection,
+} from './assembly/render.js'

@@ -1,4 +1,4 @@
-import { signal, type ReadonlySignal, type Signal } from '@preact/signals-core'
+import { batch, signal, type ReadonlySignal, type Signal } from '@preact/signals-core'
 
 /**
  * A keyed table whose reads subscribe and whose writes notify, with
@@ -6,17 +6,19 @@ import { signal, type ReadonlySignal, type Signal } from '@preact/signals-core'
  *
  * - `get(key)`/`has(key)` of a present key subscribe to that entry only, so
  *   writing another key does not invalidate the reader;
- * - `get(key)`/`has(key)` of an absent key, and every iteration, subscribe to
- *   the table's `version`, which moves on every insertion and removal.
+ * - `get(key)`/`has(key)` of an absent key, `size`, and every iteration
+ *   subscribe to the table's `version` only, which moves on every insertion,
+ *   removal and overwrite — so a reader that iterates a table of a thousand
+ *   entries depends on one signal, not a thousand.
  *
  * Iteration yields entries in insertion order; overwriting a present key keeps
- * its position. Values are compared with `Object.is` on overwrite.
+ * its position. An overwrite with an `Object.is`-equal value changes nothing.
  */
 export class SignalTable<K, V> {
   readonly #cells = new Map<K, Signal<V>>()
   readonly #version = signal(0)
 
-  /** Moves on every insertion and removal (not on an overwrite of a present key). */
+  /** Moves on every insertion, removal and overwrite. */
   get version(): ReadonlySignal<number> {
     return this.#version
   }
@@ -51,11 +53,15 @@ export class SignalTable<K, V> {
     return this.#cells.get(key)?.peek()
   }
 
-  /** Inserts at the end, or overwrites in place (notifying only that entry's readers). */
+  /** Inserts at the end, or overwrites in place (notifying that entry's readers and iterators). */
   set(key: K, value: V): void {
     const cell = this.#cells.get(key)
     if (cell !== undefined) {
-      cell.value = value
+      if (Object.is(cell.peek(), value)) return
+      batch(() => {
+        cell.value = value
+        this.#version.value++
+      })
       return
     }
     this.#cells.set(key, signal(value))
@@ -71,9 +77,11 @@ export class SignalTable<K, V> {
     const cell = this.#cells.get(key)
     if (cell === undefined) return false
     this.#cells.delete(key)
-    this.#version.value++
-    // A removed cell is never read again, but its subscribers must rerun.
-    ;(cell as Signal<unknown>).value = REMOVED
+    batch(() => {
+      this.#version.value++
+      // A removed cell is never read again, but its subscribers must rerun.
+      ;(cell as Signal<unknown>).value = REMOVED
+    })
     return true
   }
 
@@ -84,18 +92,18 @@ export class SignalTable<K, V> {
 
   *values(): IterableIterator<V> {
     this.#version.value
-    for (const cell of this.#cells.values()) yield cell.value
+    for (const cell of this.#cells.values()) yield cell.peek()
   }
 
   *entries(): IterableIterator<[K, V]> {
     this.#version.value
-    for (const [key, cell] of this.#cells) yield [key, cell.value]
+    for (const [key, cell] of this.#cells) yield [key, cell.peek()]
   }
 
   /** Calls `visit` for every entry in insertion order; cheaper than `entries()` on hot paths. */
   forEach(visit: (value: V, key: K) => void): void {
     this.#version.value
-    for (const [key, cell] of this.#cells) visit(cell.value, key)
+    for (const [key, cell] of this.#cells) visit(cell.peek(), key)
   }
 }
 

@@ -23,7 +23,7 @@ import type {
 } from '../../src/assembly/types.js'
 import { scopeTarget } from '../../src/scope/carrier.js'
 import { scopeOf, type ScopeKey } from '../../src/scope/scope-key.js'
-import './events.js'
+import '../../src/assembly/service.js'
 import {
   byOrderThenName,
   describe,

@@ -1,0 +1,348 @@
+import { signal, untracked, type ReadonlySignal } from '@preact/signals-core'
+import type { Context } from 'cordis'
+import { parentRevision } from '../scope/parent-chain.js'
+import { ScopedLayers } from '../scope/scoped-layers.js'
+import type { Undo } from '../scope/named-entries.js'
+import { scopeLabel, type ScopeKey } from '../scope/scope-key.js'
+import type { ResolvedSystemPromptConfig } from './config.js'
+import {
+  describeValue,
+  PromptLayer,
+  SourceKind,
+  type ContextEntry,
+  type SectionEntry,
+  type Source,
+  type ToolEntry,
+  type VariableEntry,
+} from './entries.js'
+import { metaOf, withMeta, type AssemblyMeta } from './meta.js'
+import { createStats, type PromptStats } from './stats.js'
+import { collectTools, ToolDetacher } from './tools.js'
+import type {
+  AssembleContext,
+  AssembledContext,
+  AssembledSection,
+  PromptAssembly,
+  PromptPreparation,
+  PromptPresentation,
+  ToolSchema,
+} from './types.js'
+import { ScopeView, type SectionPlan } from './view.js'
+
+/** The slice of Cordis' events service the engine dispatches through (the raw object, no proxy). */
+export interface EventDispatcher {
+  waterfall(thisArg: object, name: string, ...args: unknown[]): unknown
+  emit(name: string): void
+}
+
+const NO_NAMES: ReadonlySet<string> = new Set()
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw signal.reason
+}
+
+/**
+ * The registry and its memoized assembly graph, free of Cordis' proxies: the
+ * `SystemPrompt` service reads it once per call and everything on the hot
+ * path below is plain objects and signals.
+ */
+export class PromptEngine {
+  readonly store: ScopedLayers<PromptLayer>
+  readonly stats: PromptStats = createStats()
+  readonly #detacher = new ToolDetacher()
+  /** Moves on every registration and disposal; read by the change effect. */
+  readonly #revision = signal(0)
+  /** Signal-valued inputs currently registered (with a count), read by the change effect. */
+  readonly #signalInputs = new Map<ReadonlySignal<unknown>, number>()
+  readonly #views = new WeakMap<ScopeKey, ScopeView>()
+  readonly #globalView: ScopeView
+  readonly #config: ResolvedSystemPromptConfig
+  readonly #events: EventDispatcher
+  readonly #carrierBase: object
+
+  constructor(config: ResolvedSystemPromptConfig, events: EventDispatcher, carrierBase: object) {
+    this.#config = config
+    this.#events = events
+    this.#carrierBase = carrierBase
+    this.store = new ScopedLayers((scope) => new PromptLayer(scope), () => void this.#revision.value++)
+    this.#globalView = new ScopeView(undefined, this.store, this.stats, carrierBase)
+  }
+
+  /** The memoized view of `scope` (the global view for `undefined`), created on first use. */
+  view(scope: ScopeKey | undefined): ScopeView {
+    if (scope === undefined) return this.#globalView
+    let view = this.#views.get(scope)
+    if (view === undefined) {
+      if (typeof scope !== 'object' || scope === null) {
+        throw new TypeError(`assemble context "scope" must be a scope key object (got ${describeValue(scope)})`)
+      }
+      this.#views.set(scope, (view = new ScopeView(scope, this.store, this.stats, this.#carrierBase)))
+    }
+    return view
+  }
+
+  // ── registration ──────────────────────────────────────────────────────────
+
+  /**
+   * Registers through `ctx` (visibility and ownership) with `insert`, which
+   * must throw before changing anything. A signal-valued input is tracked by
+   * the change effect for as long as the registration lives.
+   */
+  register(
+    ctx: Context,
+    label: string,
+    input: ReadonlySignal<unknown> | undefined,
+    insert: (layer: PromptLayer) => Undo,
+  ): () => Promise<void> {
+    return this.store.effect(
+      ctx,
+      (layer) => {
+        const undo = insert(layer)
+        if (input === undefined) return undo
+        this.#signalInputs.set(input, (this.#signalInputs.get(input) ?? 0) + 1)
+        return () => {
+          undo()
+          const count = this.#signalInputs.get(input)! - 1
+          if (count === 0) this.#signalInputs.delete(input)
+          else this.#signalInputs.set(input, count)
+        }
+      },
+      { label },
+    )
+  }
+
+  /**
+   * The body of the effect that calls `emit` after every effective registry
+   * change (a registration, a disposal, a layer or parent change, or a new
+   * value of a registered signal), once per `batch()`; the first run only
+   * subscribes.
+   */
+  changeEffect(emit: () => void): () => void {
+    let first = true
+    return () => {
+      this.#revision.value
+      parentRevision.value
+      for (const input of this.#signalInputs.keys()) {
+        try {
+          input.value
+        } catch {
+          // A signal input whose derivation throws still counts as changed;
+          // the error belongs to the next assembly, never to the writer.
+        }
+      }
+      if (first) {
+        first = false
+        return
+      }
+      untracked(() => {
+        this.stats.changeEvents++
+        emit()
+      })
+    }
+  }
+
+  // ── evaluation ────────────────────────────────────────────────────────────
+
+  #read<T>(entry: Source<T>, context: AssembleContext): unknown {
+    if (entry.kind === SourceKind.Static) return entry.value
+    if (entry.kind === SourceKind.Signal) return entry.signal!.value
+    this.stats.providerEvaluations++
+    return entry.fn!(context)
+  }
+
+  #text(entry: SectionEntry | ContextEntry, context: AssembleContext): string {
+    const text = entry.kind === SourceKind.Static ? entry.value! : this.#read(entry, context)
+    if (typeof text === 'string') return text
+    throw new TypeError(
+      `${entry.label} text ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(text)}; it must be a string`,
+    )
+  }
+
+  #variable(entry: VariableEntry, context: AssembleContext): string | undefined {
+    const value = this.#read(entry, context)
+    if (value === undefined || typeof value === 'string') return value
+    throw new TypeError(
+      `${entry.label} ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(value)}; it must be a string or undefined`,
+    )
+  }
+
+  #context(entry: ContextEntry, context: AssembleContext): AssembledContext {
+    const text = this.#text(entry, context)
+    return entry.interpolate ? { name: entry.name, text } : { name: entry.name, text, interpolate: false }
+  }
+
+  #sections(plan: SectionPlan, context: AssembleContext): AssembledSection[] {
+    const { entries } = plan
+    const out = new Array<AssembledSection>(entries.length)
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i]!
+      const { name, order } = entry
+      const text = entry.kind === SourceKind.Static ? entry.value! : this.#text(entry, context)
+      if (entry.interpolate) {
+        out[i] = entry.complete ? { name, order, text, complete: true } : { name, order, text }
+      } else {
+        out[i] = entry.complete
+          ? { name, order, text, interpolate: false, complete: true }
+          : { name, order, text, interpolate: false }
+      }
+    }
+    return out
+  }
+
+  #tools(view: ScopeView, context: AssembleContext): readonly ToolSchema[] {
+    const entries = view.tools.value
+    // The memo key: every provider's result, its schemas array and each schema
+    // object, by identity — a provider that hands back the same objects gets
+    // the same detached, ordered tools without validating or sorting again.
+    const key: unknown[] = []
+    for (const entry of entries) {
+      const result = this.#toolResult(entry, context)
+      key.push(result)
+      const schemas = (result as { schemas?: unknown } | null)?.schemas
+      if (Array.isArray(schemas)) key.push(schemas, schemas.length, ...schemas)
+      key.push((result as { knownNames?: unknown } | null)?.knownNames)
+    }
+    const memo = view.toolMemo
+    if (memo !== undefined && sameItems(memo.results, key)) return memo.tools
+    const results: { result: unknown; label: string }[] = []
+    for (let i = 0, k = 0; i < entries.length; i++) {
+      results.push({ result: key[k], label: entries[i]!.label })
+      const schemas = (key[k] as { schemas?: unknown } | null)?.schemas
+      k += Array.isArray(schemas) ? 4 + schemas.length : 2
+    }
+    const tools = collectTools(results, this.#config.toolOrder, this.#detacher)
+    this.stats.toolClones = this.#detacher.clones
+    view.toolMemo = { results: key, tools }
+    return tools
+  }
+
+  #toolResult(entry: ToolEntry, context: AssembleContext): unknown {
+    if (entry.kind === SourceKind.Signal) return entry.signal!.value
+    this.stats.providerEvaluations++
+    return entry.fn!(context)
+  }
+
+  async #waterfall<T extends PromptPreparation | PromptPresentation>(
+    view: ScopeView,
+    name: string,
+    value: T,
+    context: AssembleContext,
+  ): Promise<T> {
+    const result = (await this.#events.waterfall(view.carrier, name, value, context, () =>
+      Promise.resolve(value),
+    )) as Partial<PromptPresentation> | null | undefined
+    const missing =
+      typeof result !== 'object' || result === null
+        ? describeValue(result)
+        : !Array.isArray(result.contexts)
+          ? 'an object without a contexts array'
+          : typeof result.variables !== 'object' || result.variables === null
+            ? 'an object without a variables record'
+            : 'sections' in value && !Array.isArray(result.sections)
+              ? 'an object without a sections array'
+              : undefined
+    if (missing === undefined) return result as T
+    throw new Error(
+      `a "${name}" listener resolved to ${missing}; return (or resolve to) the value of next(), or a modified copy of it`,
+    )
+  }
+
+  // ── prepare / assemble / refresh ──────────────────────────────────────────
+
+  /** See `SystemPrompt.prepare`. */
+  async prepare(context: AssembleContext): Promise<PromptPreparation> {
+    const view = this.view(context.scope)
+    throwIfAborted(context.signal)
+    const variables: Record<string, string | undefined> = {}
+    const variablePlan = view.variables.value
+    for (const entry of variablePlan.entries) variables[entry.name] = this.#variable(entry, context)
+    const contextPlan = view.contexts.value
+    const suppressed = view.suppressed.value
+    const registered = suppressed ? contextPlan.required : contextPlan.entries
+    const contexts = registered.map((entry) => this.#context(entry, context))
+    const preparation: PromptPreparation = { variables, contexts }
+    const result = await this.#waterfall(view, 'system-prompt/prepare', preparation, context)
+    throwIfAborted(context.signal)
+    // Suppression as of now: a prepare listener may have registered a suppressor.
+    const contextsNow = view.contexts.value
+    const enforced = view.suppressed.value
+      ? result.contexts.filter((c) => contextsNow.requiredNames.has(c.name))
+      : result.contexts
+    const out = result === preparation && enforced === result.contexts ? result : { ...result, contexts: enforced }
+    return withMeta(out, {
+      view,
+      stats: this.stats,
+      registeredContexts: suppressed ? contextPlan.requiredNames : contextPlan.names,
+      variables: variablePlan,
+    })
+  }
+
+  /** See `SystemPrompt.assemble`. */
+  async assemble(context: AssembleContext, preparation?: PromptPreparation): Promise<PromptAssembly> {
+    this.stats.assemblies++
+    const view = this.view(context.scope)
+    const prepared = preparation ?? (await this.prepare(context))
+    throwIfAborted(context.signal)
+    const plan = view.sections.value
+    if (plan.complete.length > 1) {
+      throw new Error(
+        `multiple complete prompt sections in ${view.key === undefined ? 'the global view' : `scope "${scopeLabel(view.key)}"`}: ${plan.complete.map((entry) => entry.label).join(', ')}; keep one complete section per scope`,
+      )
+    }
+    const sections = this.#sections(plan, context)
+    const tools = this.#tools(view, context)
+    const complete = plan.complete.length === 1 ? { ...sections[plan.entries.indexOf(plan.complete[0]!)]! } : undefined
+    const suppressed = view.suppressed.value
+    const requiredNames = view.contexts.value.requiredNames
+    const presentation: PromptPresentation = {
+      sections,
+      contexts: prepared.contexts.map((c) => ({ ...c })),
+      variables: { ...prepared.variables },
+    }
+    const result = await this.#waterfall(view, 'system-prompt/assemble', presentation, context)
+    throwIfAborted(context.signal)
+    const assembly: PromptAssembly = {
+      ...result,
+      sections: complete === undefined ? result.sections : [complete],
+      contexts: suppressed ? result.contexts.filter((c) => requiredNames.has(c.name)) : result.contexts,
+      tools: tools.slice(),
+    }
+    const meta: AssemblyMeta = {
+      view,
+      stats: this.stats,
+      registeredContexts: metaOf(prepared)?.registeredContexts ?? NO_NAMES,
+      sections: plan,
+      variables: metaOf(prepared)?.variables ?? view.variables.value,
+    }
+    return withMeta(assembly, meta)
+  }
+
+  /** See `SystemPrompt.refreshContext`. */
+  refreshContext<T extends PromptPreparation>(accepted: T, context: AssembleContext): T {
+    const view = this.view(context.scope)
+    const plan = view.contexts.value
+    const suppressed = view.suppressed.value
+    const meta = metaOf(accepted)
+    const registeredThen = meta?.registeredContexts ?? NO_NAMES
+    const contexts: AssembledContext[] = []
+    for (const accepted_ of accepted.contexts) {
+      const entry = plan.byName.get(accepted_.name)
+      if (entry !== undefined) {
+        if (!suppressed || entry.required) contexts.push(this.#context(entry, context))
+      } else if (!registeredThen.has(accepted_.name) && !suppressed) {
+        // Only a waterfall listener supplied it: keep the accepted text.
+        contexts.push({ ...accepted_ })
+      }
+    }
+    const present = new Set(contexts.map((c) => c.name))
+    for (const entry of plan.required) if (!present.has(entry.name)) contexts.push(this.#context(entry, context))
+    const refreshed = { ...accepted, contexts }
+    return meta === undefined ? refreshed : withMeta(refreshed, meta)
+  }
+}
+
+function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}

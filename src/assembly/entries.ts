@@ -1,0 +1,236 @@
+import type { ReadonlySignal } from '@preact/signals-core'
+import { isReadonlySignal } from '../signals/is-signal.js'
+import { AnonymousEntries } from '../scope/anonymous-entries.js'
+import { NamedEntries } from '../scope/named-entries.js'
+import { scopeLabel, type ScopeKey } from '../scope/scope-key.js'
+import type {
+  AssembleContext,
+  PromptContext,
+  PromptSection,
+  Stability,
+  ToolProvider,
+  ToolProviderResult,
+  VariableSource,
+} from './types.js'
+
+/** Where an entry lives: the global layer or a scope's own layer. */
+export type LayerRef = 'global' | ScopeKey
+
+/**
+ * How an entry's value is obtained on each assembly: a fixed string (never
+ * re-evaluated), a signal (read, no provider call), or a function provider
+ * (called once per assembly, as its contract says).
+ */
+export const SourceKind = { Static: 0, Signal: 1, Provider: 2 } as const
+/** One of `SourceKind`'s values. */
+export type SourceKind = (typeof SourceKind)[keyof typeof SourceKind]
+
+/** A validated value source, flattened for the assembly loop. */
+export interface Source<T> {
+  readonly kind: SourceKind
+  readonly value: T | undefined
+  readonly signal: ReadonlySignal<unknown> | undefined
+  readonly fn: ((context: AssembleContext) => unknown) | undefined
+}
+
+interface EntryBase<T> extends Source<T> {
+  readonly name: string
+  /** The scope whose layer holds the entry; `undefined` for the global layer. */
+  readonly scope: ScopeKey | undefined
+  /** The entry named for error messages: `prompt section "intro" in scope "agent-1"`. */
+  readonly label: string
+  readonly stability: Stability | undefined
+}
+
+/** A registered section. */
+export interface SectionEntry extends EntryBase<string> {
+  readonly order: number
+  readonly interpolate: boolean
+  readonly complete: boolean
+}
+
+/** A registered runtime context. */
+export interface ContextEntry extends EntryBase<string> {
+  readonly order: number
+  readonly interpolate: boolean
+  readonly required: boolean
+}
+
+/** A registered prompt variable. */
+export type VariableEntry = EntryBase<string | undefined>
+
+/** A registered tool provider. */
+export interface ToolEntry {
+  readonly kind: typeof SourceKind.Signal | typeof SourceKind.Provider
+  readonly signal: ReadonlySignal<unknown> | undefined
+  readonly fn: ((context: AssembleContext) => unknown) | undefined
+  readonly scope: ScopeKey | undefined
+  readonly label: string
+}
+
+/** Everything one scope (or the global layer) registered. */
+export class PromptLayer {
+  readonly sections: NamedEntries<SectionEntry>
+  readonly contexts: NamedEntries<ContextEntry>
+  readonly variables: NamedEntries<VariableEntry>
+  readonly tools = new AnonymousEntries<ToolEntry>()
+  readonly suppressors = new AnonymousEntries<true>()
+
+  constructor(scope: ScopeKey | undefined) {
+    const where = scope === undefined ? 'in the global layer' : `in scope "${scopeLabel(scope)}"`
+    const duplicate = (kind: string, remedy: string) => (name: string) =>
+      new Error(`${kind} "${name}" is already registered ${where}; ${remedy}`)
+    const remedy =
+      scope === undefined
+        ? 'dispose the earlier registration first, or register it through a scope to shadow it there'
+        : 'dispose the earlier registration first, or register it in a nested scope to shadow it'
+    this.sections = new NamedEntries(duplicate('prompt section', remedy))
+    this.contexts = new NamedEntries(duplicate('runtime context', remedy))
+    this.variables = new NamedEntries(duplicate('prompt variable', remedy))
+  }
+
+  isEmpty(): boolean {
+    return (
+      this.sections.isEmpty() &&
+      this.contexts.isEmpty() &&
+      this.variables.isEmpty() &&
+      this.tools.isEmpty() &&
+      this.suppressors.isEmpty()
+    )
+  }
+}
+
+/** `prompt section "intro"`, plus `in scope "agent-1"` for a scoped entry. */
+export function entryLabel(kind: string, name: string, scope: ScopeKey | undefined): string {
+  return scope === undefined ? `${kind} "${name}"` : `${kind} "${name}" in scope "${scopeLabel(scope)}"`
+}
+
+/** A short description of a wrong value for error messages. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  switch (typeof value) {
+    case 'string':
+      return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`
+    case 'object':
+      return 'an object'
+    case 'function':
+      return 'a function'
+    case 'undefined':
+      return 'undefined'
+    default:
+      return `${typeof value} ${String(value)}`
+  }
+}
+
+const STABILITIES: readonly Stability[] = ['static', 'session', 'volatile']
+const VARIABLE_NAME = /^[a-z][a-z0-9_]*$/
+
+function requireName(kind: string, name: unknown, scope: ScopeKey | undefined): string {
+  if (typeof name === 'string' && name !== '') return name
+  const where = scope === undefined ? '' : ` in scope "${scopeLabel(scope)}"`
+  throw new TypeError(`${kind} name${where} must be a non-empty string (got ${describeValue(name)})`)
+}
+
+function requireOrder(label: string, order: unknown): number {
+  if (typeof order === 'number' && Number.isFinite(order)) return order
+  throw new TypeError(`${label} order must be a finite number (got ${describeValue(order)})`)
+}
+
+function optionalFlag(label: string, key: string, value: unknown): boolean | undefined {
+  if (value === undefined || typeof value === 'boolean') return value
+  throw new TypeError(`${label} option "${key}" must be a boolean (got ${describeValue(value)})`)
+}
+
+function optionalStability(label: string, value: unknown): Stability | undefined {
+  if (value === undefined || STABILITIES.includes(value as Stability)) return value as Stability | undefined
+  throw new TypeError(
+    `${label} stability must be one of ${STABILITIES.map((s) => `"${s}"`).join(', ')} (got ${describeValue(value)})`,
+  )
+}
+
+function toSource<T>(label: string, what: string, value: unknown): Source<T> {
+  if (typeof value === 'string') return { kind: SourceKind.Static, value: value as T, signal: undefined, fn: undefined }
+  if (isReadonlySignal(value)) return { kind: SourceKind.Signal, value: undefined, signal: value, fn: undefined }
+  if (typeof value === 'function') {
+    return {
+      kind: SourceKind.Provider,
+      value: undefined,
+      signal: undefined,
+      fn: value as (context: AssembleContext) => unknown,
+    }
+  }
+  throw new TypeError(`${label} ${what} must be a string, a signal or a function (got ${describeValue(value)})`)
+}
+
+function requireObject(kind: string, input: unknown): Record<string, unknown> {
+  if (typeof input === 'object' && input !== null) return input as Record<string, unknown>
+  throw new TypeError(`${kind} must be an object with name, order and text (got ${describeValue(input)})`)
+}
+
+/** Validates a `section()` argument; throws a `TypeError` naming the entry. */
+export function toSectionEntry(input: PromptSection, scope: ScopeKey | undefined): SectionEntry {
+  const raw = requireObject('prompt section', input)
+  const name = requireName('prompt section', raw.name, scope)
+  const label = entryLabel('prompt section', name, scope)
+  return {
+    name,
+    scope,
+    label,
+    order: requireOrder(label, raw.order),
+    ...toSource<string>(label, 'text', raw.text),
+    interpolate: optionalFlag(label, 'interpolate', raw.interpolate) !== false,
+    complete: optionalFlag(label, 'complete', raw.complete) === true,
+    stability: optionalStability(label, raw.stability),
+  }
+}
+
+/** Validates a `context()` argument; throws a `TypeError` naming the entry. */
+export function toContextEntry(input: PromptContext, scope: ScopeKey | undefined): ContextEntry {
+  const raw = requireObject('runtime context', input)
+  const name = requireName('runtime context', raw.name, scope)
+  const label = entryLabel('runtime context', name, scope)
+  return {
+    name,
+    scope,
+    label,
+    order: requireOrder(label, raw.order),
+    ...toSource<string>(label, 'text', raw.text),
+    interpolate: optionalFlag(label, 'interpolate', raw.interpolate) !== false,
+    required: optionalFlag(label, 'required', raw.required) === true,
+    stability: optionalStability(label, raw.stability),
+  }
+}
+
+/** Validates a `variable()` call; throws a `TypeError` naming the variable. */
+export function toVariableEntry(
+  name: string,
+  provider: VariableSource,
+  stability: unknown,
+  scope: ScopeKey | undefined,
+): VariableEntry {
+  if (typeof name !== 'string' || !VARIABLE_NAME.test(name)) {
+    const where = scope === undefined ? '' : ` in scope "${scopeLabel(scope)}"`
+    throw new TypeError(
+      `invalid prompt variable name ${typeof name === 'string' ? `"${name}"` : describeValue(name)}${where}; names match /^[a-z][a-z0-9_]*$/ (lowercase letter first, then lowercase letters, digits or _)`,
+    )
+  }
+  const label = entryLabel('prompt variable', name, scope)
+  return { name, scope, label, ...toSource<string | undefined>(label, 'value', provider), stability: optionalStability(label, stability) }
+}
+
+/** Validates a `tools()` argument; throws a `TypeError` naming the provider. */
+export function toToolEntry(provider: ToolProvider, scope: ScopeKey | undefined): ToolEntry {
+  const label = scope === undefined ? 'tool provider' : `tool provider in scope "${scopeLabel(scope)}"`
+  if (isReadonlySignal(provider)) return { kind: SourceKind.Signal, signal: provider, fn: undefined, scope, label }
+  if (typeof provider === 'function') {
+    return {
+      kind: SourceKind.Provider,
+      signal: undefined,
+      fn: provider as (context: AssembleContext) => ToolProviderResult,
+      scope,
+      label,
+    }
+  }
+  throw new TypeError(`${label} must be a function or a signal of { schemas, knownNames? } (got ${describeValue(provider)})`)
+}

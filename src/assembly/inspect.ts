@@ -1,0 +1,76 @@
+import { untracked } from '@preact/signals-core'
+import type { NamedEntries } from '../scope/named-entries.js'
+import type { ScopeKey } from '../scope/scope-key.js'
+import type { LayerRef, PromptLayer } from './entries.js'
+import type { ScopeView } from './view.js'
+
+export type { LayerRef } from './entries.js'
+
+/** One effective named entry of a view, with where it came from. */
+export interface InspectedEntry {
+  readonly name: string
+  /** The layer that supplies it: `'global'` or the supplying scope key. */
+  readonly layer: LayerRef
+  /** The layers whose same-named entries it hides, farthest first. */
+  readonly shadows: readonly LayerRef[]
+}
+
+/** One contributing tool provider of a view. */
+export interface InspectedTools {
+  readonly layer: LayerRef
+  /** The provider's position among its layer's providers. */
+  readonly index: number
+}
+
+/** The effective entries of one view (see `SystemPrompt.inspect`). */
+export interface PromptInspection {
+  /** Sections in assembly order (order, then code-unit name). */
+  readonly sections: readonly InspectedEntry[]
+  /** Runtime contexts in assembly order, suppressed or not. */
+  readonly contexts: readonly InspectedEntry[]
+  /** Variables in merge order. */
+  readonly variables: readonly InspectedEntry[]
+  readonly tools: readonly InspectedTools[]
+}
+
+function layerRef(scope: ScopeKey | undefined): LayerRef {
+  return scope === undefined ? 'global' : scope
+}
+
+function shadowsIn<V extends { readonly scope: ScopeKey | undefined }>(
+  layers: readonly PromptLayer[],
+  pick: (layer: PromptLayer) => NamedEntries<V>,
+): Map<string, InspectedEntry> {
+  const merged = new Map<string, InspectedEntry>()
+  for (const layer of layers) {
+    pick(layer).forEach((entry, name) => {
+      const hidden = merged.get(name)
+      merged.set(name, {
+        name,
+        layer: layerRef(entry.scope),
+        shadows: hidden === undefined ? [] : [...hidden.shadows, hidden.layer],
+      })
+    })
+  }
+  return merged
+}
+
+/** Builds the inspection of `view` from its current layers; reads without subscribing. */
+export function inspectView(view: ScopeView): PromptInspection {
+  return untracked(() => {
+    const layers = view.layers.value
+    const sections = shadowsIn(layers, (layer) => layer.sections)
+    const contexts = shadowsIn(layers, (layer) => layer.contexts)
+    const variables = shadowsIn(layers, (layer) => layer.variables)
+    const tools: InspectedTools[] = []
+    for (const layer of layers) {
+      layer.tools.forEach((entry, index) => tools.push({ layer: layerRef(entry.scope), index }))
+    }
+    return {
+      sections: view.sections.value.entries.map((entry) => sections.get(entry.name)!),
+      contexts: view.contexts.value.entries.map((entry) => contexts.get(entry.name)!),
+      variables: [...variables.values()],
+      tools,
+    }
+  })
+}

@@ -1,0 +1,32 @@
+import type { ScopeView, SectionPlan, VariablePlan } from './view.js'
+import type { PromptStats } from './stats.js'
+
+/**
+ * What an assembly or preparation remembers about where it came from, held
+ * under a non-enumerable symbol so spreading or serialising the result never
+ * copies it. Renderers use it to reach their scope's render memo; the step
+ * surface uses it to name the layer that supplied a section.
+ */
+export interface AssemblyMeta {
+  readonly view: ScopeView
+  readonly stats: PromptStats
+  /** Names of the contexts the registry produced (not a waterfall listener), for `refreshContext`. */
+  readonly registeredContexts: ReadonlySet<string>
+  /** The effective sections the assembly was built from (absent on a preparation). */
+  readonly sections?: SectionPlan
+  /** The effective variables the preparation was built from. */
+  readonly variables?: VariablePlan
+}
+
+const META: unique symbol = Symbol('promptloom.meta')
+
+/** Attaches `meta` to `target` (non-enumerable) and returns `target`. */
+export function withMeta<T extends object>(target: T, meta: AssemblyMeta): T {
+  Object.defineProperty(target, META, { value: meta, configurable: true })
+  return target
+}
+
+/** The meta of an object built by `prepare`/`assemble`, or `undefined` for anything else. */
+export function metaOf(target: object): AssemblyMeta | undefined {
+  return (target as { [META]?: AssemblyMeta })[META]
+}

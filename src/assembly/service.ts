@@ -1,0 +1,230 @@
+import { Context, Service } from 'cordis'
+import { ownedEffect } from '../signals/owned-effect.js'
+import { SCOPE_TAG, scopeOf, type ScopeKey, type Scoped } from '../scope/scope-key.js'
+import { resolveSystemPromptConfig, SystemPromptConfigSchema, type SystemPromptConfig } from './config.js'
+import { PromptEngine, type EventDispatcher } from './engine.js'
+import { toContextEntry, toSectionEntry, toToolEntry, toVariableEntry } from './entries.js'
+import { inspectView, type PromptInspection } from './inspect.js'
+import {
+  CONTEXT_ORDERS,
+  HARNESS_IDENTITY_SECTION,
+  PERSONA_PREFIX_SECTION,
+  PERSONA_SUFFIX_SECTION,
+  SECTION_ORDERS,
+  type PromptContextOrderName,
+  type PromptSectionOrderName,
+} from './orders.js'
+import type { PromptStats } from './stats.js'
+import type {
+  AssembleContext,
+  PromptAssembly,
+  PromptContext,
+  PromptPreparation,
+  PromptPresentation,
+  PromptSection,
+  ToolProvider,
+  VariableOptions,
+  VariableSource,
+} from './types.js'
+
+declare module 'cordis' {
+  interface Context {
+    systemPrompt: SystemPrompt
+  }
+
+  interface Events {
+    /**
+     * Preparation waterfall over resolved variables and runtime contexts,
+     * before a step is accepted. Scope-filtered: scoped listeners hear only
+     * their scope and its descendants.
+     */
+    'system-prompt/prepare'(
+      this: Scoped<SystemPrompt>,
+      preparation: PromptPreparation,
+      context: AssembleContext,
+      next: () => Promise<PromptPreparation>,
+    ): Promise<PromptPreparation>
+    /**
+     * Presentation waterfall over assembled sections, contexts and variables.
+     * Scope-filtered. Its result is authoritative except for tools (provider
+     * owned) and a complete section (restored afterwards).
+     */
+    'system-prompt/assemble'(
+      this: Scoped<SystemPrompt>,
+      presentation: PromptPresentation,
+      context: AssembleContext,
+      next: () => Promise<PromptPresentation>,
+    ): Promise<PromptPresentation>
+    /** Emitted (unfiltered, synchronously) after every effective registry change, once per `batch()`. */
+    'system-prompt/change'(): void
+  }
+}
+
+/** Where the service keeps its engine; a symbol, because `this` in a method is Cordis' proxy. */
+const ENGINE: unique symbol = Symbol('promptloom.engine')
+const ORIGINAL = Symbol.for('cordis.original')
+
+/**
+ * The `systemPrompt` service: the registry of prompt sections, runtime
+ * contexts, tool providers and variables, and the memoized assembly over them.
+ *
+ * A registration method called through a scoped context (`scope.ctx`, or a
+ * plugin loaded under it) registers into that scope's layer and is owned by
+ * the caller's fiber; each returns the exact Cordis effect disposer.
+ */
+export class SystemPrompt extends Service {
+  /** Cordis runs this Standard Schema before construction: bad config fails at load. */
+  static readonly Config = SystemPromptConfigSchema
+
+  /** @internal */
+  readonly [ENGINE]: PromptEngine
+
+  constructor(ctx: Context, config: SystemPromptConfig = {}) {
+    super(ctx, 'systemPrompt')
+    const resolved = resolveSystemPromptConfig(config)
+    if (resolved.issues) throw new TypeError(`invalid config:\n${resolved.issues.map((i) => `  - ${i.message}`).join('\n')}`)
+    const { value } = resolved
+    const events = (ctx.events as unknown as Record<symbol, EventDispatcher>)[ORIGINAL]!
+    const engine = (this[ENGINE] = new PromptEngine(value, events, this))
+    // The configured sections live in the global layer even when the service
+    // itself was loaded under a scope.
+    const global = ctx.extend({ [SCOPE_TAG]: undefined })
+    const configured = (name: string, order: number, text: string): void => {
+      const entry = toSectionEntry({ name, order, text }, undefined)
+      engine.register(global, 'systemPrompt config section', undefined, (layer) => layer.sections.insert(name, entry))
+    }
+    if (value.includeHarnessIdentity) configured(HARNESS_IDENTITY_SECTION, SECTION_ORDERS.HARNESS_IDENTITY, value.identity)
+    configured(PERSONA_PREFIX_SECTION, SECTION_ORDERS.DEPLOYMENT_PERSONA_PREFIX, value.personaPrefix)
+    configured(PERSONA_SUFFIX_SECTION, SECTION_ORDERS.DEPLOYMENT_PERSONA_SUFFIX, value.personaSuffix)
+    if (!value.includeRuntimeContext) {
+      engine.register(global, 'systemPrompt config suppressor', undefined, (layer) => layer.suppressors.append(true))
+    }
+    const emit = (): void => {
+      try {
+        events.emit('system-prompt/change')
+      } catch (error) {
+        // A throwing change listener must not throw at the writer of the change.
+        ctx.logger('system-prompt').warn(error)
+      }
+    }
+    ownedEffect(ctx, engine.changeEffect(emit), 'systemPrompt change effect')
+  }
+
+  /**
+   * Registers an ordered system-prompt section in the caller's scope. A scoped
+   * section shadows a same-named global or ancestor section in that scope's
+   * assemblies. Throws a `TypeError` for a bad name, a non-finite order or a
+   * text that is not a string, signal or function, and an `Error` ("already
+   * registered") for a duplicate name in the same layer.
+   */
+  section(section: PromptSection): () => Promise<void> {
+    const ctx = this.ctx
+    const entry = toSectionEntry(section, scopeOf(ctx))
+    return this[ENGINE].register(ctx, 'systemPrompt.section()', entry.signal, (layer) =>
+      layer.sections.insert(entry.name, entry),
+    )
+  }
+
+  /**
+   * Registers dynamic runtime context in the caller's scope, rendered by the
+   * loop as a user-role snapshot. `required: true` survives suppression.
+   * Validated like `section()`.
+   */
+  context(context: PromptContext): () => Promise<void> {
+    const ctx = this.ctx
+    const entry = toContextEntry(context, scopeOf(ctx))
+    return this[ENGINE].register(ctx, 'systemPrompt.context()', entry.signal, (layer) =>
+      layer.contexts.insert(entry.name, entry),
+    )
+  }
+
+  /**
+   * Suppresses optional runtime contexts in the caller's scope and its
+   * descendants (globally when unscoped) while the returned disposer lives.
+   * Suppressors are independent of each other.
+   */
+  suppressRuntimeContext(): () => Promise<void> {
+    return this[ENGINE].register(this.ctx, 'systemPrompt.suppressRuntimeContext()', undefined, (layer) =>
+      layer.suppressors.append(true),
+    )
+  }
+
+  /**
+   * Registers a tool-schema provider in the caller's scope: a function
+   * evaluated on every assembly, or a signal of its result. Global and chain
+   * providers all contribute.
+   */
+  tools(provider: ToolProvider): () => Promise<void> {
+    const ctx = this.ctx
+    const entry = toToolEntry(provider, scopeOf(ctx))
+    return this[ENGINE].register(ctx, 'systemPrompt.tools()', entry.signal, (layer) => layer.tools.append(entry))
+  }
+
+  /**
+   * Registers the prompt variable `name` (`/^[a-z][a-z0-9_]*$/`, else
+   * "invalid prompt variable name") in the caller's scope; scoped values shadow
+   * globals. The provider may yield `undefined` ("no value this assembly").
+   */
+  variable(name: string, provider: VariableSource, options: VariableOptions = {}): () => Promise<void> {
+    const ctx = this.ctx
+    const entry = toVariableEntry(name, provider, options?.stability, scopeOf(ctx))
+    return this[ENGINE].register(ctx, 'systemPrompt.variable()', entry.signal, (layer) =>
+      layer.variables.insert(entry.name, entry),
+    )
+  }
+
+  /** The numeric order of a named section placement; throws a `TypeError` for an unknown name. */
+  getSectionOrder(name: PromptSectionOrderName): number {
+    if (Object.hasOwn(SECTION_ORDERS, name)) return SECTION_ORDERS[name]
+    throw new TypeError(`unknown section order "${String(name)}"; known: ${Object.keys(SECTION_ORDERS).join(', ')}`)
+  }
+
+  /** The numeric order of a named runtime-context placement; throws a `TypeError` for an unknown name. */
+  getContextOrder(name: PromptContextOrderName): number {
+    if (Object.hasOwn(CONTEXT_ORDERS, name)) return CONTEXT_ORDERS[name]
+    throw new TypeError(`unknown context order "${String(name)}"; known: ${Object.keys(CONTEXT_ORDERS).join(', ')}`)
+  }
+
+  /**
+   * Resolves every effective variable and (unless suppressed) runtime context
+   * of `context.scope`, then runs the scope-filtered `system-prompt/prepare`
+   * waterfall. Reads no section and no tool. Rejects with `signal.reason` when
+   * the signal is aborted before or after the waterfall, and with the error of
+   * a provider or listener that throws.
+   */
+  prepare(context: AssembleContext = {}): Promise<PromptPreparation> {
+    return this[ENGINE].prepare(context)
+  }
+
+  /**
+   * Assembles sections, contexts, variables and tools for `context.scope`
+   * (preparing first when no `preparation` is given) and runs the
+   * scope-filtered `system-prompt/assemble` waterfall. Every call returns a
+   * fresh, mutable result; tools are detached, deep-frozen copies.
+   */
+  assemble(context: AssembleContext = {}, preparation?: PromptPreparation): Promise<PromptAssembly> {
+    return this[ENGINE].assemble(context, preparation)
+  }
+
+  /**
+   * Returns a copy of `accepted` whose runtime contexts are re-read from their
+   * current registrations: gone registrations are dropped, listener-added ones
+   * keep their text, suppression applies, and missing required registrations
+   * are appended in registry order. Never mutates `accepted`.
+   */
+  refreshContext<T extends PromptPreparation>(accepted: T, context: AssembleContext = {}): T {
+    return this[ENGINE].refreshContext(accepted, context)
+  }
+
+  /** A snapshot of the cumulative counters that prove the memoization. */
+  stats(): PromptStats {
+    return { ...this[ENGINE].stats }
+  }
+
+  /** The effective entries of `scope`'s view (the global view without one), with their layers. */
+  inspect(scope?: ScopeKey): PromptInspection {
+    return inspectView(this[ENGINE].view(scope))
+  }
+}
+
+export default SystemPrompt

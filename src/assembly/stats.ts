@@ -1,0 +1,33 @@
+/**
+ * Cumulative counters that prove the memoization (see `SystemPrompt.stats()`).
+ * All start at zero when the service loads.
+ */
+export interface PromptStats {
+  /** `assemble()` calls. */
+  assemblies: number
+  /** Re-derivations of a scope's merged, sorted view (sections, contexts, variables, tools or suppression). */
+  structureRecomputes: number
+  /** Calls of function providers (texts, variables, tools). */
+  providerEvaluations: number
+  /** Sections and contexts whose rendered text was computed (scanned or re-substituted). */
+  sectionRenders: number
+  /** Sections and contexts whose rendered text was reused unchanged. */
+  renderCacheHits: number
+  /** Detached copies made of tool schemas. */
+  toolClones: number
+  /** `system-prompt/change` events emitted. */
+  changeEvents: number
+}
+
+/** A fresh all-zero counter set. */
+export function createStats(): PromptStats {
+  return {
+    assemblies: 0,
+    structureRecomputes: 0,
+    providerEvaluations: 0,
+    sectionRenders: 0,
+    renderCacheHits: 0,
+    toolClones: 0,
+    changeEvents: 0,
+  }
+}

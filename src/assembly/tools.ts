@@ -1,0 +1,143 @@
+import { TOOL_ORDER_REST } from './orders.js'
+import { describeValue } from './entries.js'
+import type { ToolSchema } from './types.js'
+
+/** One provider's raw result in an assembly, with the label that names the provider. */
+export interface ProvidedTools {
+  readonly result: unknown
+  readonly label: string
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const key of Reflect.ownKeys(value)) deepFreeze((value as Record<PropertyKey, unknown>)[key])
+  }
+  return value
+}
+
+/**
+ * Detaches tool schemas from their providers: each schema object is cloned
+ * (`structuredClone`) and deep-frozen once, and the clone is reused for as
+ * long as the provider keeps returning that same object. Held weakly, so a
+ * schema the provider dropped takes its clone with it.
+ *
+ * A provider that mutates a schema in place and returns the same object must
+ * return a new object instead: the clone reflects the object as first seen.
+ */
+export class ToolDetacher {
+  readonly #clones = new WeakMap<object, ToolSchema>()
+  /** The number of clones made so far. */
+  clones = 0
+
+  detach(schema: ToolSchema, label: string): ToolSchema {
+    let clone = this.#clones.get(schema)
+    if (clone === undefined) {
+      try {
+        clone = deepFreeze(structuredClone(schema))
+      } catch (error) {
+        throw new TypeError(
+          `tool "${schema.name}" from ${label} cannot be detached: its schema must be plain JSON-like data (${(error as Error).message})`,
+        )
+      }
+      this.#clones.set(schema, clone)
+      this.clones++
+    }
+    return clone
+  }
+}
+
+/**
+ * Validates the providers' results and returns the model-facing tools:
+ * detached copies ordered by `toolOrder` (listed names at their position,
+ * unlisted tools in code-unit order at the rest entry) or, without
+ * `toolOrder`, in code-unit order.
+ *
+ * Throws when a result is not `{ schemas: ToolSchema[] }` ("tool"), a schema
+ * has no string name, a schema uses the reserved `TOOL_ORDER_REST`, two
+ * schemas share a name, or `toolOrder` lists a name outside every provider's
+ * `knownNames` ("unregistered tool", naming each).
+ */
+export function collectTools(
+  provided: readonly ProvidedTools[],
+  toolOrder: readonly string[] | undefined,
+  detacher: ToolDetacher,
+): ToolSchema[] {
+  const byName = new Map<string, { schema: ToolSchema; label: string }>()
+  const known = new Set<string>()
+  for (const { result, label } of provided) {
+    const own: string[] = []
+    const schemas = (result as { schemas?: unknown } | null)?.schemas
+    if (typeof result !== 'object' || result === null || !Array.isArray(schemas)) {
+      throw new TypeError(
+        `${label} must return { schemas: ToolSchema[], knownNames? } (got ${describeValue(result)}); return an empty schemas array to contribute no tool`,
+      )
+    }
+    for (const schema of schemas as unknown[]) {
+      const name = (schema as { name?: unknown } | null)?.name
+      if (typeof schema !== 'object' || schema === null || typeof name !== 'string' || name === '') {
+        throw new TypeError(
+          `${label} returned a tool schema without a string name (got ${describeValue(schema)}); every tool needs { name, description, parameters }`,
+        )
+      }
+      if (name === TOOL_ORDER_REST) {
+        throw new Error(
+          `${label} returned a tool named "${TOOL_ORDER_REST}", which is reserved for toolOrder's rest entry; rename the tool`,
+        )
+      }
+      const earlier = byName.get(name)
+      if (earlier !== undefined) {
+        throw new Error(
+          `tool "${name}" is provided more than once (by ${earlier.label} and ${label}); tool names must be unique in an assembly`,
+        )
+      }
+      byName.set(name, { schema: schema as ToolSchema, label })
+      own.push(name)
+    }
+    const knownNames = (result as { knownNames?: unknown }).knownNames
+    if (knownNames === undefined) {
+      for (const name of own) known.add(name)
+    } else if (Array.isArray(knownNames) && knownNames.every((n) => typeof n === 'string')) {
+      for (const name of knownNames as string[]) known.add(name)
+    } else {
+      throw new TypeError(`${label} returned knownNames that is not an array of tool names (got ${describeValue(knownNames)})`)
+    }
+  }
+  const names = orderToolNames([...byName.keys()], toolOrder, known)
+  return names.map((name) => {
+    const { schema, label } = byName.get(name)!
+    return detacher.detach(schema, label)
+  })
+}
+
+/**
+ * Orders tool names for the model. Pure; exported for the step surface and
+ * tests. `known` is the union of the providers' `knownNames`.
+ */
+export function orderToolNames(
+  present: readonly string[],
+  toolOrder: readonly string[] | undefined,
+  known: ReadonlySet<string>,
+): string[] {
+  const sorted = [...present].sort()
+  if (toolOrder === undefined) return sorted
+  const unknown = toolOrder.filter((name) => name !== TOOL_ORDER_REST && !known.has(name))
+  if (unknown.length > 0) {
+    const list = unknown.map((name) => `"${name}"`).join(', ')
+    const knownList = [...known].sort().join(', ') || 'none'
+    throw new Error(
+      `toolOrder lists unregistered tool${unknown.length > 1 ? 's' : ''} ${list}; known tools: ${knownList}`,
+    )
+  }
+  const presentSet = new Set(present)
+  const listed = new Set(toolOrder)
+  const ordered: string[] = []
+  for (const name of toolOrder) {
+    if (name === TOOL_ORDER_REST) {
+      for (const rest of sorted) if (!listed.has(rest)) ordered.push(rest)
+    } else if (presentSet.has(name)) {
+      ordered.push(name)
+    }
+  }
+  return ordered
+}
