@@ -1,6 +1,8 @@
 import { compileTemplate, fillTemplate, type Template } from './template.js'
 import type { PromptStats } from './stats.js'
 
+type Variables = Readonly<Record<string, string | undefined>>
+
 /** A section or context as it reaches the renderer. */
 export interface RenderItem {
   readonly name: string
@@ -8,116 +10,178 @@ export interface RenderItem {
   readonly interpolate?: boolean
 }
 
-/** One rendered item: what it was rendered from and what it rendered to. */
-interface RenderSlot {
+/** One rendered item: its output, and the template its references came from (`undefined`: none). */
+export interface RenderedPart {
   readonly name: string
-  readonly text: string
-  readonly interpolate: boolean
-  /** `undefined` when the item is literal (`interpolate: false`) or has no `{{`. */
-  readonly template: Template | undefined
-  /** The value substituted for each of `template.refs`, in order. */
-  readonly values: readonly string[]
   readonly output: string
-}
-
-/**
- * The last render of one scope's sections (or contexts). An item whose name,
- * text and interpolation flag match a slot, and whose referenced variables
- * still hold the same values, reuses the slot's output without scanning; an
- * item whose values changed is re-substituted from its compiled template;
- * only a changed text is scanned again. When every item hits, in the same
- * positions, the caller reuses the joined result as well.
- */
-export class RenderMemo {
-  /** Slots by position in the last render. */
-  slots: readonly RenderSlot[] = []
-  /** Slots by name, rebuilt lazily after a render that moved something. */
-  #byName: Map<string, RenderSlot> | undefined
-  /** The joined text of `slots`, cached by the caller; cleared whenever `slots` change. */
-  joined: string | undefined
-
-  /**
-   * Renders `items` against `variables`, reusing what it can. Returns the
-   * slots (the same array as before when nothing changed). Errors are thrown
-   * before the memo is touched, so a failed render poisons nothing.
-   */
-  render(
-    items: readonly RenderItem[],
-    variables: Readonly<Record<string, string | undefined>>,
-    kind: string,
-    stats: PromptStats | undefined,
-  ): readonly RenderSlot[] {
-    const previous = this.slots
-    let next: RenderSlot[] | undefined = items.length === previous.length ? undefined : []
-    for (let i = 0; i < items.length; i++) {
-      const item = items[i]!
-      const interpolate = item.interpolate !== false
-      let candidate: RenderSlot | undefined = previous[i]
-      if (candidate === undefined || candidate.name !== item.name) candidate = this.#slotNamed(item.name)
-      let slot: RenderSlot
-      if (candidate !== undefined && candidate.text === item.text && candidate.interpolate === interpolate) {
-        slot = valuesHold(candidate, variables) ? candidate : refill(candidate, variables, kind)
-      } else {
-        slot = renderItem(item, interpolate, variables, kind)
-      }
-      if (slot === candidate) {
-        if (stats) stats.renderCacheHits++
-      } else if (stats) stats.sectionRenders++
-      if (next === undefined && slot !== previous[i]) next = previous.slice(0, i)
-      next?.push(slot)
-    }
-    if (next === undefined) return previous
-    this.slots = next
-    this.#byName = undefined
-    this.joined = undefined
-    return next
-  }
-
-  #slotNamed(name: string): RenderSlot | undefined {
-    if (this.#byName === undefined) {
-      this.#byName = new Map()
-      for (const slot of this.slots) this.#byName.set(slot.name, slot)
-    }
-    return this.#byName.get(name)
-  }
-}
-
-function valuesHold(slot: RenderSlot, variables: Readonly<Record<string, string | undefined>>): boolean {
-  const refs = slot.template?.refs
-  if (refs === undefined) return true
-  for (let i = 0; i < refs.length; i++) {
-    const name = refs[i]!
-    if (variables[name] !== slot.values[i] || !Object.hasOwn(variables, name)) return false
-  }
-  return true
+  readonly template: Template | undefined
 }
 
 function ownerOf(kind: string, name: string): string {
   return `${kind} "${name}"`
 }
 
-function refill(slot: RenderSlot, variables: Readonly<Record<string, string | undefined>>, kind: string): RenderSlot {
-  const template = slot.template!
-  const output = fillTemplate(template, variables, ownerOf(kind, slot.name))
-  return { ...slot, values: template.refs.map((name) => variables[name]!), output }
-}
-
-/** Renders one item from scratch; also the memo-less path. */
-export function renderItem(
-  item: RenderItem,
-  interpolate: boolean,
-  variables: Readonly<Record<string, string | undefined>>,
-  kind: string,
-): RenderSlot {
+function compiled(item: RenderItem, interpolate: boolean, kind: string): Template | undefined {
   const { name, text } = item
   if (typeof text !== 'string') {
     throw new TypeError(`${ownerOf(kind, String(name))} text must be a string when rendering (got ${typeof text})`)
   }
-  if (!interpolate || !text.includes('{{')) {
-    return { name, text, interpolate, template: undefined, values: [], output: text }
-  }
+  if (!interpolate || !text.includes('{{')) return undefined
   const template = compileTemplate(text, ownerOf(kind, name))
-  if (template.refs.length === 0) return { name, text, interpolate, template: undefined, values: [], output: text }
-  const output = fillTemplate(template, variables, ownerOf(kind, name))
-  return { name, text, interpolate, template, values: template.refs.map((ref) => variables[ref]!), output }
+  return template.refs.length === 0 ? undefined : template
+}
+
+/** Renders one item from scratch (the memo-less path). */
+export function renderItem(item: RenderItem, variables: Variables, kind: string): RenderedPart {
+  const template = compiled(item, item.interpolate !== false, kind)
+  const output = template === undefined ? item.text : fillTemplate(template, variables, ownerOf(kind, item.name))
+  return { name: item.name, output, template }
+}
+
+function touches(refs: readonly string[], changed: ReadonlySet<string>): boolean {
+  for (let i = 0; i < refs.length; i++) if (changed.has(refs[i]!)) return true
+  return false
+}
+
+/**
+ * The last render of one scope's sections (or contexts), in parallel arrays
+ * indexed by position. An item whose name, text and interpolation flag match
+ * the memo (at its position, or by name after a move) reuses its output
+ * without scanning; if one of its referenced variables changed value since
+ * the last render, it is re-substituted from its compiled template; only a
+ * changed text is scanned again.
+ *
+ * Which variables changed is found once per render, by diffing the variables
+ * record against a snapshot of the last one, so an unchanged section costs a
+ * few identity comparisons however many references it has. A render that
+ * throws leaves the memo as it was: nothing is committed until the end.
+ */
+export class RenderMemo {
+  #names: string[] = []
+  #texts: string[] = []
+  #interpolates: boolean[] = []
+  #templates: (Template | undefined)[] = []
+  #outputs: string[] = []
+  #byName: Map<string, number> | undefined
+  readonly #snapshot = new Map<string, string | undefined>()
+  #parts: readonly RenderedPart[] | undefined
+  /** The joined text of the current outputs, cached by the renderer; cleared whenever an output changes. */
+  joined: string | undefined
+
+  /** The outputs of the last successful render, by position. */
+  get outputs(): readonly string[] {
+    return this.#outputs
+  }
+
+  /** The last render as parts; the same array until an output changes. */
+  get parts(): readonly RenderedPart[] {
+    if (this.#parts === undefined) {
+      const parts: RenderedPart[] = []
+      for (let i = 0; i < this.#names.length; i++) {
+        parts.push({ name: this.#names[i]!, output: this.#outputs[i]!, template: this.#templates[i] })
+      }
+      this.#parts = parts
+    }
+    return this.#parts
+  }
+
+  /** The names of variables whose value (or presence) differs from the last committed render. */
+  #changedVariables(variables: Variables): Set<string> | null {
+    const snapshot = this.#snapshot
+    let changed: Set<string> | null = null
+    let own = 0
+    for (const name in variables) {
+      if (!Object.hasOwn(variables, name)) continue
+      own++
+      const value = variables[name]
+      if (snapshot.get(name) !== value || (value === undefined && !snapshot.has(name))) {
+        ;(changed ??= new Set()).add(name)
+      }
+    }
+    if (own !== snapshot.size || changed !== null) {
+      for (const name of snapshot.keys()) if (!Object.hasOwn(variables, name)) (changed ??= new Set()).add(name)
+    }
+    return changed
+  }
+
+  #indexOf(name: string): number {
+    if (this.#byName === undefined) {
+      this.#byName = new Map()
+      for (let i = 0; i < this.#names.length; i++) this.#byName.set(this.#names[i]!, i)
+    }
+    return this.#byName.get(name) ?? -1
+  }
+
+  /**
+   * Renders `items` against `variables`, reusing what it can; returns whether
+   * any output changed (in which case `joined` and `parts` were cleared).
+   */
+  render(items: readonly RenderItem[], variables: Variables, kind: string, stats: PromptStats | undefined): boolean {
+    const names = this.#names
+    const texts = this.#texts
+    const interpolates = this.#interpolates
+    const templates = this.#templates
+    const outputs = this.#outputs
+    const changed = this.#changedVariables(variables)
+    const count = items.length
+    // Copy-on-first-difference: stays undefined while every item matches its slot.
+    let next: { names: string[]; texts: string[]; interpolates: boolean[]; templates: (Template | undefined)[]; outputs: string[] } | undefined =
+      count === names.length ? undefined : { names: [], texts: [], interpolates: [], templates: [], outputs: [] }
+    let renders = 0
+    for (let i = 0; i < count; i++) {
+      const item = items[i]!
+      const { name, text } = item
+      const interpolate = item.interpolate !== false
+      let at = i < names.length && names[i] === name ? i : this.#indexOf(name)
+      let template: Template | undefined
+      let output: string
+      if (at >= 0 && texts[at] === text && interpolates[at] === interpolate) {
+        template = templates[at]
+        if (template !== undefined && changed !== null && touches(template.refs, changed)) {
+          output = fillTemplate(template, variables, ownerOf(kind, name))
+          renders++
+          at = -1
+        } else output = outputs[at]!
+      } else {
+        template = compiled(item, interpolate, kind)
+        output = template === undefined ? text : fillTemplate(template, variables, ownerOf(kind, name))
+        renders++
+        at = -1
+      }
+      if (next === undefined && at !== i) {
+        next = {
+          names: names.slice(0, i),
+          texts: texts.slice(0, i),
+          interpolates: interpolates.slice(0, i),
+          templates: templates.slice(0, i),
+          outputs: outputs.slice(0, i),
+        }
+      }
+      if (next !== undefined) {
+        next.names.push(name)
+        next.texts.push(text)
+        next.interpolates.push(interpolate)
+        next.templates.push(template)
+        next.outputs.push(output)
+      }
+    }
+    if (stats !== undefined) {
+      stats.sectionRenders += renders
+      stats.renderCacheHits += count - renders
+    }
+    if (changed !== null) {
+      this.#snapshot.clear()
+      for (const name in variables) if (Object.hasOwn(variables, name)) this.#snapshot.set(name, variables[name])
+    }
+    if (next === undefined) return false
+    this.#names = next.names
+    this.#texts = next.texts
+    this.#interpolates = next.interpolates
+    this.#templates = next.templates
+    this.#outputs = next.outputs
+    this.#byName = undefined
+    this.#parts = undefined
+    this.joined = undefined
+    return true
+  }
 }

@@ -1,6 +1,5 @@
 import { metaOf } from './meta.js'
-import { renderItem, type RenderItem, type RenderMemo } from './render-memo.js'
-import type { PromptStats } from './stats.js'
+import { renderItem, type RenderedPart, type RenderItem } from './render-memo.js'
 import type { PromptPresentation } from './types.js'
 
 /** The header that opens every runtime-context snapshot. */
@@ -15,25 +14,9 @@ export interface RenderedContextSection {
   text: string
 }
 
-type Renderable = Pick<PromptPresentation, 'variables'> & {
-  readonly sections?: readonly RenderItem[]
-  readonly contexts?: readonly RenderItem[]
-}
-
-function renderAll(
-  items: readonly RenderItem[],
-  variables: Readonly<Record<string, string | undefined>>,
-  kind: string,
-  memo: RenderMemo | undefined,
-  stats: PromptStats | undefined,
-): readonly { readonly name: string; readonly output: string }[] {
-  if (memo !== undefined) return memo.render(items, variables, kind, stats)
-  return items.map((item) => renderItem(item, item.interpolate !== false, variables, kind))
-}
-
-function joinNonEmpty(rendered: readonly { readonly output: string }[]): string {
+function joinNonEmpty(outputs: readonly string[]): string {
   let out = ''
-  for (const { output } of rendered) {
+  for (const output of outputs) {
     if (output === '') continue
     out = out === '' ? output : out + SEPARATOR + output
   }
@@ -52,10 +35,38 @@ function joinNonEmpty(rendered: readonly { readonly output: string }[]): string 
  */
 export function renderPrompt(assembly: Pick<PromptPresentation, 'sections' | 'variables'>): string {
   const meta = metaOf(assembly)
-  const memo = meta?.view.sectionRenders
-  const rendered = renderAll(assembly.sections, assembly.variables, 'prompt section', memo, meta?.stats)
-  if (memo === undefined) return joinNonEmpty(rendered)
-  return (memo.joined ??= joinNonEmpty(rendered))
+  if (meta === undefined) return joinNonEmpty(plainOutputs(assembly.sections, assembly.variables, 'prompt section'))
+  const memo = meta.view.sectionRenders
+  memo.render(assembly.sections, assembly.variables, 'prompt section', meta.stats)
+  return (memo.joined ??= joinNonEmpty(memo.outputs))
+}
+
+/** One section's rendered output, with the template its references came from (`undefined`: none). */
+export type RenderedPromptSection = RenderedPart
+
+/**
+ * `renderPrompt` plus every section's output in assembly order, empty ones
+ * included, from one render pass. Memoized like `renderPrompt`: an unchanged
+ * section yields the same output string object, and an unchanged prompt the
+ * same `sections` array, as the previous render of that scope. The arrays
+ * are never mutated afterwards, so a caller may keep them to compare.
+ */
+export function renderPromptParts(assembly: Pick<PromptPresentation, 'sections' | 'variables'>): {
+  readonly text: string
+  readonly sections: readonly RenderedPromptSection[]
+} {
+  const meta = metaOf(assembly)
+  if (meta === undefined) {
+    const sections = assembly.sections.map((item) => renderItem(item, assembly.variables, 'prompt section'))
+    return { text: joinNonEmpty(sections.map((part) => part.output)), sections }
+  }
+  const memo = meta.view.sectionRenders
+  memo.render(assembly.sections, assembly.variables, 'prompt section', meta.stats)
+  return { text: (memo.joined ??= joinNonEmpty(memo.outputs)), sections: memo.parts }
+}
+
+function plainOutputs(items: readonly RenderItem[], variables: Readonly<Record<string, string | undefined>>, kind: string): string[] {
+  return items.map((item) => renderItem(item, variables, kind).output)
 }
 
 /**
@@ -66,17 +77,22 @@ export function renderPrompt(assembly: Pick<PromptPresentation, 'sections' | 'va
 export function renderContextSections(
   assembly: Pick<PromptPresentation, 'contexts' | 'variables'>,
 ): RenderedContextSection[] {
-  const meta = metaOf(assembly)
-  const rendered = renderAll(
-    assembly.contexts,
-    assembly.variables,
-    'runtime context',
-    meta?.view.contextRenders,
-    meta?.stats,
-  )
   const out: RenderedContextSection[] = []
-  for (const { name, output } of rendered) if (output !== '') out.push({ name, text: output })
+  const { names, outputs } = contextOutputs(assembly)
+  for (let i = 0; i < outputs.length; i++) if (outputs[i] !== '') out.push({ name: names[i]!, text: outputs[i]! })
   return out
+}
+
+function contextOutputs(assembly: Pick<PromptPresentation, 'contexts' | 'variables'>): {
+  names: readonly string[]
+  outputs: readonly string[]
+} {
+  const meta = metaOf(assembly)
+  const names = assembly.contexts.map((item) => item.name)
+  if (meta === undefined) return { names, outputs: plainOutputs(assembly.contexts, assembly.variables, 'runtime context') }
+  const memo = meta.view.contextRenders
+  memo.render(assembly.contexts, assembly.variables, 'runtime context', meta.stats)
+  return { names, outputs: memo.outputs }
 }
 
 /**
@@ -94,10 +110,8 @@ export function joinContextSections(sections: readonly { readonly text: string }
 /** `joinContextSections(renderContextSections(assembly))`, memoized like `renderPrompt`. */
 export function renderContextSnapshot(assembly: Pick<PromptPresentation, 'contexts' | 'variables'>): string {
   const meta = metaOf(assembly)
-  const memo = meta?.view.contextRenders
-  if (memo === undefined) return joinContextSections(renderContextSections(assembly))
-  const rendered = memo.render(assembly.contexts, assembly.variables, 'runtime context', meta!.stats)
-  return (memo.joined ??= joinContextSections(
-    rendered.filter((slot) => slot.output !== '').map((slot) => ({ text: slot.output })),
-  ))
+  if (meta === undefined) return joinContextSections(renderContextSections(assembly))
+  const memo = meta.view.contextRenders
+  memo.render(assembly.contexts, assembly.variables, 'runtime context', meta.stats)
+  return (memo.joined ??= joinContextSections(memo.outputs.filter((output) => output !== '').map((text) => ({ text }))))
 }
