@@ -1,0 +1,70 @@
+/**
+ * Side-by-side measurement on tinybench: the two implementations run in
+ * alternating short batches in one process (A B, B A, A B, …), so machine
+ * noise hits both alike; each round yields one mean per implementation and
+ * the reported ratio is the median of the per-round ratios.
+ */
+import { Bench } from 'tinybench'
+
+export interface Contender {
+  readonly name: string
+  readonly fn: () => unknown
+}
+
+export interface Comparison {
+  /** Median over rounds of each contender's mean latency, in milliseconds. */
+  readonly means: Record<string, number>
+  /** Median over rounds of first.mean / second.mean. */
+  readonly ratio: number
+  readonly rounds: number
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
+async function meanOf(contender: Contender, time: number): Promise<number> {
+  const bench = new Bench({ time, iterations: 3, warmup: false, throws: true })
+  bench.add(contender.name, contender.fn)
+  await bench.run()
+  const result = bench.tasks[0]!.result
+  if (result.state !== 'completed') throw new Error(`${contender.name}: benchmark ${result.state}`)
+  return result.latency.mean
+}
+
+/**
+ * Runs `first` and `second` for `rounds` alternating batches of about
+ * `time` ms each (after one discarded warm-up round) and compares them.
+ */
+export async function compare(first: Contender, second: Contender, rounds: number, time: number): Promise<Comparison> {
+  await meanOf(first, time)
+  await meanOf(second, time)
+  const firsts: number[] = []
+  const seconds: number[] = []
+  const ratios: number[] = []
+  for (let round = 0; round < rounds; round++) {
+    let a: number
+    let b: number
+    if (round % 2 === 0) {
+      a = await meanOf(first, time)
+      b = await meanOf(second, time)
+    } else {
+      b = await meanOf(second, time)
+      a = await meanOf(first, time)
+    }
+    firsts.push(a)
+    seconds.push(b)
+    ratios.push(a / b)
+  }
+  return { means: { [first.name]: median(firsts), [second.name]: median(seconds) }, ratio: median(ratios), rounds }
+}
+
+/** Runs one contender alone (for baselines such as the floor). */
+export async function measure(contender: Contender, rounds: number, time: number): Promise<number> {
+  await meanOf(contender, time)
+  const means: number[] = []
+  for (let round = 0; round < rounds; round++) means.push(await meanOf(contender, time))
+  return median(means)
+}

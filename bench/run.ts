@@ -1,0 +1,210 @@
+/**
+ * `npm run bench` — promptloom against the recompute-everything reference
+ * (test/reference), side by side in one process, reported as ratios.
+ * `npm run bench -- --quick` runs a reduced set.
+ */
+import { execFileSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { Context, Service } from 'cordis'
+import { interpolate } from '../src/assembly/template.js'
+import { scopeTarget } from '../src/index.js'
+import { referenceInterpolate } from '../test/reference/index.js'
+import { compare, measure } from './measure.js'
+import { buildWorkload, promptloom, reference, type Workload } from './workload.js'
+
+const quick = process.argv.includes('--quick')
+const ROUNDS = quick ? 5 : 9
+const TIME = quick ? 40 : 80
+
+interface Row {
+  scenario: string
+  reference_ms?: number
+  promptloom_ms?: number
+  ratio?: number
+  target?: string
+  pass?: boolean
+  note?: string
+}
+const rows: Row[] = []
+
+function report(row: Row): void {
+  rows.push(row)
+  process.stdout.write(`${JSON.stringify(row)}\n`)
+}
+
+function fmt(ms: number | undefined): string {
+  if (ms === undefined) return ''
+  return ms >= 1 ? `${ms.toFixed(2)} ms` : `${(ms * 1000).toFixed(1)} µs`
+}
+
+/**
+ * Builds the workload on both implementations and warms each up with two
+ * full rounds over every agent, so every scope's first (cold) assembly is
+ * behind us and the measured batches see the steady state.
+ */
+async function pair(build: (w: Workload) => () => unknown, G: number, A: number): Promise<[() => unknown, () => unknown, () => Promise<void>]> {
+  const ref = await buildWorkload(reference, { G, A })
+  const pl = await buildWorkload(promptloom, { G, A })
+  const fns = [build(ref), build(pl)] as const
+  for (const fn of fns) for (let i = 0; i < 2 * A; i++) await fn()
+  return [fns[0], fns[1], async () => { await ref.dispose(); await pl.dispose() }]
+}
+
+function roundRobin(w: Workload): () => Promise<number> {
+  let n = 0
+  return () => w.step(w.agents[n++ % w.agents.length])
+}
+
+const steady: Record<string, number> = {}
+
+async function steadyScenario(G: number, A: number, target?: number): Promise<void> {
+  const [ref, pl, done] = await pair(roundRobin, G, A)
+  const result = await compare({ name: 'reference', fn: ref }, { name: 'promptloom', fn: pl }, ROUNDS, TIME)
+  await done()
+  steady[`${G}/${A}`] = result.means.promptloom!
+  report({
+    scenario: `steady G=${G} A=${A}`,
+    reference_ms: result.means.reference,
+    promptloom_ms: result.means.promptloom,
+    ratio: result.ratio,
+    ...(target === undefined ? {} : { target: `≥ ${target}×`, pass: result.ratio >= target }),
+  })
+}
+
+async function churnScenario(): Promise<void> {
+  const build = (w: Workload) => {
+    let n = 0
+    const live: (() => unknown)[] = []
+    return () => {
+      const i = n++ % w.agents.length
+      live.push(w.impl.service(w.scopes[1 + i]!.ctx).section({ name: `churn-${n}`, order: 1000 + (n % 97), text: `Churn ${n} uses {{model}}.` }))
+      if (live.length > 8) live.shift()!()
+      return w.step(w.agents[i])
+    }
+  }
+  const [ref, pl, done] = await pair(build, 200, 100)
+  const result = await compare({ name: 'reference', fn: ref }, { name: 'promptloom', fn: pl }, ROUNDS, TIME)
+  await done()
+  report({ scenario: 'churn G=200 A=100', reference_ms: result.means.reference, promptloom_ms: result.means.promptloom, ratio: result.ratio, target: '≥ 5×', pass: result.ratio >= 5 })
+}
+
+async function signalScenario(): Promise<void> {
+  const build = (w: Workload) => {
+    let n = 0
+    return () => {
+      w.turn.value = String(++n)
+      return w.step(w.agents[n % w.agents.length])
+    }
+  }
+  const [ref, pl, done] = await pair(build, 200, 100)
+  const result = await compare({ name: 'reference', fn: ref }, { name: 'promptloom', fn: pl }, ROUNDS, TIME)
+  await done()
+  report({ scenario: 'signal G=200 A=100', reference_ms: result.means.reference, promptloom_ms: result.means.promptloom, ratio: result.ratio, target: '≥ 10×', pass: result.ratio >= 10 })
+}
+
+async function registrationScenario(): Promise<void> {
+  const build = (w: Workload) => {
+    let n = 0
+    const sp = w.impl.service(w.scopes[1]!.ctx)
+    return () => {
+      const dispose = sp.section({ name: `registered-${n++}`, order: 7, text: 'A short-lived section.' })
+      return dispose()
+    }
+  }
+  const [ref, pl, done] = await pair(build, 200, 10)
+  const result = await compare({ name: 'reference', fn: ref }, { name: 'promptloom', fn: pl }, ROUNDS, TIME)
+  await done()
+  report({ scenario: 'registration (section + dispose)', reference_ms: result.means.reference, promptloom_ms: result.means.promptloom, ratio: result.ratio, target: '≥ 0.8×', pass: result.ratio >= 0.8 })
+}
+
+/** The least an assemble() of this shape can cost: a service method that runs two empty waterfalls. */
+const EVENTS = Symbol('events')
+class Floor extends Service {
+  // A symbol key: `this` in a service method is Cordis' proxy, where # fields fail.
+  readonly [EVENTS]: { waterfall(...args: unknown[]): unknown }
+  constructor(ctx: Context) {
+    super(ctx, 'floor')
+    this[EVENTS] = (ctx.events as unknown as Record<symbol, { waterfall(...args: unknown[]): unknown }>)[Symbol.for('cordis.original')]!
+  }
+  async assemble(context: { scope?: object } = {}): Promise<object> {
+    const events = this[EVENTS]
+    const carrier = scopeTarget(this, context.scope)
+    const preparation = await events.waterfall(carrier, 'bench/prepare', {}, context, () => Promise.resolve({}))
+    return events.waterfall(carrier, 'bench/assemble', preparation, context, () => Promise.resolve(preparation)) as Promise<object>
+  }
+}
+
+async function floorScenario(): Promise<void> {
+  const app = new Context()
+  await app.plugin(Floor)
+  const root = app as unknown as { floor: Floor }
+  const key = {}
+  const floor = await measure({ name: 'floor', fn: () => root.floor.assemble({ scope: key }) }, ROUNDS, TIME)
+  report({ scenario: 'floor (service method + two empty waterfalls)', promptloom_ms: floor, note: 'baseline, not a contender' })
+  const g1000 = steady['1000/100']
+  const g50 = steady['50/100']
+  if (g1000 !== undefined && g50 !== undefined) {
+    const scale = g1000 / g50
+    report({ scenario: 'promptloom scaling: steady G=1000 / G=50 (A=100)', ratio: scale, target: '≤ 4×', pass: scale <= 4 })
+  }
+}
+
+function templateScenario(): void {
+  const unit = 'Read {{model}} notes carefully before acting. '
+  const vars = { model: 'm' }
+  for (const [label, text] of [
+    ['1 MB with references', unit.repeat(Math.ceil(1_000_000 / unit.length))],
+    ['5 MB with references', unit.repeat(Math.ceil(5_000_000 / unit.length))],
+    ['100k "{{" without "}}"', '{{ not a reference '.repeat(100_000)],
+  ] as const) {
+    const time = (fn: () => string): number => {
+      const times: number[] = []
+      for (let i = 0; i < (quick ? 3 : 5); i++) {
+        const start = performance.now()
+        fn().length
+        times.push(performance.now() - start)
+      }
+      return times.sort((a, b) => a - b)[times.length >> 1]!
+    }
+    const ref = time(() => referenceInterpolate(text, vars, 'prompt section "big"'))
+    const pl = time(() => interpolate(text, vars, 'prompt section "big"'))
+    report({ scenario: `template: ${label} (first render)`, reference_ms: ref, promptloom_ms: pl, ratio: ref / pl })
+  }
+}
+
+function memoryScenario(): void {
+  const count = quick ? 2000 : 10000
+  const script = fileURLToPath(new URL('./memory.ts', import.meta.url))
+  const run = (impl: string) =>
+    JSON.parse(
+      execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', script, impl, String(count)], { encoding: 'utf8' }),
+    ) as { perScopeBytes: number; afterDisposeGrowth: number }
+  const ref = run('reference')
+  const pl = run('promptloom')
+  const ratio = pl.perScopeBytes / ref.perScopeBytes
+  report({ scenario: `memory per live scope (${count} scopes, 3 sections, assembled once)`, note: `reference ${(ref.perScopeBytes / 1024).toFixed(2)} KiB, promptloom ${(pl.perScopeBytes / 1024).toFixed(2)} KiB`, ratio, target: '≤ 2× (promptloom/reference)', pass: ratio <= 2 })
+  report({ scenario: 'memory after disposing every scope (heap growth vs baseline)', note: `reference ${(ref.afterDisposeGrowth * 100).toFixed(2)} %, promptloom ${(pl.afterDisposeGrowth * 100).toFixed(2)} %`, ratio: pl.afterDisposeGrowth, target: '≤ 2 %', pass: pl.afterDisposeGrowth <= 0.02 })
+}
+
+const started = performance.now()
+const sizes: [number, number, number?][] = quick
+  ? [[50, 100], [200, 100, 30], [1000, 100, 30]]
+  : [[50, 1], [50, 100], [200, 1], [200, 100, 30], [1000, 1, 30], [1000, 100, 30]]
+for (const [G, A, target] of sizes) await steadyScenario(G, A, target)
+await churnScenario()
+await signalScenario()
+await registrationScenario()
+await floorScenario()
+templateScenario()
+memoryScenario()
+
+const table = rows.map((row) => ({
+  scenario: row.scenario,
+  reference: fmt(row.reference_ms),
+  promptloom: fmt(row.promptloom_ms),
+  ratio: row.ratio === undefined ? '' : `${row.ratio.toFixed(row.ratio < 10 ? 2 : 1)}×`,
+  target: row.target ?? '',
+  result: row.pass === undefined ? (row.note ?? '') : row.pass ? 'pass' : 'MISS',
+}))
+console.table(table)
+console.log(`ratios are reference / promptloom from alternating batches in one run (${ROUNDS} rounds of ~${TIME} ms); ${((performance.now() - started) / 1000).toFixed(1)} s in all`)
