@@ -314,6 +314,17 @@ describe('createScope options.parent', () => {
     expect(() => createScope(new Context(), preset, { parent: agent })).toThrow(/cycle/)
   })
 
+  test('a mint that throws on an inactive context binds no parent', async () => {
+    const app = new Context()
+    const fiber = app.plugin((ctx: Context) => void ctx)
+    await fiber
+    const plugin = fiber.ctx
+    await fiber.dispose()
+    const agent = {}
+    expect(() => createScope(plugin, agent, { parent: {} })).toThrow(/inactive/)
+    expect(scopeParentOf(agent)).toBeUndefined()
+  })
+
   test('minting without a parent keeps an existing binding', () => {
     const preset = {}
     const agent = {}

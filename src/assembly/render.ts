@@ -14,13 +14,11 @@ export interface RenderedContextSection {
   text: string
 }
 
+/** Joins the non-empty outputs with a blank line; `Array#join` builds one flat string (no rope to flatten later). */
 function joinNonEmpty(outputs: readonly string[]): string {
-  let out = ''
-  for (const output of outputs) {
-    if (output === '') continue
-    out = out === '' ? output : out + SEPARATOR + output
-  }
-  return out
+  const kept: string[] = []
+  for (const output of outputs) if (output !== '') kept.push(output)
+  return kept.join(SEPARATOR)
 }
 
 /**
@@ -102,9 +100,9 @@ function contextOutputs(assembly: Pick<PromptPresentation, 'contexts' | 'variabl
  */
 export function joinContextSections(sections: readonly { readonly text: string }[]): string {
   if (sections.length === 0) return ''
-  let out = RUNTIME_CONTEXT_HEADER
-  for (const { text } of sections) out += SEPARATOR + text
-  return out
+  const parts = [RUNTIME_CONTEXT_HEADER]
+  for (const { text } of sections) parts.push(text)
+  return parts.join(SEPARATOR)
 }
 
 /** `joinContextSections(renderContextSections(assembly))`, memoized like `renderPrompt`. */

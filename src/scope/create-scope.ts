@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import { bindScopeParent, isScopeParentBound, scopeParentOf } from './parent-chain.js'
+import { assertBindable, bindScopeParent, isScopeParentBound, scopeParentOf } from './parent-chain.js'
 import { SCOPE_TAG, scopeLabel, type ScopeKey } from './scope-key.js'
 import { untracked } from '@preact/signals-core'
 
@@ -41,11 +41,13 @@ export function createScope(ctx: Context, key: ScopeKey, options: CreateScopeOpt
     throw new TypeError(`scope key must be an object (got ${String(key)})`)
   }
   const { parent } = options
-  if (parent !== undefined) {
-    const rebound = isScopeParentBound(key) && untracked(() => scopeParentOf(key)) === parent
-    if (!rebound) bindScopeParent(key, parent)
-  }
+  const bind =
+    parent !== undefined && !(isScopeParentBound(key) && untracked(() => scopeParentOf(key)) === parent)
+  // Check first, mint, then bind: a refused parent mints nothing, and a mint
+  // that throws (an inactive context) binds nothing.
+  if (bind) assertBindable(key, parent)
   const fiber = ctx.plugin(scope)
+  if (bind) bindScopeParent(key, parent)
   const rawDispose = fiber.dispose
   let teardown: Promise<void> | undefined
   const dispose = (): Promise<void> =>

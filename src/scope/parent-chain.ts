@@ -58,6 +58,19 @@ function assertAcyclic(key: ScopeKey, parent: ScopeKey | undefined): void {
  * changes nothing.
  */
 export function bindScopeParent(key: ScopeKey, parent: ScopeKey): ScopeParentBinding {
+  assertBindable(key, parent)
+  bound.add(key)
+  setLink(key, parent)
+  return {
+    rebind(next) {
+      assertAcyclic(key, next)
+      setLink(key, next)
+    },
+  }
+}
+
+/** Throws exactly what `bindScopeParent(key, parent)` would throw, changing nothing. */
+export function assertBindable(key: ScopeKey, parent: ScopeKey): void {
   if (typeof key !== 'object' || key === null) {
     throw new TypeError(`scope key must be an object (got ${String(key)})`)
   }
@@ -67,14 +80,6 @@ export function bindScopeParent(key: ScopeKey, parent: ScopeKey): ScopeParentBin
     )
   }
   assertAcyclic(key, parent)
-  bound.add(key)
-  setLink(key, parent)
-  return {
-    rebind(next) {
-      assertAcyclic(key, next)
-      setLink(key, next)
-    },
-  }
 }
 
 function setLink(key: ScopeKey, parent: ScopeKey | undefined): void {
