@@ -168,38 +168,35 @@ function requireObject(kind: string, input: unknown): Record<string, unknown> {
   throw new TypeError(`${kind} must be an object with name, order and text (got ${describeValue(input)})`)
 }
 
+/** The fields sections and contexts share, validated in the same order. */
+function orderedEntry(kind: string, input: unknown, scope: ScopeKey | undefined) {
+  const raw = requireObject(kind, input)
+  const name = requireName(kind, raw.name, scope)
+  const label = entryLabel(kind, name, scope)
+  return {
+    raw,
+    entry: {
+      name,
+      scope,
+      label,
+      order: requireOrder(label, raw.order),
+      ...toSource<string>(label, 'text', raw.text),
+      interpolate: optionalFlag(label, 'interpolate', raw.interpolate) !== false,
+      stability: optionalStability(label, raw.stability),
+    },
+  }
+}
+
 /** Validates a `section()` argument; throws a `TypeError` naming the entry. */
 export function toSectionEntry(input: PromptSection, scope: ScopeKey | undefined): SectionEntry {
-  const raw = requireObject('prompt section', input)
-  const name = requireName('prompt section', raw.name, scope)
-  const label = entryLabel('prompt section', name, scope)
-  return {
-    name,
-    scope,
-    label,
-    order: requireOrder(label, raw.order),
-    ...toSource<string>(label, 'text', raw.text),
-    interpolate: optionalFlag(label, 'interpolate', raw.interpolate) !== false,
-    complete: optionalFlag(label, 'complete', raw.complete) === true,
-    stability: optionalStability(label, raw.stability),
-  }
+  const { raw, entry } = orderedEntry('prompt section', input, scope)
+  return { ...entry, complete: optionalFlag(entry.label, 'complete', raw.complete) === true }
 }
 
 /** Validates a `context()` argument; throws a `TypeError` naming the entry. */
 export function toContextEntry(input: PromptContext, scope: ScopeKey | undefined): ContextEntry {
-  const raw = requireObject('runtime context', input)
-  const name = requireName('runtime context', raw.name, scope)
-  const label = entryLabel('runtime context', name, scope)
-  return {
-    name,
-    scope,
-    label,
-    order: requireOrder(label, raw.order),
-    ...toSource<string>(label, 'text', raw.text),
-    interpolate: optionalFlag(label, 'interpolate', raw.interpolate) !== false,
-    required: optionalFlag(label, 'required', raw.required) === true,
-    stability: optionalStability(label, raw.stability),
-  }
+  const { raw, entry } = orderedEntry('runtime context', input, scope)
+  return { ...entry, required: optionalFlag(entry.label, 'required', raw.required) === true }
 }
 
 /** Validates a `variable()` call; throws a `TypeError` naming the variable. */
