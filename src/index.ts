@@ -53,3 +53,28 @@ export {
   RUNTIME_CONTEXT_HEADER,
   type RenderedContextSection,
 } from './assembly/render.js'
+export {
+  createStepSurface,
+  type ContextSnapshotEvent,
+  type RequestHeaderEvent,
+  type StepInput,
+  type StepResult,
+  type StepSurface,
+  type StepSurfaceOptions,
+  type SurfaceEvent,
+  type SystemMessageEvent,
+  type SystemPromptUpdate,
+} from './assembly/step-surface.js'
+export type { StabilityWarning } from './assembly/stability-lint.js'
+export {
+  createSessionLogWriter,
+  parseSessionLog,
+  readSessionLog,
+  serializeStep,
+  type ReplayedStep,
+  type SessionLogRecord,
+  type SessionLogStepRecord,
+  type SessionLogWarning,
+  type SessionLogWriter,
+  type SessionLogWriterOptions,
+} from './assembly/session-log.js'

@@ -1,0 +1,76 @@
+/**
+ * The request header of the step surface: config and tool declarations as
+ * JSON, compared step to step by their serialization (the bytes the model
+ * is sent), with a readable reason for what changed.
+ */
+
+/** The config and tools of the last step, serialized. */
+export interface HeaderState {
+  readonly configJson: string
+  /** The step's tool objects, for the identity shortcut, and their JSON. */
+  readonly tools: readonly unknown[]
+  readonly toolJson: readonly string[]
+  readonly names: readonly string[]
+}
+
+/**
+ * Serializes the step's tools, reusing the previous JSON for an object that
+ * is the same frozen object as last time (`assemble()` hands back the same
+ * deep-frozen clone while a provider's schema is unchanged).
+ */
+export function headerStateOf(tools: readonly unknown[], configJson: string, previous: HeaderState | undefined): HeaderState {
+  const toolJson = tools.map((tool, index) => {
+    if (previous !== undefined && previous.tools[index] === tool && Object.isFrozen(tool)) {
+      return previous.toolJson[index]!
+    }
+    try {
+      return JSON.stringify(tool)
+    } catch (error) {
+      throw new TypeError(`tool at position ${index} must be JSON-serializable for the session log (${String(error)})`)
+    }
+  })
+  const names = tools.map((tool) => String((tool as { name?: unknown } | null)?.name))
+  return { configJson, tools: tools.slice(), toolJson, names }
+}
+
+/** Why the header changed, or `undefined` when config and tools serialize the same. */
+export function headerChange(before: HeaderState, after: HeaderState): string | undefined {
+  const reasons: string[] = []
+  const toolsSame =
+    before.toolJson.length === after.toolJson.length && before.toolJson.every((json, i) => json === after.toolJson[i])
+  if (!toolsSame) reasons.push(toolsChange(before, after))
+  if (before.configJson !== after.configJson) reasons.push('config changed')
+  return reasons.length === 0 ? undefined : reasons.join('; ')
+}
+
+function toolsChange(before: HeaderState, after: HeaderState): string {
+  const was = new Map<string, string>()
+  before.names.forEach((name, i) => was.has(name) || was.set(name, before.toolJson[i]!))
+  const now = new Map<string, string>()
+  after.names.forEach((name, i) => now.has(name) || now.set(name, after.toolJson[i]!))
+  const added = [...now.keys()].filter((name) => !was.has(name))
+  const removed = [...was.keys()].filter((name) => !now.has(name))
+  const changed = [...now.keys()].filter((name) => was.has(name) && was.get(name) !== now.get(name))
+  const keptBefore = [...was.keys()].filter((name) => now.has(name))
+  const keptAfter = [...now.keys()].filter((name) => was.has(name))
+  const details: string[] = []
+  if (added.length > 0) details.push(`added ${added.join(', ')}`)
+  if (removed.length > 0) details.push(`removed ${removed.join(', ')}`)
+  if (changed.length > 0) details.push(`changed ${changed.join(', ')}`)
+  if (keptBefore.some((name, i) => keptAfter[i] !== name)) details.push('reordered')
+  return details.length === 0 ? 'tools changed' : `tools changed (${details.join('; ')})`
+}
+
+/** Parses `json` into a deep-frozen value the caller may keep. */
+export function frozenJson(json: string): unknown {
+  return deepFreeze(JSON.parse(json))
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child)
+    Object.freeze(value)
+  }
+  return value
+}
+

@@ -1,0 +1,246 @@
+import { describeValue } from './entries.js'
+import { comparePrompts, NO_PROMPT } from './prefix-report.js'
+import { renderContextSections, renderContextSnapshot, renderPromptParts, type RenderedContextSection } from './render.js'
+import { frozenJson, headerChange, headerStateOf, type HeaderState } from './request-header.js'
+import { lintStability, ReportedWarnings, type StabilityWarning } from './stability-lint.js'
+import type { PromptAssembly, ToolSchema } from './types.js'
+
+/**
+ * How a changed system prompt reaches the model: `'replace'` rewrites
+ * surface node 0; `'in-history'` appends the new prompt after the cached
+ * history so the cached prefix (node 0 included) stays valid.
+ */
+export type SystemPromptUpdate = 'replace' | 'in-history'
+
+/** Options of `createStepSurface`. */
+export interface StepSurfaceOptions {
+  /** The default update mode; a step's own `systemPromptUpdate` overrides it. Default `'replace'`. */
+  readonly systemPromptUpdate?: SystemPromptUpdate
+}
+
+/** What the loop knows about one model step. */
+export interface StepInput {
+  /** The step's assembly (normally from `assemble()`, which adds memo and layer info). */
+  readonly assembly: Pick<PromptAssembly, 'sections' | 'contexts' | 'variables' | 'tools'>
+  /** The request config (model, sampling, …): a JSON-serializable plain object. Default `{}`. */
+  readonly config?: Readonly<Record<string, unknown>>
+  /** Overrides the surface's `systemPromptUpdate` for this step only. */
+  readonly systemPromptUpdate?: SystemPromptUpdate
+  /**
+   * Messages in the cached history, where an in-history prompt update is
+   * appended. Required (a non-negative integer) on every `'in-history'` step,
+   * though the first render always goes to node 0.
+   */
+  readonly historyLength?: number
+  /** `true` when compaction rewrote the history since the previous step. */
+  readonly compacted?: boolean
+}
+
+/** The rendered system prompt as a surface message. */
+export interface SystemMessageEvent {
+  readonly type: 'system/message'
+  readonly op: 'append' | 'replace'
+  readonly node: number
+  readonly text: string
+}
+
+/** The request's config and tool declarations (never the prompt). */
+export interface RequestHeaderEvent {
+  readonly type: 'request/header'
+  /** A deep-frozen JSON copy of the step's config. */
+  readonly config: Readonly<Record<string, unknown>>
+  /** Deep-frozen JSON copies of the step's tools, in assembly order. */
+  readonly tools: readonly ToolSchema[]
+  /** `'initial'`, or what changed: `tools changed (added grep; removed ls; changed bash; reordered)`, `config changed`, joined by `; `. */
+  readonly reason: string
+}
+
+/** A runtime-context snapshot, recorded after the retained history. */
+export interface ContextSnapshotEvent {
+  readonly type: 'context/snapshot'
+  /** `renderContextSnapshot(assembly)`. */
+  readonly text: string
+  /** `renderContextSections(assembly)`. */
+  readonly sections: readonly RenderedContextSection[]
+}
+
+/** One log operation produced by a step. */
+export type SurfaceEvent = SystemMessageEvent | RequestHeaderEvent | ContextSnapshotEvent
+
+/** What one step did to the log and to the reusable prompt prefix. */
+export interface StepResult {
+  /** 1-based step number on this surface. */
+  readonly step: number
+  /** The step's `compacted` flag, echoed for the session log. */
+  readonly compacted: boolean
+  /** In order: `system/message`, `request/header`, `context/snapshot`, each at most once. */
+  readonly events: SurfaceEvent[]
+  /** UTF-16 code units of the rendered prompt identical to the previous step's (0 on the first step). */
+  readonly stablePrefixLength: number
+  /** UTF-8 bytes of that prefix, cut back to whole code points. */
+  readonly stablePrefixBytes: number
+  /**
+   * Sections whose rendered output differs from the previous step's (a missing
+   * section counts as empty output), plus one that only moved to where the
+   * prompt first diverges; in prompt order, a removed section where it was.
+   */
+  readonly changedSections: string[]
+  /** `changedSections[0]`: the section where the prompt first diverges; absent when nothing changed. */
+  readonly firstChangedSection?: string
+  /** New cache-stability findings; each is reported once per surface. */
+  readonly warnings: StabilityWarning[]
+}
+
+/** A step surface: one per agent loop (one prompt stream). */
+export interface StepSurface {
+  /**
+   * Records one model step. Throws a `TypeError` for a bad option and
+   * rethrows render errors; a call that throws changes nothing.
+   */
+  step(input: StepInput): StepResult
+}
+
+const UPDATE_MODES: readonly SystemPromptUpdate[] = ['replace', 'in-history']
+
+/**
+ * Creates the step surface (SPEC §3): a pure state machine that turns each
+ * step's assembly of one prompt stream into session-log events and a
+ * KV-cache prefix report. Plain values in and out; no Cordis.
+ *
+ * - `system/message`: the first render is appended at node 0 (even when
+ *   empty, so node 0 is the system message from then on). Later, a render
+ *   that differs from the text the model last received replaces node 0, or,
+ *   in `'in-history'` mode, is appended at `node: historyLength` — unless it
+ *   is empty (an empty message tells the model nothing; no event).
+ * - `request/header`: config and tools only, on the first step (`'initial'`)
+ *   and whenever their JSON serialization changed.
+ * - `context/snapshot`: when the non-empty snapshot differs from the last
+ *   recorded one, or after `compacted: true`. An empty snapshot records nothing.
+ * - `compacted: true` also assumes in-history prompt appends were compacted
+ *   away: the model is taken to hold node 0's text again.
+ */
+export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface {
+  const defaultMode = updateMode('createStepSurface option "systemPromptUpdate"', options.systemPromptUpdate) ?? 'replace'
+  let steps = 0
+  let prompt = NO_PROMPT
+  /** The text of node 0 and the system text the model received last; `undefined` before the first step. */
+  let node0: string | undefined
+  let latest: string | undefined
+  let header: HeaderState | undefined
+  let snapshot: string | undefined
+  const reported = new ReportedWarnings()
+
+  return {
+    step(input: StepInput): StepResult {
+      if (typeof input !== 'object' || input === null) {
+        throw new TypeError(`step input must be an object with an assembly (got ${describeValue(input)})`)
+      }
+      const { assembly } = input
+      if (typeof assembly !== 'object' || assembly === null || !Array.isArray(assembly.tools)) {
+        throw new TypeError(
+          `step option "assembly" must be a prompt assembly with a tools array (got ${describeValue(assembly)}); pass the result of systemPrompt.assemble()`,
+        )
+      }
+      const mode = updateMode('step option "systemPromptUpdate"', input.systemPromptUpdate) ?? defaultMode
+      const historyLength = mode === 'in-history' ? requireHistoryLength(input.historyLength) : undefined
+      const compacted = optionalBoolean('compacted', input.compacted) === true
+      const configJson = configJsonOf(input.config)
+
+      // Everything that can throw happens before any state is touched.
+      const { text, sections } = renderPromptParts(assembly)
+      const contextText = renderContextSnapshot(assembly)
+      const first = steps === 0
+      const compared = comparePrompts(prompt, text, sections, !first)
+      const warnings = lintStability(assembly, sections, compared.changedSet, prompt.changed, reported)
+
+      const events: SurfaceEvent[] = []
+      let nextNode0 = node0
+      let nextLatest = compacted ? node0 : latest
+      if (first) {
+        events.push({ type: 'system/message', op: 'append', node: 0, text })
+        nextNode0 = nextLatest = text
+      } else if (text !== nextLatest) {
+        if (mode === 'replace') {
+          events.push({ type: 'system/message', op: 'replace', node: 0, text })
+          nextNode0 = nextLatest = text
+        } else if (text !== '') {
+          events.push({ type: 'system/message', op: 'append', node: historyLength!, text })
+          nextLatest = text
+        }
+      }
+
+      const nextHeader = headerStateOf(assembly.tools, configJson, header)
+      const reason = header === undefined ? 'initial' : headerChange(header, nextHeader)
+      if (reason !== undefined) {
+        events.push({
+          type: 'request/header',
+          config: frozenJson(nextHeader.configJson) as Readonly<Record<string, unknown>>,
+          tools: nextHeader.toolJson.map((json) => frozenJson(json) as ToolSchema),
+          reason,
+        })
+      }
+
+      const contextBaseline = compacted ? undefined : snapshot
+      const recordContext = contextText !== '' && contextText !== contextBaseline
+      if (recordContext) {
+        events.push({ type: 'context/snapshot', text: contextText, sections: renderContextSections(assembly) })
+      }
+
+      // Commit.
+      steps++
+      prompt = compared.next
+      node0 = nextNode0
+      latest = nextLatest
+      header = nextHeader
+      snapshot = recordContext ? contextText : contextBaseline
+      reported.commit(warnings)
+      const result: StepResult = {
+        step: steps,
+        compacted,
+        events,
+        stablePrefixLength: compared.length,
+        stablePrefixBytes: compared.bytes,
+        changedSections: compared.changedSections,
+        warnings: warnings.map((pending) => pending.warning),
+      }
+      if (compared.changedSections.length > 0) {
+        return { ...result, firstChangedSection: compared.changedSections[0]! }
+      }
+      return result
+    },
+  }
+}
+
+// ── options ─────────────────────────────────────────────────────────────────
+
+function updateMode(what: string, value: unknown): SystemPromptUpdate | undefined {
+  if (value === undefined || UPDATE_MODES.includes(value as SystemPromptUpdate)) {
+    return value as SystemPromptUpdate | undefined
+  }
+  throw new TypeError(`${what} must be 'replace' or 'in-history' (got ${describeValue(value)})`)
+}
+
+function requireHistoryLength(value: unknown): number {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value
+  throw new TypeError(
+    `step option "historyLength" must be a non-negative integer when systemPromptUpdate is 'in-history' (got ${describeValue(value)}); pass the number of messages in the cached history, where the updated prompt is appended`,
+  )
+}
+
+function optionalBoolean(key: string, value: unknown): boolean | undefined {
+  if (value === undefined || typeof value === 'boolean') return value
+  throw new TypeError(`step option "${key}" must be a boolean (got ${describeValue(value)})`)
+}
+
+function configJsonOf(config: unknown): string {
+  if (config === undefined) return '{}'
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) {
+    throw new TypeError(`step option "config" must be a plain object (got ${describeValue(config)})`)
+  }
+  try {
+    return JSON.stringify(config)
+  } catch (error) {
+    throw new TypeError(`step option "config" must be JSON-serializable for the session log (${String(error)})`)
+  }
+}
+
