@@ -215,6 +215,20 @@ describe('prepare', () => {
     expect(names((await app.systemPrompt.assemble()).tools)).toEqual(['late'])
   })
 
+  test('a context registered by a prepare listener waits for the next preparation (the preparation is authoritative)', async () => {
+    const app = await mount(BARE)
+    let registered = false
+    app.on('system-prompt/prepare', async (_preparation, _context, next) => {
+      if (!registered) {
+        registered = true
+        app.systemPrompt.context({ name: 'late', order: 0, text: 'L' })
+      }
+      return next()
+    })
+    expect((await app.systemPrompt.assemble()).contexts).toEqual([])
+    expect((await app.systemPrompt.assemble()).contexts).toEqual([{ name: 'late', text: 'L' }])
+  })
+
   test('a scoped section registered by a scoped prepare listener is in that scope’s assembly', async () => {
     const app = await mount(BARE)
     const { keys, scopes } = await family(app)
@@ -737,6 +751,61 @@ describe('assemble: the waterfall', () => {
   })
 })
 
+describe('assemble: a failed call poisons nothing', () => {
+  test('a tool provider that returned a bad result and then a good one assembles correctly', async () => {
+    const app = await mount(BARE)
+    const result = signal<ToolProviderResult>({} as ToolProviderResult)
+    app.systemPrompt.tools(result)
+    await expect(app.systemPrompt.assemble()).rejects.toThrow('tool provider')
+    result.value = { schemas: [tool('bash')] }
+    expect(names((await app.systemPrompt.assemble()).tools)).toEqual(['bash'])
+  })
+
+  test('an unregistered toolOrder name fails until a provider knows it', async () => {
+    const app = await mount({ ...BARE, toolOrder: ['bash', TOOL_ORDER_REST] })
+    await expect(app.systemPrompt.assemble()).rejects.toThrow('unregistered tool "bash"')
+    app.systemPrompt.tools(() => ({ schemas: [], knownNames: ['bash'] }))
+    expect((await app.systemPrompt.assemble()).tools).toEqual([])
+  })
+
+  test('resolving a complete-section conflict makes the next assembly succeed', async () => {
+    const app = await mount(BARE)
+    app.systemPrompt.section({ name: 'a', order: 0, text: 'A', complete: true })
+    const dispose = app.systemPrompt.section({ name: 'b', order: 0, text: 'B', complete: true })
+    await expect(app.systemPrompt.assemble()).rejects.toThrow('multiple complete prompt sections')
+    await dispose()
+    expect(renderPrompt(await app.systemPrompt.assemble())).toBe('A')
+  })
+
+  test('an aborted assembly leaves the next one unaffected', async () => {
+    const app = await mount(BARE)
+    app.systemPrompt.section({ name: 'a', order: 0, text: 'A' })
+    const expected = await app.systemPrompt.assemble()
+    const controller = new AbortController()
+    app.on('system-prompt/assemble', async (presentation, _context, next) => {
+      if (!controller.signal.aborted) {
+        presentation.sections.length = 0
+        controller.abort('stop')
+      }
+      return next()
+    })
+    await expect(app.systemPrompt.assemble({ signal: controller.signal })).rejects.toBe('stop')
+    expect(await app.systemPrompt.assemble()).toEqual(expected)
+  })
+
+  test('a throwing listener leaves the next assembly unaffected once removed', async () => {
+    const app = await mount(BARE)
+    app.systemPrompt.section({ name: 'a', order: 0, text: 'A' })
+    const expected = await app.systemPrompt.assemble()
+    const off = app.on('system-prompt/prepare', async () => {
+      throw new Error('listener failed')
+    })
+    await expect(app.systemPrompt.assemble()).rejects.toThrow('listener failed')
+    off()
+    expect(await app.systemPrompt.assemble()).toEqual(expected)
+  })
+})
+
 describe('assemble: fresh results and fresh reads', () => {
   test('mutating a result never affects the registry or the next assembly', async () => {
     const app = await mount(BARE)
@@ -776,6 +845,33 @@ describe('assemble: fresh results and fresh reads', () => {
     })
     await app.systemPrompt.assemble()
     expect(await app.systemPrompt.assemble()).toEqual(expected)
+  })
+
+  test('one preparation assembled twice yields independent contexts and variables', async () => {
+    const app = await mount(BARE)
+    app.systemPrompt.context({ name: 'c', order: 0, text: 'C' })
+    app.systemPrompt.variable('v', 'V')
+    const preparation = await app.systemPrompt.prepare()
+    const first = await app.systemPrompt.assemble({}, preparation)
+    first.contexts[0]!.text = 'mutated'
+    first.variables.v = 'mutated'
+    const second = await app.systemPrompt.assemble({}, preparation)
+    expect([second.contexts, second.variables, preparation.contexts]).toEqual([
+      [{ name: 'c', text: 'C' }],
+      { v: 'V' },
+      [{ name: 'c', text: 'C' }],
+    ])
+  })
+
+  test('a section disposed during the assemble waterfall stays in that assembly', async () => {
+    const app = await mount(BARE)
+    const dispose = app.systemPrompt.section({ name: 'a', order: 0, text: 'A' })
+    app.on('system-prompt/assemble', async (_presentation, _context, next) => {
+      await dispose()
+      return next()
+    })
+    expect(names(ownSections(await app.systemPrompt.assemble()))).toEqual(['a'])
+    expect(ownSections(await app.systemPrompt.assemble())).toEqual([])
   })
 
   test('two assemblies share no mutable object', async () => {
