@@ -1,0 +1,94 @@
+import v8 from 'node:v8'
+import vm from 'node:vm'
+import { signal } from '@preact/signals-core'
+import type { Context } from 'cordis'
+import { describe, expect, test } from 'vitest'
+import { bindScopeParent, createScope, renderContextSnapshot, renderPrompt } from '../src/index.js'
+import { BARE, mount, tool } from './system-prompt.fixtures.js'
+
+// SPEC §2 Reliability: "Nothing is retained for a disposed scope or an
+// unreachable scope key". Proven with a WeakRef to the key and a forced GC.
+v8.setFlagsFromString('--expose-gc')
+const gc = vm.runInNewContext('gc') as () => void
+
+const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 5))
+
+/** Whether `ref`'s target is collected within a few GC cycles. */
+async function collected(ref: WeakRef<object>): Promise<boolean> {
+  for (let i = 0; i < 30; i++) {
+    // deref() keeps its target alive until the current job ends, so let the job end first.
+    await tick()
+    gc()
+    await tick()
+    if (ref.deref() === undefined) return true
+  }
+  return false
+}
+
+/** A root app plus a long-lived minting context (the closure of a minting callback must not hold the keys). */
+async function setup(): Promise<{ app: Context; minter: Context }> {
+  const app = await mount(BARE)
+  let minter!: Context
+  await app.inject(['systemPrompt'], (ctx) => {
+    minter = ctx
+  })
+  return { app, minter }
+}
+
+describe('retention', () => {
+  test('a key that only ever went through WeakRef is collected (control)', async () => {
+    const ref = new WeakRef({ name: 'control' })
+    expect(await collected(ref)).toBe(true)
+  })
+
+  test('a disposed scope’s key is collected after registrations, listeners, assemblies and renders', async () => {
+    const { app, minter } = await setup()
+    const preset = { name: 'preset' }
+    const text = signal('S')
+    const ref = await (async () => {
+      const key = { name: 'agent' }
+      const scope = createScope(minter, key, { parent: preset })
+      const sp = scope.ctx.systemPrompt
+      sp.section({ name: 's', order: 0, text })
+      sp.context({ name: 'c', order: 0, text: 'cwd {{cwd}}' })
+      sp.variable('cwd', () => '/work')
+      sp.tools(() => ({ schemas: [tool('bash')] }))
+      sp.suppressRuntimeContext()
+      scope.ctx.on('system-prompt/assemble', async (_presentation, _context, next) => next())
+      const assembly = await app.systemPrompt.assemble({ scope: key })
+      renderPrompt(assembly)
+      renderContextSnapshot(assembly)
+      app.systemPrompt.refreshContext(assembly, { scope: key })
+      app.systemPrompt.inspect(key)
+      await scope.dispose()
+      return new WeakRef(key)
+    })()
+    text.value = 'written after the disposal'
+    await app.systemPrompt.assemble({ scope: preset })
+    expect(await collected(ref)).toBe(true)
+  })
+
+  test('an unreachable key that was only assembled and inspected is collected', async () => {
+    const { app } = await setup()
+    const ref = await (async () => {
+      const key = { name: 'ghost' }
+      bindScopeParent(key, { name: 'parent' })
+      renderPrompt(await app.systemPrompt.assemble({ scope: key }))
+      app.systemPrompt.inspect(key)
+      return new WeakRef(key)
+    })()
+    expect(await collected(ref)).toBe(true)
+  })
+
+  test('a live scope’s key is retained (the check can fail)', async () => {
+    const { minter } = await setup()
+    const scope = await (async () => {
+      const key = { name: 'live' }
+      const scope = createScope(minter, key)
+      scope.ctx.systemPrompt.section({ name: 's', order: 0, text: 'S' })
+      return { scope, ref: new WeakRef(key) }
+    })()
+    expect(await collected(scope.ref)).toBe(false)
+    await scope.scope.dispose()
+  })
+})
