@@ -450,6 +450,16 @@ describe('a failed registration leaves no trace', () => {
     expect(scopes.agent.ctx.fiber.getEffects()).toEqual(before)
   })
 
+  test('registering through a disposed scope throws and leaves no trace', async () => {
+    const { app, keys, scopes } = await seeded()
+    await scopes.agent2.dispose()
+    const before = await observe(app, keys.agent2)
+    const changes = countChanges(app)
+    expect(() => scopes.agent2.ctx.systemPrompt.section({ name: 'late', order: 0, text: 'L' })).toThrow()
+    expect(await observe(app, keys.agent2)).toEqual(before)
+    expect(changes.count).toBe(0)
+  })
+
   test('the earlier registration still works after a duplicate was rejected', async () => {
     const app = await mount(BARE)
     const dispose = app.systemPrompt.section({ name: 'a', order: 0, text: 'first' })
