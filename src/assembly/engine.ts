@@ -81,6 +81,16 @@ export class PromptEngine {
     return view
   }
 
+  /**
+   * Drops the memoized view of `scope` (its computeds, tool memo and render
+   * memos). Called when a scope fiber is disposed, so a disposed scope whose
+   * key is still referenced elsewhere retains nothing here; a later assembly
+   * of that key simply builds a fresh view.
+   */
+  release(scope: ScopeKey): void {
+    this.#views.delete(scope)
+  }
+
   // ── registration ──────────────────────────────────────────────────────────
 
   /**
@@ -205,8 +215,12 @@ export class PromptEngine {
     const memo = view.toolMemo
     if (memo !== undefined && sameItems(memo.results, key)) return memo.tools
     const results: { result: unknown; label: string }[] = []
-    for (let i = 0, k = 0; i < entries.length; i++) {
-      results.push({ result: key[k], label: entries[i]!.label })
+    for (let i = 0, k = 0, first = 0; i < entries.length; i++) {
+      const { scope } = entries[i]!
+      if (scope !== entries[first]!.scope) first = i
+      // Numbered by position in its layer, as inspect() lists it: `tool provider #1 in scope "agent-1"`.
+      const where = scope === undefined ? '' : ` in scope "${scopeLabel(scope)}"`
+      results.push({ result: key[k], label: `tool provider #${i - first}${where}` })
       const schemas = (key[k] as { schemas?: unknown } | null)?.schemas
       k += Array.isArray(schemas) ? 4 + schemas.length : 2
     }

@@ -1,5 +1,6 @@
 import { Context, Service } from 'cordis'
 import { ownedEffect } from '../signals/owned-effect.js'
+import { scopeKeyOfFiber } from '../scope/create-scope.js'
 import { SCOPE_TAG, scopeOf, type ScopeKey, type Scoped } from '../scope/scope-key.js'
 import { resolveSystemPromptConfig, SystemPromptConfigSchema, type SystemPromptConfig } from './config.js'
 import { PromptEngine, type EventDispatcher } from './engine.js'
@@ -108,6 +109,12 @@ export class SystemPrompt extends Service {
       }
     }
     ownedEffect(ctx, engine.changeEffect(emit), 'systemPrompt change effect')
+    // A disposed scope keeps nothing here, even while its key lives on.
+    ctx.on('internal/plugin', (fiber) => {
+      if (fiber.uid !== null) return
+      const key = scopeKeyOfFiber(fiber)
+      if (key !== undefined) engine.release(key)
+    })
   }
 
   /**

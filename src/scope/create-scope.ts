@@ -22,6 +22,15 @@ export interface CreateScopeOptions {
 // The no-op plugin every scope fiber runs; one shared runtime for all scopes.
 function scope(): void {}
 
+// Scope fibers by the key they were minted for, so a registry can release its
+// per-scope caches when Cordis reports the fiber disposed.
+const mintedFibers = new WeakMap<object, ScopeKey>()
+
+/** The key a scope fiber was minted for by `createScope`, or `undefined` for any other fiber. */
+export function scopeKeyOfFiber(fiber: object): ScopeKey | undefined {
+  return mintedFibers.get(fiber)
+}
+
 /**
  * Mints a child fiber of `ctx` (a no-op plugin) and returns its context
  * extended with the scope tag `key`. Everything registered through
@@ -48,6 +57,7 @@ export function createScope(ctx: Context, key: ScopeKey, options: CreateScopeOpt
   if (bind) assertBindable(key, parent)
   const fiber = ctx.plugin(scope)
   if (bind) bindScopeParent(key, parent)
+  mintedFibers.set(fiber.ctx.fiber, key)
   const rawDispose = fiber.dispose
   let teardown: Promise<void> | undefined
   const dispose = (): Promise<void> =>
