@@ -287,6 +287,7 @@ export class PromptEngine {
       view,
       stats: this.stats,
       registeredContexts: suppressed ? contextPlan.requiredNames : contextPlan.names,
+      contexts: contextPlan,
       variables: variablePlan,
     })
   }
@@ -326,6 +327,7 @@ export class PromptEngine {
       stats: this.stats,
       registeredContexts: metaOf(prepared)?.registeredContexts ?? NO_NAMES,
       sections: plan,
+      contexts: metaOf(prepared)?.contexts ?? view.contexts.value,
       variables: metaOf(prepared)?.variables ?? view.variables.value,
     }
     return withMeta(assembly, meta)

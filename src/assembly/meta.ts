@@ -1,4 +1,4 @@
-import type { ScopeView, SectionPlan, VariablePlan } from './view.js'
+import type { ContextPlan, ScopeView, SectionPlan, VariablePlan } from './view.js'
 import type { PromptStats } from './stats.js'
 
 /**
@@ -14,6 +14,8 @@ export interface AssemblyMeta {
   readonly registeredContexts: ReadonlySet<string>
   /** The effective sections the assembly was built from (absent on a preparation). */
   readonly sections?: SectionPlan
+  /** The effective contexts the preparation was built from (labels for render errors). */
+  readonly contexts?: ContextPlan
   /** The effective variables the preparation was built from. */
   readonly variables?: VariablePlan
 }

@@ -17,11 +17,18 @@ export interface RenderedPart {
   readonly template: Template | undefined
 }
 
-function ownerOf(kind: string, name: string): string {
-  return `${kind} "${name}"`
+/**
+ * Names a rendered item in errors: a kind (`'prompt section'`, giving
+ * `prompt section "intro"`) or a function that labels it by name, e.g. after
+ * its registration (`prompt section "intro" in scope "agent-1"`).
+ */
+export type RenderOwner = string | ((name: string) => string)
+
+function ownerOf(kind: RenderOwner, name: string): string {
+  return typeof kind === 'string' ? `${kind} "${name}"` : kind(name)
 }
 
-function compiled(item: RenderItem, interpolate: boolean, kind: string): Template | undefined {
+function compiled(item: RenderItem, interpolate: boolean, kind: RenderOwner): Template | undefined {
   const { name, text } = item
   if (typeof text !== 'string') {
     throw new TypeError(`${ownerOf(kind, String(name))} text must be a string when rendering (got ${typeof text})`)
@@ -32,7 +39,7 @@ function compiled(item: RenderItem, interpolate: boolean, kind: string): Templat
 }
 
 /** Renders one item from scratch (the memo-less path). */
-export function renderItem(item: RenderItem, variables: Variables, kind: string): RenderedPart {
+export function renderItem(item: RenderItem, variables: Variables, kind: RenderOwner): RenderedPart {
   const template = compiled(item, item.interpolate !== false, kind)
   const output = template === undefined ? item.text : fillTemplate(template, variables, ownerOf(kind, item.name))
   return { name: item.name, output, template }
@@ -116,7 +123,7 @@ export class RenderMemo {
    * Renders `items` against `variables`, reusing what it can; returns whether
    * any output changed (in which case `joined` and `parts` were cleared).
    */
-  render(items: readonly RenderItem[], variables: Variables, kind: string, stats: PromptStats | undefined): boolean {
+  render(items: readonly RenderItem[], variables: Variables, kind: RenderOwner, stats: PromptStats | undefined): boolean {
     const names = this.#names
     const texts = this.#texts
     const interpolates = this.#interpolates

@@ -1,5 +1,5 @@
-import { metaOf } from './meta.js'
-import { renderItem, type RenderedPart, type RenderItem } from './render-memo.js'
+import { metaOf, type AssemblyMeta } from './meta.js'
+import { renderItem, type RenderedPart, type RenderItem, type RenderOwner } from './render-memo.js'
 import type { PromptPresentation } from './types.js'
 
 /** The header that opens every runtime-context snapshot. */
@@ -21,6 +21,22 @@ function joinNonEmpty(outputs: readonly string[]): string {
   return kept.join(SEPARATOR)
 }
 
+const labelsByPlan = new WeakMap<readonly object[], Map<string, string>>()
+
+/**
+ * Names a rendered item after the registration it came from, so a scoped
+ * entry's error says `in scope "agent-1"`; an item only a waterfall listener
+ * supplied is `kind "name"`. The global view's labels carry no scope.
+ */
+function ownerIn(meta: AssemblyMeta, plan: readonly { name: string; label: string }[] | undefined, kind: string): RenderOwner {
+  if (plan === undefined || meta.view.key === undefined) return kind
+  return (name) => {
+    let labels = labelsByPlan.get(plan)
+    if (labels === undefined) labelsByPlan.set(plan, (labels = new Map(plan.map((entry) => [entry.name, entry.label]))))
+    return labels.get(name) ?? `${kind} "${name}"`
+  }
+}
+
 /**
  * Renders the system prompt of `assembly`: interpolates `{{name}}` in each
  * section (unless `interpolate: false`), drops empty results and joins the
@@ -35,7 +51,7 @@ export function renderPrompt(assembly: Pick<PromptPresentation, 'sections' | 'va
   const meta = metaOf(assembly)
   if (meta === undefined) return joinNonEmpty(plainOutputs(assembly.sections, assembly.variables, 'prompt section'))
   const memo = meta.view.sectionRenders
-  memo.render(assembly.sections, assembly.variables, 'prompt section', meta.stats)
+  memo.render(assembly.sections, assembly.variables, ownerIn(meta, meta.sections?.entries, 'prompt section'), meta.stats)
   return (memo.joined ??= joinNonEmpty(memo.outputs))
 }
 
@@ -59,7 +75,7 @@ export function renderPromptParts(assembly: Pick<PromptPresentation, 'sections' 
     return { text: joinNonEmpty(sections.map((part) => part.output)), sections }
   }
   const memo = meta.view.sectionRenders
-  memo.render(assembly.sections, assembly.variables, 'prompt section', meta.stats)
+  memo.render(assembly.sections, assembly.variables, ownerIn(meta, meta.sections?.entries, 'prompt section'), meta.stats)
   return { text: (memo.joined ??= joinNonEmpty(memo.outputs)), sections: memo.parts }
 }
 
@@ -89,7 +105,7 @@ function contextOutputs(assembly: Pick<PromptPresentation, 'contexts' | 'variabl
   const names = assembly.contexts.map((item) => item.name)
   if (meta === undefined) return { names, outputs: plainOutputs(assembly.contexts, assembly.variables, 'runtime context') }
   const memo = meta.view.contextRenders
-  memo.render(assembly.contexts, assembly.variables, 'runtime context', meta.stats)
+  memo.render(assembly.contexts, assembly.variables, ownerIn(meta, meta.contexts?.entries, 'runtime context'), meta.stats)
   return { names, outputs: memo.outputs }
 }
 
@@ -110,6 +126,6 @@ export function renderContextSnapshot(assembly: Pick<PromptPresentation, 'contex
   const meta = metaOf(assembly)
   if (meta === undefined) return joinContextSections(renderContextSections(assembly))
   const memo = meta.view.contextRenders
-  memo.render(assembly.contexts, assembly.variables, 'runtime context', meta.stats)
+  memo.render(assembly.contexts, assembly.variables, ownerIn(meta, meta.contexts?.entries, 'runtime context'), meta.stats)
   return (memo.joined ??= joinContextSections(memo.outputs.filter((output) => output !== '').map((text) => ({ text }))))
 }
