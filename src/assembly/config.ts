@@ -125,9 +125,13 @@ export function resolveSystemPromptConfig(
  * `ValidationError` (a `TypeError`) listing every issue.
  */
 export const SystemPromptConfigSchema = {
+  /** The Standard Schema v1 interface. */
   '~standard': {
+    /** The Standard Schema version. */
     version: 1 as const,
+    /** The library that validates. */
     vendor: 'promptloom',
+    /** Validates a config: the defaulted value, or the issues. */
     validate: resolveSystemPromptConfig,
   },
 }

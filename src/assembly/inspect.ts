@@ -8,6 +8,7 @@ export type { LayerRef } from './entries.js'
 
 /** One effective named entry of a view, with where it came from. */
 export interface InspectedEntry {
+  /** The entry's name. */
   readonly name: string
   /** The layer that supplies it: `'global'` or the supplying scope key. */
   readonly layer: LayerRef
@@ -17,6 +18,7 @@ export interface InspectedEntry {
 
 /** One contributing tool provider of a view. */
 export interface InspectedTools {
+  /** The layer the provider is registered in: `'global'` or its scope key. */
   readonly layer: LayerRef
   /** The provider's position among its layer's providers. */
   readonly index: number
@@ -30,6 +32,7 @@ export interface PromptInspection {
   readonly contexts: readonly InspectedEntry[]
   /** Variables in merge order. */
   readonly variables: readonly InspectedEntry[]
+  /** Contributing tool providers, farthest layer first, in registration order within a layer. */
   readonly tools: readonly InspectedTools[]
 }
 

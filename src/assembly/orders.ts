@@ -14,21 +14,33 @@ export const PERSONA_SUFFIX_SECTION = 'deployment:persona-suffix'
  * byte-identical across agents whose paths or URLs differ (KV-cache reuse).
  */
 export const SECTION_ORDERS = Object.freeze({
+  /** The harness identity section (`harness:identity`). */
   HARNESS_IDENTITY: -1000,
+  /** The deployment persona prefix, before first-party guidance. */
   DEPLOYMENT_PERSONA_PREFIX: 0,
+  /** Planning policy. */
   PLAN_POLICY: 500,
+  /** Guidance on using tools. */
   TOOL_GUIDANCE: 1000,
+  /** The generated tool SDK. */
   TOOLS_SDK: 5000,
+  /** Structured-output guidance. */
   STRUCTURED_OUTPUT: 9900,
+  /** Where the harness checkout lives (environment suffix). */
   HARNESS_SOURCE: 10000,
+  /** The local web surface (environment suffix). */
   WEB_SURFACE: 10100,
+  /** The deployment persona suffix, after first-party guidance. */
   DEPLOYMENT_PERSONA_SUFFIX: 10200,
 } as const)
 
 /** Centrally owned placements of runtime contexts. */
 export const CONTEXT_ORDERS = Object.freeze({
+  /** Sandbox policy context. */
   SANDBOX_POLICY: 110,
+  /** Approval policy context. */
   APPROVAL_POLICY: 115,
+  /** Sub-agent delegation context. */
   SUBAGENT_DELEGATION: 120,
 } as const)
 

@@ -10,7 +10,9 @@ const SEPARATOR = '\n\n'
 
 /** One rendered runtime-context section. */
 export interface RenderedContextSection {
+  /** The runtime context's name. */
   name: string
+  /** Its rendered (interpolated), non-empty text. */
   text: string
 }
 

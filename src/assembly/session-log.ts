@@ -17,22 +17,35 @@ import type { ToolSchema } from './types.js'
  * before its events.
  */
 export interface SessionLogStepRecord {
+  /** The record kind. */
   readonly type: 'step'
+  /** `StepResult.step`. */
   readonly step: number
+  /** `StepResult.compacted`. */
   readonly compacted: boolean
+  /** `StepResult.stablePrefixLength`. */
   readonly stablePrefixLength: number
+  /** `StepResult.stablePrefixBytes`. */
   readonly stablePrefixBytes: number
+  /** `StepResult.changedSections`. */
   readonly changedSections: readonly string[]
+  /** `StepResult.firstChangedSection`. */
   readonly firstChangedSection?: string
+  /** `StepResult.warnings`, with layers as labels. */
   readonly warnings: readonly SessionLogWarning[]
 }
 
 /** A `StabilityWarning` as logged: the layer becomes `'global'` or the scope's label. */
 export interface SessionLogWarning {
+  /** `StabilityWarning.kind`. */
   readonly kind: StabilityWarning['kind']
+  /** `StabilityWarning.section`. */
   readonly section: string
+  /** `'global'` or the supplying scope's label; absent when unknown. */
   readonly layer?: string
+  /** `StabilityWarning.variable`. */
   readonly variable?: string
+  /** `StabilityWarning.message`. */
   readonly message: string
 }
 
@@ -41,6 +54,7 @@ export type SessionLogRecord = SessionLogStepRecord | SurfaceEvent
 
 /** Appends step results to a JSONL file. */
 export interface SessionLogWriter {
+  /** The JSONL file written to. */
   readonly path: string
   /** Appends the step record and the step's events with one synchronous write (flushed per step). */
   write(result: StepResult): void
@@ -93,7 +107,9 @@ function loggedWarning(warning: StabilityWarning): SessionLogWarning {
 
 /** What the model saw at one step, replayed from the log. */
 export interface ReplayedStep {
+  /** The step number from the step record. */
   readonly step: number
+  /** Whether compaction preceded this step. */
   readonly compacted: boolean
   /**
    * The system prompt the model holds: the text of the latest
@@ -101,7 +117,12 @@ export interface ReplayedStep {
    */
   readonly prompt: string
   /** Every live system message, by ascending node (node 0, then in-history appends). */
-  readonly systemMessages: readonly { readonly node: number; readonly text: string }[]
+  readonly systemMessages: readonly {
+    /** The surface node. */
+    readonly node: number
+    /** The message text. */
+    readonly text: string
+  }[]
   /** From the latest `request/header` (`[]` before any). */
   readonly tools: readonly ToolSchema[]
   /** From the latest `request/header` (`{}` before any). */
@@ -110,10 +131,15 @@ export interface ReplayedStep {
   readonly contextSnapshot: string
   /** This step's events, in log order. */
   readonly events: readonly SurfaceEvent[]
+  /** From the step record. */
   readonly stablePrefixLength: number
+  /** From the step record. */
   readonly stablePrefixBytes: number
+  /** From the step record. */
   readonly changedSections: readonly string[]
+  /** From the step record. */
   readonly firstChangedSection?: string
+  /** From the step record. */
   readonly warnings: readonly SessionLogWarning[]
 }
 

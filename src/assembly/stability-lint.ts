@@ -18,11 +18,13 @@ export interface StabilityWarning {
    * in two consecutive steps while a later non-empty section stayed the same.
    */
   readonly kind: 'volatile-variable' | 'unstable-section'
+  /** The section the finding is about. */
   readonly section: string
   /** The layer that supplied the section: `'global'` or its scope key; absent when unknown (no `assemble()` meta, or a listener-made section). */
   readonly layer?: LayerRef
   /** The volatile variable (`'volatile-variable'` only). */
   readonly variable?: string
+  /** A human-readable explanation with the remedy. */
   readonly message: string
 }
 

@@ -38,14 +38,19 @@ export interface StepInput {
 
 /** The rendered system prompt as a surface message. */
 export interface SystemMessageEvent {
+  /** The event kind. */
   readonly type: 'system/message'
+  /** `'append'` adds a message at `node`; `'replace'` rewrites node 0. */
   readonly op: 'append' | 'replace'
+  /** The surface node: 0, or the history length for an in-history update. */
   readonly node: number
+  /** The rendered system prompt. */
   readonly text: string
 }
 
 /** The request's config and tool declarations (never the prompt). */
 export interface RequestHeaderEvent {
+  /** The event kind. */
   readonly type: 'request/header'
   /** A deep-frozen JSON copy of the step's config. */
   readonly config: Readonly<Record<string, unknown>>
@@ -57,6 +62,7 @@ export interface RequestHeaderEvent {
 
 /** A runtime-context snapshot, recorded after the retained history. */
 export interface ContextSnapshotEvent {
+  /** The event kind. */
   readonly type: 'context/snapshot'
   /** `renderContextSnapshot(assembly)`. */
   readonly text: string

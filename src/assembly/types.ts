@@ -69,7 +69,9 @@ export interface VariableOptions {
 
 /** One model-facing tool declaration. */
 export interface ToolSchema {
+  /** The model-facing tool name; unique across all providers of an assembly. */
   readonly name: string
+  /** What the tool does, for the model. */
   readonly description: string
   /** A JSON schema object for the tool's arguments. */
   readonly parameters: Readonly<Record<string, unknown>>
@@ -90,7 +92,9 @@ export type ToolProvider =
 
 /** One resolved section in a presentation. Fresh and mutable per assembly. */
 export interface AssembledSection {
+  /** The contributing section's name. */
   name: string
+  /** The section's sort order. */
   order: number
   /** The resolved text before variable interpolation. */
   text: string
@@ -102,6 +106,7 @@ export interface AssembledSection {
 
 /** One resolved runtime-context contribution. Fresh and mutable per assembly. */
 export interface AssembledContext {
+  /** The contributing context's name. */
   name: string
   /** The resolved text before variable interpolation. */
   text: string
@@ -111,14 +116,19 @@ export interface AssembledContext {
 
 /** Resolved variables and runtime contexts: the output of `prepare()`. */
 export interface PromptPreparation {
+  /** Every effective variable's value this assembly (`undefined`: no value). */
   variables: Record<string, string | undefined>
+  /** Effective runtime contexts, sorted by order then name (required ones only when suppressed). */
   contexts: AssembledContext[]
 }
 
 /** What the `system-prompt/assemble` waterfall may rewrite. */
 export interface PromptPresentation {
+  /** Effective sections, sorted by order then name (only the complete section when there is one). */
   sections: AssembledSection[]
+  /** Runtime contexts, as prepared. */
   contexts: AssembledContext[]
+  /** Variable values, as prepared. */
   variables: Record<string, string | undefined>
 }
 

@@ -32,6 +32,7 @@ export class AnonymousEntries<V> {
     this.#table.forEach((value) => visit(value, index++))
   }
 
+  /** Whether no entry is registered. */
   isEmpty(): boolean {
     return this.#table.size === 0
   }

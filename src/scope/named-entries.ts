@@ -36,10 +36,12 @@ export class NamedEntries<V> {
     }
   }
 
+  /** The value registered under `name`, or `undefined`. */
   get(name: string): V | undefined {
     return this.#table.get(name)?.value
   }
 
+  /** Whether `name` is registered. */
   has(name: string): boolean {
     return this.#table.has(name)
   }
@@ -68,6 +70,7 @@ export class NamedEntries<V> {
     this.#table.forEach((slot, name) => visit(slot.value, name))
   }
 
+  /** Whether no entry is registered. */
   isEmpty(): boolean {
     return this.#table.size === 0
   }

@@ -12,7 +12,10 @@ declare const scopedBrand: unique symbol
  * with `this: Scoped<T>` can only be dispatched with a carrier made by
  * `scopeTarget`, so dispatching with a bare subject is a type error.
  */
-export type Scoped<T> = T & { readonly [scopedBrand]: true }
+export type Scoped<T> = T & {
+  /** Compile-time only; never present at run time. */
+  readonly [scopedBrand]: true
+}
 
 /** The context property that carries a scope tag; inherited through `extend` and plugins. */
 export const SCOPE_TAG: unique symbol = Symbol.for('promptloom.scope')

@@ -6,6 +6,7 @@ import { scopeOf, type ScopeKey } from './scope-key.js'
 
 /** What a layer must answer so `ScopedLayers` can reclaim it. */
 export interface ScopeLayer {
+  /** `true` when the layer holds no registration, so it may be reclaimed. */
   isEmpty(): boolean
 }
 

@@ -7,6 +7,7 @@ import { effect } from '@preact/signals-core'
  * called). Kept structural so this folder stays free of Cordis.
  */
 export interface EffectOwner {
+  /** Runs `execute` now and returns a disposer that calls the cleanup it returned. */
   effect(execute: () => () => void, label?: string): () => unknown
 }
 

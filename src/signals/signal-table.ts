@@ -29,6 +29,7 @@ export class SignalTable<K, V> {
     return this.#cells.size
   }
 
+  /** The value of `key` (`undefined` when absent); subscribes to that entry, or to `version` when absent. */
   get(key: K): V | undefined {
     const cell = this.#cells.get(key)
     if (cell === undefined) {
@@ -38,6 +39,7 @@ export class SignalTable<K, V> {
     return cell.value
   }
 
+  /** Whether `key` is present; subscribes like `get`. */
   has(key: K): boolean {
     const cell = this.#cells.get(key)
     if (cell === undefined) {
@@ -85,16 +87,19 @@ export class SignalTable<K, V> {
     return true
   }
 
+  /** Keys in insertion order; subscribes to `version`. */
   *keys(): IterableIterator<K> {
     this.#version.value
     yield* this.#cells.keys()
   }
 
+  /** Values in insertion order; subscribes to `version`. */
   *values(): IterableIterator<V> {
     this.#version.value
     for (const cell of this.#cells.values()) yield cell.peek()
   }
 
+  /** `[key, value]` pairs in insertion order; subscribes to `version`. */
   *entries(): IterableIterator<[K, V]> {
     this.#version.value
     for (const [key, cell] of this.#cells) yield [key, cell.peek()]
