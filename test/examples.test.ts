@@ -1,0 +1,194 @@
+import { execFile } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, test } from 'vitest'
+import { readSessionLog } from '../src/index.js'
+
+// Smoke tests: each example runs as a real script (node --import tsx), as a
+// reader would run it, and its output is checked for the lines that carry
+// its point.
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+interface Run {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+function run(script: string, args: readonly string[] = [], timeout = 30_000): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', join('examples', script), ...args],
+      { cwd: ROOT, timeout, env: { ...process.env, NO_COLOR: '1' } },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null
+        resolve({ code, stdout, stderr })
+      },
+    )
+  })
+}
+
+function lines(output: string): string[] {
+  return output.split('\n')
+}
+
+/** The text between a `===== title =====` header that contains `title` and the next header. */
+function block(output: string, title: string): string {
+  const all = lines(output)
+  const start = all.findIndex((line) => line.startsWith('=====') && line.includes(title))
+  if (start < 0) throw new Error(`no "${title}" block in:\n${output}`)
+  const end = all.findIndex((line, i) => i > start && line.startsWith('====='))
+  return all.slice(start + 1, end < 0 ? undefined : end).join('\n').trim()
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'promptloom-examples-'))
+afterAll(() => rmSync(tmp, { recursive: true, force: true }))
+
+describe('examples/agent-harness.ts (npm start)', () => {
+  test('the default run (3 agents, 20 steps) exits 0 within 15 s with a line per agent per step', async () => {
+    const log = join(tmp, 'default', 'session.jsonl')
+    const started = Date.now()
+    const { code, stdout, stderr } = await run('agent-harness.ts', ['--log', log], 15_000)
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
+    expect(Date.now() - started).toBeLessThan(15_000)
+    for (let step = 1; step <= 20; step++) {
+      for (const agent of ['agent-1', 'agent-2', 'agent-3']) {
+        expect(stdout).toMatch(new RegExp(`^step +${step} +${agent} +re-rendered \\d+/\\d+ sections +prefix .+ ms`, 'm'))
+      }
+    }
+    expect(block(stdout, 'agent-1: rendered system prompt')).toContain('You are Loom')
+    expect(block(stdout, 'stats()')).toMatch(/^assemblies +60$/m)
+  })
+
+  test('a small run prints per-agent lines, the final prompt and stats, and writes a replayable log per agent', async () => {
+    const log = join(tmp, 'small', 's.jsonl')
+    const { code, stdout } = await run('agent-harness.ts', ['--steps', '3', '--agents', '2', '--log', log])
+    expect(code).toBe(0)
+    const stepLines = lines(stdout).filter((line) => /^step +\d+ +agent-\d/.test(line))
+    expect(stepLines.map((line) => line.split(/ +/).slice(0, 3).join(' '))).toEqual([
+      'step 1 agent-1',
+      'step 1 agent-2',
+      'step 2 agent-1',
+      'step 2 agent-2',
+      'step 3 agent-1',
+      'step 3 agent-2',
+    ])
+    expect(stepLines[0]).toContain('prefix    first')
+    expect(stepLines[2]).toMatch(/re-rendered 0\/\d+ sections +prefix +100\.0%/)
+
+    const files = [join(tmp, 'small', 's.agent-1.jsonl'), join(tmp, 'small', 's.agent-2.jsonl')]
+    expect(files.map(existsSync)).toEqual([true, true])
+    expect(stdout).toContain(files[0]!)
+    const replay = readSessionLog(files[0]!)
+    expect(replay.map((step) => step.step)).toEqual([1, 2, 3])
+    expect(replay[0]!.events.map((event) => event.type)).toEqual(['system/message', 'request/header', 'context/snapshot'])
+    // The log replays to exactly the prompt the demo printed for agent-1.
+    expect(replay[2]!.prompt).toBe(block(stdout, 'agent-1: rendered system prompt'))
+    expect(replay[2]!.contextSnapshot).toBe(block(stdout, 'agent-1: runtime-context snapshot'))
+    expect(readSessionLog(files[1]!)).toHaveLength(3)
+  })
+
+  test('the scripted plugin loads, unloads and variable change show up in the agents that see them', async () => {
+    const { code, stdout } = await run('agent-harness.ts', ['--log', join(tmp, 'script', 's.jsonl')])
+    expect(code).toBe(0)
+    const line = (step: number, agent: string): string =>
+      lines(stdout).find((l) => new RegExp(`^step +${step} +${agent} `).test(l)) ?? ''
+    expect(line(4, 'agent-1')).toContain('changed web:surface; tools changed (added browse)')
+    expect(line(8, 'agent-2')).toContain('changed plan:policy')
+    expect(line(11, 'agent-3')).toMatch(/re-rendered 1\/\d+ sections .*changed deployment:persona-suffix/)
+    // Planning loads into agent-3's scope only at step 14.
+    expect(line(14, 'agent-1')).toMatch(/re-rendered 0\/\d+ sections +prefix +100\.0%/)
+    expect(line(14, 'agent-3')).toContain('changed plan:policy')
+    expect(stdout).toMatch(/agent-2: scoped entries deployment:persona-prefix \(shadows global\)/)
+  })
+
+  test('--help explains the flags and exits 0', async () => {
+    const { code, stdout } = await run('agent-harness.ts', ['--help'])
+    expect(code).toBe(0)
+    for (const flag of ['--agents N', '--steps N', '--log PATH', '--help']) expect(stdout).toContain(flag)
+  })
+
+  test('a bad flag exits 1 with a pointer to --help', async () => {
+    const { code, stderr } = await run('agent-harness.ts', ['--agents', 'zero'])
+    expect(code).toBe(1)
+    expect(stderr).toContain('--agents must be an integer from 1 to 1000 (got "zero") (see --help)')
+  })
+})
+
+describe('focused examples', () => {
+  test('persona-shadowing: the scoped persona replaces the deployment persona for one agent only', async () => {
+    const { code, stdout } = await run('persona-shadowing.ts')
+    expect(code).toBe(0)
+    expect(lines(stdout)).toEqual(
+      expect.arrayContaining([
+        'builder: You are an AI agent. | You are a general-purpose assistant for the platform team.',
+        'reviewer: You are an AI agent. | You review pull requests for the platform team and never push code yourself.',
+        'reviewer persona comes from reviewer and shadows global',
+        'reviewer after dispose: You are an AI agent. | You are a general-purpose assistant for the platform team.',
+      ]),
+    )
+  })
+
+  test('signal-variable: a signal write emits one change per batch and re-renders one section', async () => {
+    const { code, stdout } = await run('signal-variable.ts')
+    expect(code).toBe(0)
+    expect(lines(stdout)).toEqual(
+      expect.arrayContaining([
+        'before: Run the tests before you commit. | You are on git branch main.',
+        'change events after one write: 1',
+        'change events after a batch of two writes: 2',
+        'after: Run the tests before you commit. | You are on git branch feature/login-v2.',
+        'delta: structureRecomputes 0, sectionRenders 1, renderCacheHits 3',
+      ]),
+    )
+  })
+
+  test('waterfall-listener: a scoped listener rewrites only its agent and never the registry', async () => {
+    const { code, stdout } = await run('waterfall-listener.ts')
+    expect(code).toBe(0)
+    expect(lines(stdout)).toEqual(
+      expect.arrayContaining([
+        'global prompt: You are an AI agent. | Answer in English.',
+        'agent-fr prompt: You are an AI agent. | Answer in French.',
+        'agent-fr context: User locale: fr-FR.',
+        'registry section text: Answer in English.',
+      ]),
+    )
+    expect(lines(stdout).filter((line) => line.startsWith('listener heard'))).toEqual([
+      'listener heard an assembly for the global view',
+      'listener heard an assembly for agent-fr',
+      'listener heard an assembly for the global view',
+    ])
+  })
+
+  test('suppression: a suppressed scope keeps only the required context until the suppressor is disposed', async () => {
+    const { code, stdout } = await run('suppression.ts')
+    expect(code).toBe(0)
+    const all = 'Commands run in a sandbox without network access. | git status: 2 files modified. | Open files: src/index.ts'
+    expect(lines(stdout)).toEqual(
+      expect.arrayContaining([
+        'quiet-agent (suppressed): Commands run in a sandbox without network access.',
+        `chatty-agent: ${all}`,
+        'quiet-agent prepare(): sandbox',
+        `quiet-agent (suppressor disposed): ${all}`,
+      ]),
+    )
+  })
+
+  test('tool-ordering: listed tools at their positions, the rest sorted at the rest entry, conflicts rejected', async () => {
+    const { code, stdout } = await run('tool-ordering.ts')
+    expect(code).toBe(0)
+    expect(lines(stdout)).toEqual(
+      expect.arrayContaining([
+        'coder-agent: read, apply_patch, edit, grep, web_fetch, bash',
+        'read-only-agent: read, grep',
+      ]),
+    )
+    expect(stdout).toMatch(/^duplicate: tool "read" is provided more than once/m)
+    expect(stdout).toMatch(/^unregistered: toolOrder lists unregistered tool "deploy"/m)
+  })
+})
