@@ -419,6 +419,18 @@ describe('system-prompt/change', () => {
     expect(heard).toEqual(['change', 'change'])
   })
 
+  test('a throwing change listener does not keep the listeners after it from hearing the event', async () => {
+    const app = await mount(BARE)
+    const heard: string[] = []
+    app.on('system-prompt/change', () => {
+      heard.push('first')
+      throw new Error('listener failed')
+    })
+    app.on('system-prompt/change', () => void heard.push('second'))
+    app.systemPrompt.section({ name: 'a', order: 0, text: 'A' })
+    expect(heard).toEqual(['first', 'second'])
+  })
+
   test('writing a signal whose derived text throws does not throw at the writer', async () => {
     const app = await mount(BARE)
     const base = signal(1)

@@ -91,4 +91,16 @@ describe('retention', () => {
     expect(await collected(scope.ref)).toBe(false)
     await scope.scope.dispose()
   })
+
+  test('an app nobody disposed but nobody references is collected (parent re-links hold registries weakly)', async () => {
+    const ref = await (async () => {
+      const app = await mount(BARE)
+      app.systemPrompt.section({ name: 'intro', order: 0, text: 'Hello.' })
+      renderPrompt(await app.systemPrompt.assemble())
+      return new WeakRef(app)
+    })()
+    // A re-link anywhere must not reach (or keep) the dropped registry.
+    bindScopeParent({ name: 'child' }, { name: 'parent' })
+    expect(await collected(ref)).toBe(true)
+  })
 })

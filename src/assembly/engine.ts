@@ -1,6 +1,6 @@
 import { signal, untracked, type ReadonlySignal } from '@preact/signals-core'
 import type { Context } from 'cordis'
-import { parentRevision } from '../scope/parent-chain.js'
+import { watchParentChanges } from '../scope/parent-chain.js'
 import { ScopedLayers } from '../scope/scoped-layers.js'
 import type { Undo } from '../scope/named-entries.js'
 import { scopeLabel, type ScopeKey } from '../scope/scope-key.js'
@@ -32,7 +32,8 @@ import { ScopeView, type SectionPlan } from './view.js'
 /** The slice of Cordis' events service the engine dispatches through (the raw object, no proxy). */
 export interface EventDispatcher {
   waterfall(thisArg: object, name: string, ...args: unknown[]): unknown
-  emit(name: string): void
+  /** Resolves the listeners of an event without calling them (Cordis 4 rc.10, marked deprecated there). */
+  dispatch(mode: 'emit', args: [name: string]): (() => unknown)[]
 }
 
 const NO_NAMES: ReadonlySet<string> = new Set()
@@ -59,12 +60,16 @@ export class PromptEngine {
   readonly #config: ResolvedSystemPromptConfig
   readonly #events: EventDispatcher
   readonly #carrierBase: object
+  readonly #unwatchParents: () => void
 
   constructor(config: ResolvedSystemPromptConfig, events: EventDispatcher, carrierBase: object) {
     this.#config = config
     this.#events = events
     this.#carrierBase = carrierBase
     this.store = new ScopedLayers((scope) => new PromptLayer(scope), () => void this.#revision.value++)
+    // Any re-link may change some scope's effective view here (a scope with no
+    // layer of its own inherits from its new parent), so every one counts.
+    this.#unwatchParents = watchParentChanges(this.#revision)
     this.#globalView = new ScopeView(undefined, this.store, this.stats, carrierBase)
   }
 
@@ -79,6 +84,11 @@ export class PromptEngine {
       this.#views.set(scope, (view = new ScopeView(scope, this.store, this.stats, this.#carrierBase)))
     }
     return view
+  }
+
+  /** Stops hearing about parent re-links; called when the service unloads. */
+  close(): void {
+    this.#unwatchParents()
   }
 
   /**
@@ -131,7 +141,6 @@ export class PromptEngine {
     let first = true
     return () => {
       this.#revision.value
-      parentRevision.value
       for (const input of this.#signalInputs.keys()) {
         try {
           input.value

@@ -100,15 +100,19 @@ export class SystemPrompt extends Service {
     if (!value.includeRuntimeContext) {
       engine.register(global, 'systemPrompt config suppressor', undefined, (layer) => layer.suppressors.append(true))
     }
+    // Like `ctx.emit`, but one throwing listener neither reaches the writer of
+    // the change nor keeps the listeners after it from hearing the event.
     const emit = (): void => {
-      try {
-        events.emit('system-prompt/change')
-      } catch (error) {
-        // A throwing change listener must not throw at the writer of the change.
-        ctx.logger('system-prompt').warn(error)
+      for (const listener of events.dispatch('emit', ['system-prompt/change'])) {
+        try {
+          listener()
+        } catch (error) {
+          ctx.logger('system-prompt').warn(error)
+        }
       }
     }
     ownedEffect(ctx, engine.changeEffect(emit), 'systemPrompt change effect')
+    ctx.effect(() => () => engine.close(), 'systemPrompt parent watch')
     // A disposed scope keeps nothing here, even while its key lives on.
     ctx.on('internal/plugin', (fiber) => {
       if (fiber.uid !== null) return

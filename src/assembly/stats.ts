@@ -5,7 +5,7 @@
 export interface PromptStats {
   /** `assemble()` calls. */
   assemblies: number
-  /** Re-derivations of a scope's merged, sorted view (sections, contexts, variables, tools or suppression). */
+  /** Re-derivations of a scope's merged, sorted view (its sections, contexts, variables or tool providers). */
   structureRecomputes: number
   /** Calls of function providers (texts, variables, tools). */
   providerEvaluations: number

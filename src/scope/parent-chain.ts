@@ -1,4 +1,4 @@
-import { signal, type ReadonlySignal, type Signal } from '@preact/signals-core'
+import { batch, signal, type ReadonlySignal, type Signal } from '@preact/signals-core'
 import { scopeLabel, type ScopeKey } from './scope-key.js'
 
 /**
@@ -17,8 +17,23 @@ const links = new WeakMap<ScopeKey, Signal<ScopeKey | undefined>>()
 const bound = new WeakSet<ScopeKey>()
 const revision = signal(0)
 
-/** Moves on every bind and rebind anywhere; the registry's change effect reads it. */
+/** Moves on every bind and rebind anywhere (in the same batch as the link). */
 export const parentRevision: ReadonlySignal<number> = revision
+
+// Registries that want to hear about re-linking, held weakly: a registry
+// nobody disposed but nobody references either must not be kept alive (and
+// kept notified) by this module.
+const watchers = new Set<WeakRef<Signal<number>>>()
+
+/**
+ * Bumps `counter` (in the same batch as the link) on every bind and rebind.
+ * The counter is held weakly; the returned function stops the watching.
+ */
+export function watchParentChanges(counter: Signal<number>): () => void {
+  const ref = new WeakRef(counter)
+  watchers.add(ref)
+  return () => void watchers.delete(ref)
+}
 
 function linkOf(key: ScopeKey): Signal<ScopeKey | undefined> {
   let link = links.get(key)
@@ -85,8 +100,15 @@ export function assertBindable(key: ScopeKey, parent: ScopeKey): void {
 function setLink(key: ScopeKey, parent: ScopeKey | undefined): void {
   const link = linkOf(key)
   if (link.peek() === parent) return
-  link.value = parent
-  revision.value++
+  batch(() => {
+    link.value = parent
+    revision.value++
+    for (const ref of watchers) {
+      const counter = ref.deref()
+      if (counter === undefined) watchers.delete(ref)
+      else counter.value++
+    }
+  })
 }
 
 /** Whether `key` was ever bound with `bindScopeParent` (not reactive). */

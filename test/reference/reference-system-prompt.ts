@@ -272,6 +272,9 @@ export class ReferenceSystemPrompt extends Service {
     }
     const pristineComplete = complete.length === 1 ? { ...complete[0]! } : undefined
     const tools = referenceCollectTools(this.layers.toolProviders(scope), context, this.toolOrder)
+    // What the assembly collected before the waterfall is what it keeps,
+    // suppression included (SPEC §2 Reliability).
+    const keep = this.requiredIfSuppressed(scope)
     const presentation: PromptPresentation = {
       sections,
       contexts: prepared.contexts.map((item) => ({ ...item })),
@@ -282,7 +285,7 @@ export class ReferenceSystemPrompt extends Service {
     throwIfAborted(context.signal)
     let out: PromptPresentation = { ...(result as PromptPresentation) }
     if (pristineComplete !== undefined) out.sections = [{ ...pristineComplete }]
-    out = this.enforceSuppression(out, scope)
+    if (keep !== undefined) out = { ...out, contexts: out.contexts.filter((item) => keep.has(item.name)) }
     const assembly: PromptAssembly = { ...out, tools }
     registeredContexts.set(assembly, registeredContexts.get(prepared) ?? NONE)
     return assembly
@@ -353,13 +356,18 @@ export class ReferenceSystemPrompt extends Service {
 
   // Under suppression, keeps only contexts named after an effective required registration.
   private enforceSuppression<T extends { contexts: AssembledContext[] }>(value: T, scope: ScopeKey | undefined): T {
-    if (!this.layers.isSuppressed(scope)) return value
-    const required = new Set(
+    const keep = this.requiredIfSuppressed(scope)
+    return keep === undefined ? value : { ...value, contexts: value.contexts.filter((item) => keep.has(item.name)) }
+  }
+
+  /** The names of the effective required contexts when `scope` is suppressed, else `undefined`. */
+  private requiredIfSuppressed(scope: ScopeKey | undefined): ReadonlySet<string> | undefined {
+    if (!this.layers.isSuppressed(scope)) return undefined
+    return new Set(
       [...this.layers.merged(scope, (layer) => layer.contexts).values()]
         .filter((entry) => entry.required)
         .map((entry) => entry.name),
     )
-    return { ...value, contexts: value.contexts.filter((item) => required.has(item.name)) }
   }
 
   private async dispatch(
