@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -120,6 +120,26 @@ describe('examples/agent-harness.ts (npm start)', () => {
 })
 
 describe('focused examples', () => {
+  test('usage: the README example runs and prints both steps, the second fully reusing the first prompt', async () => {
+    const { code, stdout } = await run('usage.ts')
+    expect(code).toBe(0)
+    expect(lines(stdout).filter((line) => line.startsWith('---'))).toEqual([
+      '--- step 1: tools read, stable prefix 0 chars',
+      '--- step 2: tools read, stable prefix 100 chars',
+    ])
+    expect(stdout).toContain('You work for the platform team.\n\nPlan before you edit.\n\nWork in /work/agent-1.')
+    expect(stdout).toContain('This is model step 2.')
+    expect(stdout).toMatch(/toolClones: 1\b/)
+  })
+
+  test('usage: the README Usage block is examples/usage.ts with the package import', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+    const usage = readme.slice(readme.indexOf('## Usage'))
+    const block = /```ts\n([\s\S]*?)```/.exec(usage)![1]!
+    const file = readFileSync(join(ROOT, 'examples', 'usage.ts'), 'utf8').replace("from '../src/index.js'", "from 'promptloom'")
+    expect(block).toBe(file)
+  })
+
   test('persona-shadowing: the scoped persona replaces the deployment persona for one agent only', async () => {
     const { code, stdout } = await run('persona-shadowing.ts')
     expect(code).toBe(0)
