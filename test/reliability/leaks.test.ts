@@ -1,0 +1,218 @@
+import v8 from 'node:v8'
+import vm from 'node:vm'
+import { signal } from '@preact/signals-core'
+import { Context } from 'cordis'
+import { describe, expect, test } from 'vitest'
+import { metaOf } from '../../src/assembly/meta.js'
+import type { PromptEngine } from '../../src/assembly/engine.js'
+import {
+  createScope,
+  renderContextSnapshot,
+  renderPrompt,
+  SystemPrompt,
+  type Scope,
+  type ScopeKey,
+} from '../../src/index.js'
+import { census, growth, type Census } from './census.js'
+
+// SPEC §2 Reliability: "Nothing is retained for a disposed scope or an
+// unreachable scope key". Two kinds of proof:
+//   structural  Cordis' own books (fibers, effects, listeners; census.ts) and
+//               the registry's layer slots return to where they started;
+//   collection  a WeakRef to a scope's memoized view (its computed graph,
+//               tool memo and render memos) dies after a forced GC, even
+//               while the test still holds the scope key.
+// test/system-prompt.retention.test.ts proves the keys themselves collectable.
+
+const gc: () => void =
+  (globalThis as { gc?: () => void }).gc ??
+  (v8.setFlagsFromString('--expose-gc'), vm.runInNewContext('gc') as () => void)
+
+const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 2))
+
+/** How many of `refs` are collected within a few GC cycles (stops early once all are). */
+async function collected(refs: readonly WeakRef<object>[]): Promise<number> {
+  let dead = 0
+  for (let i = 0; i < 20 && dead < refs.length; i++) {
+    // deref() keeps its target alive until the current job ends, so let the job end first.
+    await tick()
+    gc()
+    await tick()
+    dead = refs.filter((ref) => ref.deref() === undefined).length
+  }
+  return dead
+}
+
+/** The service's engine, reached through its private symbol (internals on purpose: layer slots). */
+function engineOf(app: Context): PromptEngine {
+  const service = app.systemPrompt as unknown as Record<symbol, unknown>
+  const symbol = Object.getOwnPropertySymbols(service).find((s) => s.description === 'promptloom.engine')!
+  return service[symbol] as PromptEngine
+}
+
+/** The counts a test compares; labels and names, so a failure says what leaked. */
+function books(app: Context): Pick<Census, 'fibers' | 'effects' | 'listeners' | 'effectLabels' | 'listenerNames'> {
+  const { fibers, effects, listeners, effectLabels, listenerNames } = census(app)
+  return { fibers, effects, listeners, effectLabels, listenerNames }
+}
+
+async function mount(): Promise<{ app: Context; minter: Context }> {
+  const app = new Context()
+  await app.plugin(SystemPrompt, { includeHarnessIdentity: false })
+  let minter!: Context
+  await app.inject(['systemPrompt'], (ctx) => {
+    minter = ctx
+  })
+  app.systemPrompt.section({ name: 'intro', order: 0, text: 'Hello {{user}}.' })
+  app.systemPrompt.variable('user', 'Ada')
+  return { app, minter }
+}
+
+/** Registers one of everything through `scope`, plus a listener of each waterfall, then assembles and renders it. */
+async function furnish(app: Context, scope: Scope, key: ScopeKey, text = signal('S {{cwd}}')): Promise<WeakRef<object>> {
+  const sp = scope.ctx.systemPrompt
+  sp.section({ name: 'task', order: 10, text })
+  sp.section({ name: 'notes', order: 20, text: () => 'N' })
+  sp.context({ name: 'job', order: 110, text: 'job in {{cwd}}', required: true })
+  sp.variable('cwd', () => '/work')
+  const own = { schemas: [{ name: `bash-${(key as { name: string }).name}`, description: 'run', parameters: {} }] }
+  sp.tools(() => own)
+  sp.suppressRuntimeContext()
+  scope.ctx.on('system-prompt/prepare', async (_p, _c, next) => next())
+  scope.ctx.on('system-prompt/assemble', async (_p, _c, next) => next())
+  const assembly = await app.systemPrompt.assemble({ scope: key })
+  renderPrompt(assembly)
+  renderContextSnapshot(assembly)
+  app.systemPrompt.inspect(key)
+  return new WeakRef(metaOf(assembly)!.view)
+}
+
+describe('disposing a scope releases everything promptloom held for it', () => {
+  test('its fiber, effects and listeners leave Cordis’ books', async () => {
+    const { app, minter } = await mount()
+    const before = books(app)
+    const key = { name: 'agent' }
+    const scope = createScope(minter, key)
+    await furnish(app, scope, key)
+    expect(census(app).scopeFibers).toBe(1)
+    await scope.dispose()
+    expect(books(app)).toEqual(before)
+    expect(scope.ctx.fiber.getEffects()).toEqual([])
+  })
+
+  test('its layer slot is reclaimed and its inspection falls back to its parent’s', async () => {
+    const { app, minter } = await mount()
+    const preset = { name: 'preset' }
+    const key = { name: 'agent' }
+    const scope = createScope(minter, key, { parent: preset })
+    await furnish(app, scope, key)
+    expect(engineOf(app).store.peek(key)).toBeDefined()
+    await scope.dispose()
+    expect(engineOf(app).store.peek(key)).toBeUndefined()
+    expect(app.systemPrompt.inspect(key)).toEqual(app.systemPrompt.inspect(preset))
+    expect(await app.systemPrompt.assemble({ scope: key })).toEqual(await app.systemPrompt.assemble({ scope: preset }))
+  })
+
+  test('its memoized view is collected while the key and a registered signal are still held', async () => {
+    const { app, minter } = await mount()
+    const key = { name: 'agent' }
+    const text = signal('S {{cwd}}')
+    const scope = createScope(minter, key)
+    const view = await furnish(app, scope, key, text)
+    await scope.dispose()
+    text.value = 'written after the disposal'
+    await app.systemPrompt.assemble()
+    expect(await collected([view])).toBe(1)
+    expect(key.name).toBe('agent')
+  })
+
+  test('a nested scope is released with its parent scope', async () => {
+    const { app, minter } = await mount()
+    const before = books(app)
+    const outerKey = { name: 'outer' }
+    const innerKey = { name: 'inner' }
+    const outer = createScope(minter, outerKey)
+    const inner = createScope(outer.ctx, innerKey, { parent: outerKey })
+    const views = [await furnish(app, outer, outerKey), await furnish(app, inner, innerKey)]
+    await outer.dispose()
+    expect(books(app)).toEqual(before)
+    expect([engineOf(app).store.peek(outerKey), engineOf(app).store.peek(innerKey)]).toEqual([undefined, undefined])
+    expect(await collected(views)).toBe(2)
+  })
+})
+
+describe('unloading a plugin releases everything it registered', () => {
+  test('its global and scoped registrations, scopes, listeners and views', async () => {
+    const { app } = await mount()
+    const before = books(app)
+    const inspection = app.systemPrompt.inspect()
+    const keys = [{ name: 'a' }, { name: 'b' }]
+    const views: WeakRef<object>[] = []
+    const fiber = app.inject(['systemPrompt'], async (ctx) => {
+      ctx.systemPrompt.section({ name: 'plugin', order: 5, text: 'from the plugin' })
+      ctx.systemPrompt.tools(() => ({ schemas: [{ name: 'grep', description: 'search', parameters: {} }] }))
+      ctx.on('system-prompt/assemble', async (_p, _c, next) => next())
+      for (const key of keys) views.push(await furnish(app, createScope(ctx, key), key))
+    })
+    await fiber
+    expect(census(app).scopeFibers).toBe(2)
+    await fiber.dispose()
+    expect(books(app)).toEqual(before)
+    expect(app.systemPrompt.inspect()).toEqual(inspection)
+    expect(keys.map((key) => engineOf(app).store.peek(key))).toEqual([undefined, undefined])
+    expect(await collected(views)).toBe(2)
+  })
+
+  test('unloading the SystemPrompt plugin removes its change effect and listeners', async () => {
+    const app = new Context()
+    const before = books(app)
+    const fiber = app.plugin(SystemPrompt)
+    await fiber
+    const changes = signal('x')
+    app.systemPrompt.section({ name: 'a', order: 0, text: changes })
+    expect(books(app).effects).toBeGreaterThan(before.effects)
+    await fiber.dispose()
+    // The registration made through the root context is owned by the root (Cordis ownership), so it stays.
+    expect(growth(before.effectLabels, books(app).effectLabels)).toEqual({ 'systemPrompt.section()': 1 })
+    expect(books(app).listenerNames).toEqual(before.listenerNames)
+  })
+})
+
+describe('unreachable scope keys', () => {
+  test('views made for keys that were only assembled, rendered and inspected are all collected', async () => {
+    const { app } = await mount()
+    const views = await (async () => {
+      const refs: WeakRef<object>[] = []
+      for (let i = 0; i < 200; i++) {
+        const key = { name: `ghost-${i}` }
+        const assembly = await app.systemPrompt.assemble({ scope: key })
+        renderPrompt(assembly)
+        app.systemPrompt.inspect(key)
+        refs.push(new WeakRef(metaOf(assembly)!.view))
+      }
+      return refs
+    })()
+    expect(await collected(views)).toBe(views.length)
+  })
+})
+
+describe('churn', () => {
+  test('1,000 scopes minted, furnished, assembled and disposed leave the books where they started', async () => {
+    const { app, minter } = await mount()
+    const before = books(app)
+    const views: WeakRef<object>[] = []
+    for (let round = 0; round < 10; round++) {
+      const live = Array.from({ length: 100 }, (_, i) => {
+        const key = { name: `agent-${round}-${i}` }
+        return { key, scope: createScope(minter, key) }
+      })
+      for (const { key, scope } of live) {
+        const view = await furnish(app, scope, key)
+        if (round % 5 === 0) views.push(view)
+      }
+      await Promise.all(live.map(({ scope }) => scope.dispose()))
+      expect(books(app)).toEqual(before)
+    }
+    expect(await collected(views)).toBe(views.length)
+  })
+})
