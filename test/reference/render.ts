@@ -19,6 +19,19 @@ type Variables = Readonly<Record<string, string | undefined>>
  * "has no value" (registered but `undefined`), each naming `subject`.
  */
 export function referenceInterpolate(text: string, variables: Variables, subject: string): string {
+  // Malformed groups are a fault of the text itself, so they win over an
+  // earlier unknown or valueless name (the whole text is checked first).
+  for (let at = 0, open = text.indexOf('{{'); open >= 0; open = text.indexOf('{{', at)) {
+    const close = text.indexOf('}}', open + 2)
+    if (close < 0) break
+    const group = text.slice(open, close + 2)
+    if (!VARIABLE_NAME.test(text.slice(open + 2, close))) {
+      throw new Error(
+        `malformed prompt variable reference "${group}" in ${subject}; write {{name}} with a name matching /^[a-z][a-z0-9_]*$/, or set interpolate: false`,
+      )
+    }
+    at = close + 2
+  }
   let out = ''
   let at = 0
   for (;;) {
