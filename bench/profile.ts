@@ -12,7 +12,7 @@ let start = performance.now()
 const warm = Number(process.env.WARM ?? w.agents.length * 3)
 for (let i = -warm; i < Number(steps); i++) {
   if (i === 0) start = performance.now()
-  const agent = i % w.agents.length
+  const agent = ((i % w.agents.length) + w.agents.length) % w.agents.length
   if (scenario === 'signal') w.turn.value = String(i)
   if (scenario === 'churn') {
     live.push(w.impl.service(w.scopes[1 + agent]!.ctx).section({ name: `churn-${n++}`, order: 1000 + (n % 97), text: `Churn ${n} uses {{model}}.` }))
