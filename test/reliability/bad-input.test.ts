@@ -1,3 +1,4 @@
+import { signal } from '@preact/signals-core'
 import { describe, expect, test } from 'vitest'
 import {
   bindScopeParent,
@@ -79,6 +80,7 @@ const REGISTRATION: Row[] = [
 const PROVIDERS: Row[] = [
   { call: 'a section text provider returning a number', arrange: (w) => a1(w).section({ name: 'late', order: 2000, text: w.faulty('ok', () => 7) }), act: assembleA1, error: TypeError, message: [`prompt section "late" ${SCOPED} text provider returned number 7; it must be a string`] },
   { call: 'a section text provider returning undefined', arrange: (w) => sp(w).section({ name: 'late', order: 2000, text: w.faulty('ok', () => undefined) }), act: assembleA1, error: TypeError, message: ['prompt section "late" text provider returned undefined; it must be a string'] },
+  { call: 'a section text signal holding a number', arrange: (w) => w.scopes.agent2.ctx.systemPrompt.section({ name: 'late', order: 2000, text: signal(5) as never }), act: (w) => sp(w).assemble({ scope: w.keys.agent2 }), error: TypeError, message: ['prompt section "late" in scope "agent-2" text signal holds number 5; it must be a string'] },
   { call: 'a context text provider returning an object', arrange: (w) => a1(w).context({ name: 'disk', order: 130, text: w.faulty('ok', () => ({})) }), act: assembleA1, error: TypeError, message: [`runtime context "disk" ${SCOPED} text provider returned an object; it must be a string`] },
   { call: 'a variable provider returning a number', arrange: (w) => a1(w).variable('branch', w.faulty<string | undefined>('main', () => 3)), act: assembleA1, error: TypeError, message: [`prompt variable "branch" ${SCOPED} provider returned number 3; it must be a string or undefined`] },
   { call: 'a variable provider returning null', arrange: (w) => sp(w).variable('branch', w.faulty<string | undefined>('main', () => null)), act: assembleA1, error: TypeError, message: ['prompt variable "branch" provider returned null; it must be a string or undefined'] },
