@@ -169,34 +169,39 @@ function requireObject(kind: string, input: unknown): Record<string, unknown> {
 }
 
 /** The fields sections and contexts share, validated in the same order. */
-function orderedEntry(kind: string, input: unknown, scope: ScopeKey | undefined) {
+function orderedFields(kind: string, input: unknown, scope: ScopeKey | undefined) {
   const raw = requireObject(kind, input)
   const name = requireName(kind, raw.name, scope)
   const label = entryLabel(kind, name, scope)
   return {
     raw,
-    entry: {
-      name,
-      scope,
-      label,
-      order: requireOrder(label, raw.order),
-      ...toSource<string>(label, 'text', raw.text),
-      interpolate: optionalFlag(label, 'interpolate', raw.interpolate) !== false,
-      stability: optionalStability(label, raw.stability),
-    },
+    name,
+    label,
+    order: requireOrder(label, raw.order),
+    source: toSource<string>(label, 'text', raw.text),
+    interpolate: optionalFlag(label, 'interpolate', raw.interpolate) !== false,
+    stability: optionalStability(label, raw.stability),
   }
 }
 
+// Entries are built as explicit literals, never by spreading: the assembly
+// loop reads them on every call, and spread-built objects get a hidden class
+// whose field loads measured several times slower there.
+
 /** Validates a `section()` argument; throws a `TypeError` naming the entry. */
 export function toSectionEntry(input: PromptSection, scope: ScopeKey | undefined): SectionEntry {
-  const { raw, entry } = orderedEntry('prompt section', input, scope)
-  return { ...entry, complete: optionalFlag(entry.label, 'complete', raw.complete) === true }
+  const { raw, name, label, order, source, interpolate, stability } = orderedFields('prompt section', input, scope)
+  const complete = optionalFlag(label, 'complete', raw.complete) === true
+  const { kind, value, signal, fn } = source
+  return { name, scope, label, order, kind, value, signal, fn, interpolate, complete, stability }
 }
 
 /** Validates a `context()` argument; throws a `TypeError` naming the entry. */
 export function toContextEntry(input: PromptContext, scope: ScopeKey | undefined): ContextEntry {
-  const { raw, entry } = orderedEntry('runtime context', input, scope)
-  return { ...entry, required: optionalFlag(entry.label, 'required', raw.required) === true }
+  const { raw, name, label, order, source, interpolate, stability } = orderedFields('runtime context', input, scope)
+  const required = optionalFlag(label, 'required', raw.required) === true
+  const { kind, value, signal, fn } = source
+  return { name, scope, label, order, kind, value, signal, fn, interpolate, required, stability }
 }
 
 /** Validates a `variable()` call; throws a `TypeError` naming the variable. */
@@ -213,7 +218,8 @@ export function toVariableEntry(
     )
   }
   const label = entryLabel('prompt variable', name, scope)
-  return { name, scope, label, ...toSource<string | undefined>(label, 'value', provider), stability: optionalStability(label, stability) }
+  const { kind, value, signal, fn } = toSource<string | undefined>(label, 'value', provider)
+  return { name, scope, label, kind, value, signal, fn, stability: optionalStability(label, stability) }
 }
 
 /** Validates a `tools()` argument; throws a `TypeError` naming the provider. */

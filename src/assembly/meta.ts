@@ -3,9 +3,10 @@ import type { PromptStats } from './stats.js'
 
 /**
  * What an assembly or preparation remembers about where it came from, held
- * under a non-enumerable symbol so spreading or serialising the result never
- * copies it. Renderers use it to reach their scope's render memo; the step
- * surface uses it to name the layer that supplied a section.
+ * in a weak side table so the result itself stays a plain object (spreading,
+ * cloning or serialising it never copies the meta). Renderers use it to reach
+ * their scope's render memo; the step surface uses it to name the layer that
+ * supplied a section.
  */
 export interface AssemblyMeta {
   readonly view: ScopeView
@@ -20,15 +21,17 @@ export interface AssemblyMeta {
   readonly variables?: VariablePlan
 }
 
-const META: unique symbol = Symbol('promptloom.meta')
+// Held beside the result rather than on it: the result stays a plain object
+// with no extra (even hidden) property, and the meta goes with it.
+const metas = new WeakMap<object, AssemblyMeta>()
 
-/** Attaches `meta` to `target` (non-enumerable) and returns `target`. */
+/** Attaches `meta` to `target` and returns `target`. */
 export function withMeta<T extends object>(target: T, meta: AssemblyMeta): T {
-  Object.defineProperty(target, META, { value: meta, configurable: true })
+  metas.set(target, meta)
   return target
 }
 
 /** The meta of an object built by `prepare`/`assemble`, or `undefined` for anything else. */
 export function metaOf(target: object): AssemblyMeta | undefined {
-  return (target as { [META]?: AssemblyMeta })[META]
+  return metas.get(target)
 }
