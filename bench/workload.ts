@@ -52,7 +52,8 @@ export const promptloom: Impl = {
 export const reference: Impl = {
   name: 'reference',
   load: (app) =>
-    app.plugin(ReferenceSystemPrompt, { personaPrefix: 'You are {{model}}.', personaSuffix: 'Workspace: {{cwd}}' }),
+    // The original harness emits system-prompt/change on every registration and disposal.
+    app.plugin(ReferenceSystemPrompt, { personaPrefix: 'You are {{model}}.', personaSuffix: 'Workspace: {{cwd}}', emitChanges: true }),
   service: (ctx) => ctx.referencePrompt as unknown as PromptService,
   renderPrompt: referenceRenderPrompt,
   renderContextSnapshot: referenceRenderContextSnapshot,

@@ -9,6 +9,12 @@ export interface ReferenceSystemPromptConfig {
   readonly personaPrefix?: string
   readonly personaSuffix?: string
   readonly toolOrder?: readonly string[]
+  /**
+   * Emit `system-prompt/change` on every registration and disposal, as the
+   * original harness does (default `false`, so tests that load both engines in
+   * one app hear only the production engine's events). The benchmark turns it on.
+   */
+  readonly emitChanges?: boolean
 }
 
 /** The config with every default applied. */
@@ -19,6 +25,7 @@ export interface ResolvedReferenceConfig {
   readonly personaPrefix: string
   readonly personaSuffix: string
   readonly toolOrder: readonly string[] | undefined
+  readonly emitChanges: boolean
 }
 
 function option<T>(config: Record<string, unknown>, key: string, type: 'boolean' | 'string', fallback: T): T {
@@ -44,5 +51,6 @@ export function resolveReferenceConfig(config: unknown): ResolvedReferenceConfig
     personaPrefix: option(raw, 'personaPrefix', 'string', ''),
     personaSuffix: option(raw, 'personaSuffix', 'string', ''),
     toolOrder: raw.toolOrder === undefined ? undefined : referenceValidateToolOrder(raw.toolOrder),
+    emitChanges: option(raw, 'emitChanges', 'boolean', false),
   }
 }

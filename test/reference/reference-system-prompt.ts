@@ -101,12 +101,14 @@ export class ReferenceSystemPrompt extends Service {
   // TS-private, not `#`: Cordis hands methods a proxy of the instance as `this`.
   private readonly layers = new ReferenceLayers()
   private readonly toolOrder: readonly string[] | undefined
+  private readonly emitChanges: boolean
 
   /** Validates `config` (throws `TypeError` at load) and registers the configured global sections. */
   constructor(ctx: Context, config: ReferenceSystemPromptConfig = {}) {
     const resolved = resolveReferenceConfig(config)
     super(ctx, 'referencePrompt')
     this.toolOrder = resolved.toolOrder
+    this.emitChanges = resolved.emitChanges
     const global = this.layers.global
     const configSection = (name: string, order: number, text: string): void => {
       const entry: SectionEntry = { name, order, text, interpolate: true, complete: false }
@@ -135,7 +137,16 @@ export class ReferenceSystemPrompt extends Service {
     action: (layer: ReferenceLayer, scope: ScopeKey | undefined) => () => void,
   ): () => Promise<void> {
     const scope = scopeOf(this.ctx)
-    return this.ctx.effect(() => action(this.layers.layerOf(scope), scope), label)
+    if (!this.emitChanges) return this.ctx.effect(() => action(this.layers.layerOf(scope), scope), label)
+    const root = this.ctx.root
+    return this.ctx.effect(() => {
+      const undo = action(this.layers.layerOf(scope), scope)
+      root.emit('system-prompt/change')
+      return () => {
+        undo()
+        root.emit('system-prompt/change')
+      }
+    }, label)
   }
 
   /** Registers a section in the caller's scope; returns the exact Cordis effect disposer. */
