@@ -83,8 +83,8 @@ function prose(rand: () => number, length: number): string {
   return out.slice(0, length)
 }
 
-/** The 12 variables: mostly static strings, one signal (the `signal` scenario's), one function. */
-export const VARIABLES = ['model', 'cwd', 'date', 'user', 'os', 'shell', 'repo', 'branch', 'locale', 'plan', 'turn', 'clock']
+/** The 13 variables: mostly static strings, two signals (the `signal` scenarios'), one function. */
+export const VARIABLES = ['model', 'cwd', 'date', 'user', 'os', 'shell', 'repo', 'branch', 'locale', 'plan', 'turn', 'clock', 'context_turn']
 
 export interface Workload {
   readonly app: Context
@@ -94,6 +94,8 @@ export interface Workload {
   readonly agents: readonly object[]
   readonly scopes: readonly Scope[]
   readonly turn: Signal<string>
+  /** A per-step value referenced only from a runtime context. */
+  readonly contextTurn: Signal<string>
   /** One model step for `scope`; returns a checksum of what was read. */
   step(scope: object | undefined): Promise<number>
   dispose(): Promise<void>
@@ -126,7 +128,7 @@ function toolResult(rand: () => number, provider: number): ToolProviderResult {
 
 /**
  * Builds the workload: G global sections (200–1500 characters, about a third
- * with 1–3 variable references, about 5% function providers), 12 variables,
+ * with 1–3 variable references, about 5% function providers), 13 variables,
  * 40 tools from 4 providers that return the same result object, 4 runtime
  * contexts, and A agents under one preset, each with 3 scoped sections (one
  * shadowing a global) and a scoped variable.
@@ -142,8 +144,10 @@ export async function buildWorkload(impl: Impl, { G, A, seed = 42 }: WorkloadOpt
   })
   const sp = impl.service(ctx)
   const turn = signal('1')
+  const contextTurn = signal('1')
   for (const name of VARIABLES) {
     if (name === 'turn') sp.variable(name, turn)
+    else if (name === 'context_turn') sp.variable(name, contextTurn)
     else if (name === 'clock') sp.variable(name, () => 'step')
     else sp.variable(name, `${name}-value-${Math.floor(rand() * 1000)}`)
   }
@@ -163,7 +167,8 @@ export async function buildWorkload(impl: Impl, { G, A, seed = 42 }: WorkloadOpt
     sp.section({ name: `section-${String(i).padStart(4, '0')}`, order: 100 + i * 10, text: i % 20 === 7 ? () => fixed : fixed })
   }
   for (let c = 0; c < 4; c++) {
-    sp.context({ name: `context-${c}`, order: 100 + c, text: c === 3 ? 'Turn {{turn}}.' : prose(rand, 120), required: c === 0 })
+    const text = c === 3 ? 'Turn {{turn}}.' : c === 2 ? `${prose(rand, 120)} Step {{context_turn}}.` : prose(rand, 120)
+    sp.context({ name: `context-${c}`, order: 100 + c, text, required: c === 0 })
   }
   for (let p = 0; p < 4; p++) {
     const result = toolResult(rand, p)
@@ -191,6 +196,7 @@ export async function buildWorkload(impl: Impl, { G, A, seed = 42 }: WorkloadOpt
     agents,
     scopes,
     turn,
+    contextTurn,
     async step(scope) {
       const assembly = await root[service]!.assemble({ scope })
       const prompt = impl.renderPrompt(assembly)

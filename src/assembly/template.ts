@@ -65,15 +65,27 @@ export function fillTemplate(
   owner: string,
 ): string {
   const { parts, refs } = template
-  let out = parts[0] ?? ''
-  for (let i = 0; i < refs.length; i++) {
-    const name = refs[i]!
-    if (!Object.hasOwn(variables, name)) throw unknownVariable(name, variables, owner)
-    const value = variables[name]
-    if (value === undefined) throw missingValue(name, owner)
-    out += value + parts[i + 1]!
+  // A few references concatenate; many are joined, so a huge template yields
+  // one flat string instead of a deep rope that the first read must flatten.
+  if (refs.length > 8) {
+    const pieces = new Array<string>(parts.length + refs.length)
+    pieces[0] = parts[0]!
+    for (let i = 0; i < refs.length; i++) {
+      pieces[2 * i + 1] = valueOf(refs[i]!, variables, owner)
+      pieces[2 * i + 2] = parts[i + 1]!
+    }
+    return pieces.join('')
   }
+  let out = parts[0] ?? ''
+  for (let i = 0; i < refs.length; i++) out += valueOf(refs[i]!, variables, owner) + parts[i + 1]
   return out
+}
+
+function valueOf(name: string, variables: Readonly<Record<string, string | undefined>>, owner: string): string {
+  if (!Object.hasOwn(variables, name)) throw unknownVariable(name, variables, owner)
+  const value = variables[name]
+  if (value === undefined) throw missingValue(name, owner)
+  return value
 }
 
 /**
