@@ -162,6 +162,7 @@ async function floorScenario(): Promise<void> {
 }
 
 function templateScenario(): void {
+  const medians: Record<string, number> = {}
   const unit = 'Read {{model}} notes carefully before acting. '
   const vars = { model: 'm' }
   for (const [label, text] of [
@@ -169,21 +170,27 @@ function templateScenario(): void {
     ['5 MB with references', unit.repeat(Math.ceil(5_000_000 / unit.length))],
     ['100k "{{" without "}}"', '{{ not a reference '.repeat(100_000)],
   ] as const) {
-    const time = (fn: () => string): number => {
-      const times: number[] = []
-      for (let i = 0; i < (quick ? 3 : 5); i++) {
-        const start = performance.now()
-        const out = fn()
-        // Read a character: a rope must be flattened, as any consumer would.
-        out.charCodeAt(out.length >> 1)
-        times.push(performance.now() - start)
-      }
-      return times.sort((a, b) => a - b)[times.length >> 1]!
+    // Alternate the two on every repetition; report each one's median.
+    const runs = { ref: [] as number[], pl: [] as number[] }
+    const once = (fn: () => string): number => {
+      const start = performance.now()
+      const out = fn()
+      // Read a character: a rope must be flattened, as any consumer would.
+      out.charCodeAt(out.length >> 1)
+      return performance.now() - start
     }
-    const ref = time(() => referenceInterpolate(text, vars, 'prompt section "big"'))
-    const pl = time(() => interpolate(text, vars, 'prompt section "big"'))
+    for (let i = 0; i < (quick ? 7 : 11); i++) {
+      runs.ref.push(once(() => referenceInterpolate(text, vars, 'prompt section "big"')))
+      runs.pl.push(once(() => interpolate(text, vars, 'prompt section "big"')))
+    }
+    const mid = (times: number[]): number => times.sort((a, b) => a - b)[times.length >> 1]!
+    const ref = mid(runs.ref)
+    const pl = mid(runs.pl)
+    medians[label] = pl
     report({ scenario: `template: ${label} (first render)`, reference_ms: ref, promptloom_ms: pl, ratio: ref / pl })
   }
+  const scale = medians['5 MB with references']! / medians['1 MB with references']!
+  report({ scenario: 'template scaling: promptloom 5 MB / 1 MB', ratio: scale, note: 'linear is 5×' })
 }
 
 function memoryScenario(): void {

@@ -131,7 +131,11 @@ export class RenderMemo {
     const outputs = this.#outputs
     const changed = this.#changedVariables(variables)
     const count = items.length
-    // Copy-on-first-difference: stays undefined while every item matches its slot.
+    // Copy-on-first-difference, in two grades: while every item keeps its
+    // slot (same name, text and flag at the same position), only a changed
+    // output is written, into a copy of `outputs`; the first item that moved
+    // or is new switches to rebuilding all five arrays.
+    let nextOutputs: string[] | undefined
     let next: { names: string[]; texts: string[]; interpolates: boolean[]; templates: (Template | undefined)[]; outputs: string[] } | undefined =
       count === names.length ? undefined : { names: [], texts: [], interpolates: [], templates: [], outputs: [] }
     let renders = 0
@@ -147,7 +151,6 @@ export class RenderMemo {
         if (template !== undefined && changed !== null && touches(template.refs, changed)) {
           output = fillTemplate(template, variables, ownerOf(kind, name))
           renders++
-          at = -1
         } else output = outputs[at]!
       } else {
         template = compiled(item, interpolate, kind)
@@ -155,22 +158,24 @@ export class RenderMemo {
         renders++
         at = -1
       }
-      if (next === undefined && at !== i) {
+      if (next === undefined) {
+        if (at === i) {
+          if (output !== outputs[i]) (nextOutputs ??= outputs.slice())[i] = output
+          continue
+        }
         next = {
           names: names.slice(0, i),
           texts: texts.slice(0, i),
           interpolates: interpolates.slice(0, i),
           templates: templates.slice(0, i),
-          outputs: outputs.slice(0, i),
+          outputs: (nextOutputs ?? outputs).slice(0, i),
         }
       }
-      if (next !== undefined) {
-        next.names.push(name)
-        next.texts.push(text)
-        next.interpolates.push(interpolate)
-        next.templates.push(template)
-        next.outputs.push(output)
-      }
+      next.names.push(name)
+      next.texts.push(text)
+      next.interpolates.push(interpolate)
+      next.templates.push(template)
+      next.outputs.push(output)
     }
     if (stats !== undefined) {
       stats.sectionRenders += renders
@@ -180,7 +185,13 @@ export class RenderMemo {
       this.#snapshot.clear()
       for (const name in variables) if (Object.hasOwn(variables, name)) this.#snapshot.set(name, variables[name])
     }
-    if (next === undefined) return false
+    if (next === undefined) {
+      if (nextOutputs === undefined) return false
+      this.#outputs = nextOutputs
+      this.#parts = undefined
+      this.joined = undefined
+      return true
+    }
     this.#names = next.names
     this.#texts = next.texts
     this.#interpolates = next.interpolates
