@@ -18,9 +18,10 @@ const gc = (globalThis as { gc?: () => void }).gc
 if (gc === undefined) throw new Error('run with node --expose-gc')
 const count = Number(countArg)
 
+/** Heap used after the event loop drained and several full collections (weak tables clear over more than one). */
 async function settle(): Promise<number> {
-  for (let i = 0; i < 4; i++) {
-    await new Promise((resolve) => setImmediate(resolve))
+  for (let i = 0; i < 10; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 1))
     gc!()
   }
   return process.memoryUsage().heapUsed
