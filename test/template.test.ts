@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { compileTemplate, fillTemplate, interpolate } from '../src/assembly/template.js'
 
+// Speed at scale is measured by the benchmark (npm run bench, "template" rows), never here.
+
 const INTRO = 'prompt section "intro"'
 const ENV = 'runtime context "env"'
 
@@ -100,28 +102,22 @@ describe('compileTemplate', () => {
     expect(message.length).toBeLessThan(400)
   })
 
-  it('compiles 5 MB of text with references in linear time', () => {
+  it('compiles 5 MB of text with 220k references', () => {
     const text = 'lorem ipsum {{a}} dolor '.repeat(220_000)
     expect(text.length).toBeGreaterThan(5_000_000)
-    const start = performance.now()
     const template = compileTemplate(text, INTRO)
-    expect(performance.now() - start).toBeLessThan(2_000)
     expect(template.refs).toHaveLength(220_000)
   })
 
-  it('compiles 100k unclosed "{{" in linear time (a quadratic rescan takes seconds)', () => {
+  it('compiles 100k unclosed "{{" to one literal part', () => {
     const text = '{{'.repeat(100_000)
-    const start = performance.now()
     const template = compileTemplate(text, INTRO)
-    expect(performance.now() - start).toBeLessThan(1_000)
     expect(template).toEqual({ parts: [text], refs: [] })
   })
 
-  it('compiles a 5 MB text without "{{" in linear time', () => {
+  it('compiles a 5 MB text without "{{" to the text itself', () => {
     const text = '{ } }} '.repeat(750_000)
-    const start = performance.now()
     const template = compileTemplate(text, INTRO)
-    expect(performance.now() - start).toBeLessThan(1_000)
     expect(template.parts[0]).toBe(text)
   })
 })
@@ -194,11 +190,9 @@ describe('fillTemplate', () => {
     )
   })
 
-  it('fills a 5 MB template in linear time', () => {
+  it('fills a 5 MB template with 220k references', () => {
     const template = compileTemplate('lorem ipsum {{a}} dolor '.repeat(220_000), INTRO)
-    const start = performance.now()
     const out = fillTemplate(template, { a: 'AB' }, INTRO)
-    expect(performance.now() - start).toBeLessThan(2_000)
     expect(out.length).toBe('lorem ipsum AB dolor '.length * 220_000)
   })
 })
