@@ -549,3 +549,23 @@ describe('rendering', () => {
     ).toThrow('context "env"')
   })
 })
+
+describe('reference: change events (benchmark option)', () => {
+  test('with emitChanges, each registration and each disposal emits system-prompt/change', async () => {
+    const app = await mount({ emitChanges: true })
+    let changes = 0
+    app.on('system-prompt/change', () => void changes++)
+    const dispose = app.referencePrompt.section({ name: 'a', order: 0, text: 'A' })
+    expect(changes).toBe(1)
+    await dispose()
+    expect(changes).toBe(2)
+  })
+
+  test('without emitChanges, the oracle stays silent', async () => {
+    const app = await mount()
+    let changes = 0
+    app.on('system-prompt/change', () => void changes++)
+    await app.referencePrompt.section({ name: 'a', order: 0, text: 'A' })()
+    expect(changes).toBe(0)
+  })
+})
