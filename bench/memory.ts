@@ -6,9 +6,8 @@
  *
  *   node --expose-gc --import tsx bench/memory.ts <reference|promptloom> <scopes>
  */
-import { Context } from 'cordis'
 import { createScope, type Scope } from '../src/index.js'
-import { IMPLS } from './workload.js'
+import { IMPLS, mount } from './workload.js'
 
 const [implName = 'promptloom', countArg = '10000'] = process.argv.slice(2)
 const found = IMPLS.find((candidate) => candidate.name === implName)
@@ -27,14 +26,7 @@ async function settle(): Promise<number> {
   return process.memoryUsage().heapUsed
 }
 
-const app = new Context()
-await impl.load(app)
-const service = impl.name === 'promptloom' ? 'systemPrompt' : 'referencePrompt'
-let ctx!: Context
-await app.inject([service], (injected) => {
-  ctx = injected
-})
-const sp = impl.service(ctx)
+const { ctx, sp } = await mount(impl)
 sp.section({ name: 'global', order: 1, text: 'A global section that every agent sees.' })
 sp.variable('model', 'bench-model')
 sp.variable('cwd', '/work')

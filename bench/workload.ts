@@ -127,6 +127,21 @@ function toolResult(rand: () => number, provider: number): ToolProviderResult {
 }
 
 /**
+ * A fresh app with `impl` loaded, and a plugin context that injects its
+ * service (scopes are minted from it, so their contexts resolve the service).
+ */
+export async function mount(impl: Impl): Promise<{ app: Context; ctx: Context; service: string; sp: PromptService }> {
+  const app = new Context()
+  await impl.load(app)
+  const service = impl.name === 'promptloom' ? 'systemPrompt' : 'referencePrompt'
+  let ctx!: Context
+  await app.inject([service], (injected) => {
+    ctx = injected
+  })
+  return { app, ctx, service, sp: impl.service(ctx) }
+}
+
+/**
  * Builds the workload: G global sections (200–1500 characters, about a third
  * with 1–3 variable references, about 5% function providers), 13 variables,
  * 40 tools from 4 providers that return the same result object, 4 runtime
@@ -135,14 +150,7 @@ function toolResult(rand: () => number, provider: number): ToolProviderResult {
  */
 export async function buildWorkload(impl: Impl, { G, A, seed = 42 }: WorkloadOptions): Promise<Workload> {
   const rand = random(seed)
-  const app = new Context()
-  await impl.load(app)
-  const service = impl.name === 'promptloom' ? 'systemPrompt' : 'referencePrompt'
-  let ctx!: Context
-  await app.inject([service], (injected) => {
-    ctx = injected
-  })
-  const sp = impl.service(ctx)
+  const { app, ctx, service, sp } = await mount(impl)
   const turn = signal('1')
   const contextTurn = signal('1')
   for (const name of VARIABLES) {
