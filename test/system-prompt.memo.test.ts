@@ -20,6 +20,10 @@ async function delta(app: Context, action: () => unknown): Promise<PromptStats> 
   ) as unknown as PromptStats
 }
 
+function sectionNamesOf(assembly: { sections: readonly { name: string }[] }): string[] {
+  return assembly.sections.map((section) => section.name)
+}
+
 async function assembleAndRender(app: Context, scope?: object): Promise<string> {
   return renderPrompt(await app.systemPrompt.assemble({ scope }))
 }
@@ -111,7 +115,7 @@ describe('structure memoization', () => {
     expect((await delta(app, () => app.systemPrompt.assemble())).structureRecomputes).toBe(0)
   })
 
-  test('registering in the preset recomputes both agents below it', async () => {
+  test('registering in the preset re-derives the preset’s view once, shared by both agents below it', async () => {
     const app = await mount(BARE)
     const { keys, scopes } = await family(app)
     scopes.preset.ctx.systemPrompt.section({ name: 'p', order: 0, text: 'P' })
@@ -119,7 +123,20 @@ describe('structure memoization', () => {
     await app.systemPrompt.assemble({ scope: keys.agent2 })
     scopes.preset.ctx.systemPrompt.section({ name: 'q', order: 1, text: 'Q' })
     expect((await delta(app, () => app.systemPrompt.assemble({ scope: keys.agent }))).structureRecomputes).toBe(1)
-    expect((await delta(app, () => app.systemPrompt.assemble({ scope: keys.agent2 }))).structureRecomputes).toBe(1)
+    expect((await delta(app, () => app.systemPrompt.assemble({ scope: keys.agent2 }))).structureRecomputes).toBe(0)
+    expect(sectionNamesOf(await app.systemPrompt.assemble({ scope: keys.agent2 }))).toContain('q')
+  })
+
+  test('an agent with sections of its own merges them into its preset’s shared view', async () => {
+    const app = await mount(BARE)
+    const { keys, scopes } = await family(app)
+    scopes.agent.ctx.systemPrompt.section({ name: 'a', order: 5, text: 'A' })
+    await app.systemPrompt.assemble({ scope: keys.agent })
+    await app.systemPrompt.assemble({ scope: keys.agent2 })
+    scopes.preset.ctx.systemPrompt.section({ name: 'q', order: 1, text: 'Q' })
+    // The preset re-derives once; the agent with its own section merges once more.
+    expect((await delta(app, () => app.systemPrompt.assemble({ scope: keys.agent }))).structureRecomputes).toBe(2)
+    expect((await delta(app, () => app.systemPrompt.assemble({ scope: keys.agent2 }))).structureRecomputes).toBe(0)
   })
 
   test('rebinding one scope’s parent does not recompute an unrelated scope', async () => {

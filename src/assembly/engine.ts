@@ -70,8 +70,10 @@ export class PromptEngine {
     // Any re-link may change some scope's effective view here (a scope with no
     // layer of its own inherits from its new parent), so every one counts.
     this.#unwatchParents = watchParentChanges(this.#revision)
-    this.#globalView = new ScopeView(undefined, this.store, this.stats, carrierBase)
+    this.#globalView = new ScopeView(undefined, this.store, this.stats, carrierBase, this.#viewOf)
   }
+
+  readonly #viewOf = (scope: ScopeKey | undefined): ScopeView => this.view(scope)
 
   /** The memoized view of `scope` (the global view for `undefined`), created on first use. */
   view(scope: ScopeKey | undefined): ScopeView {
@@ -81,7 +83,7 @@ export class PromptEngine {
       if (typeof scope !== 'object' || scope === null) {
         throw new TypeError(`assemble context "scope" must be a scope key object (got ${describeValue(scope)})`)
       }
-      this.#views.set(scope, (view = new ScopeView(scope, this.store, this.stats, this.#carrierBase)))
+      this.#views.set(scope, (view = new ScopeView(scope, this.store, this.stats, this.#carrierBase, this.#viewOf)))
     }
     return view
   }
@@ -98,6 +100,9 @@ export class PromptEngine {
    * of that key simply builds a fresh view.
    */
   release(scope: ScopeKey): void {
+    // Views below may still derive from this one; they stay correct, but it
+    // keeps no rendered text for them.
+    this.#views.get(scope)?.clearMemos()
     this.#views.delete(scope)
   }
 

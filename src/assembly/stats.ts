@@ -5,7 +5,7 @@
 export interface PromptStats {
   /** `assemble()` calls. */
   assemblies: number
-  /** Re-derivations of a scope's merged, sorted view (its sections, contexts, variables or tool providers). */
+  /** Merges of a scope's own entries into its parent's view (sections, contexts, variables or tool providers); a scope without entries of a kind shares its parent's and counts nothing. */
   structureRecomputes: number
   /** Calls of function providers (texts, variables, tools). */
   providerEvaluations: number

@@ -1,5 +1,6 @@
 import { computed, type ReadonlySignal } from '@preact/signals-core'
 import type { ScopedLayers } from '../scope/scoped-layers.js'
+import { scopeParentOf } from '../scope/parent-chain.js'
 import type { ScopeKey, Scoped } from '../scope/scope-key.js'
 import { scopeTarget } from '../scope/carrier.js'
 import type { ContextEntry, PromptLayer, SectionEntry, ToolEntry, VariableEntry } from './entries.js'
@@ -31,33 +32,64 @@ export interface VariablePlan {
   readonly byName: ReadonlyMap<string, VariableEntry>
 }
 
-function byOrderThenName(a: { order: number; name: string }, b: { order: number; name: string }): number {
+type Ordered = { readonly order: number; readonly name: string }
+
+function byOrderThenName(a: Ordered, b: Ordered): number {
   return a.order - b.order || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
 }
 
-function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
-  return true
+/**
+ * Merges a layer's own entries into its parent's sorted plan: the parent's
+ * entries minus the names the layer shadows, interleaved with the layer's own
+ * entries sorted. Linear in the parent plan, so a scope under a large global
+ * layer pays for a copy, not for a sort.
+ */
+function mergeSorted<E extends Ordered>(base: readonly E[], ownUnsorted: E[]): E[] {
+  const own = ownUnsorted.sort(byOrderThenName)
+  const shadowed = new Set<string>()
+  for (const entry of own) shadowed.add(entry.name)
+  const out: E[] = []
+  let j = 0
+  for (const entry of base) {
+    if (shadowed.has(entry.name)) continue
+    while (j < own.length && byOrderThenName(own[j]!, entry) < 0) out.push(own[j++]!)
+    out.push(entry)
+  }
+  while (j < own.length) out.push(own[j++]!)
+  return out
 }
+
+const NO_SECTIONS: SectionPlan = { entries: [], complete: [] }
+const NO_CONTEXTS: ContextPlan = { entries: [], required: [], byName: new Map(), names: new Set(), requiredNames: new Set() }
+const NO_VARIABLES: VariablePlan = { entries: [], byName: new Map() }
 
 /**
  * The memoized graph of one scope (or of the global view). Each derived fact
- * is its own `computed`, so a change re-derives only what depends on it:
+ * is its own `computed`, and each scope's view is built on its parent's, so
+ * siblings share their parent's work and a change re-derives only what
+ * depends on it:
  *
- *            parent links ─┐   ┌─ layer slots
- *                          ▼   ▼
- *                         chain ──────────────┬──────────┬──────────┬─────────┐
- *   global + chain tables ─▶ sections    contexts   variables     tools   suppressed
+ *     global view      layer ─┐
+ *          ▲                  ▼
+ *     preset view  = parent ⊕ own layer       (sections, contexts, variables,
+ *          ▲                                    tools, suppressed, layers)
+ *     agent view   = parent ⊕ own layer
  *
+ * A scope without entries of a kind shares its parent's plan object for that
+ * kind: nothing is merged or sorted for it. The parent is read through the
+ * scope's parent link, so a rebind re-derives exactly the views below it.
  * Nothing here subscribes to anything while nobody reads it (computeds
  * without an effect are pulled, not pushed), so a view is garbage as soon as
- * its scope key is.
+ * its scope key and its descendants' views are.
  */
 export class ScopeView {
   readonly key: ScopeKey | undefined
   /** The routing carrier for this scope's waterfalls. */
   readonly carrier: Scoped<object>
+  /** The parent scope's view (the global view for a root scope); `undefined` for the global view. */
+  readonly parent: ReadonlySignal<ScopeView | undefined>
+  /** This scope's own layer, when it has one. */
+  readonly own: ReadonlySignal<PromptLayer | undefined>
   /** Existing layers visible here: global first, then the chain farthest → nearest. */
   readonly layers: ReadonlySignal<readonly PromptLayer[]>
   readonly sections: ReadonlySignal<SectionPlan>
@@ -68,32 +100,45 @@ export class ScopeView {
 
   /** The last tool providers' results and the tools built from them (identity-checked). */
   toolMemo: { readonly results: readonly unknown[]; readonly tools: readonly ToolSchema[] } | undefined
-  readonly sectionRenders = new RenderMemo()
-  readonly contextRenders = new RenderMemo()
+  sectionRenders = new RenderMemo()
+  contextRenders = new RenderMemo()
 
-  constructor(key: ScopeKey | undefined, store: ScopedLayers<PromptLayer>, stats: PromptStats, carrierBase: object) {
+  /**
+   * @param viewOf - the engine's view of a scope (the global view for `undefined`), created on demand.
+   */
+  constructor(
+    key: ScopeKey | undefined,
+    store: ScopedLayers<PromptLayer>,
+    stats: PromptStats,
+    carrierBase: object,
+    viewOf: (scope: ScopeKey | undefined) => ScopeView,
+  ) {
     this.key = key
     this.carrier = scopeTarget(carrierBase, key)
-    let last: readonly PromptLayer[] = []
+    this.parent = computed(() => (key === undefined ? undefined : viewOf(scopeParentOf(key))))
+    this.own = computed(() => store.peek(key))
     this.layers = computed(() => {
-      const next = [store.global, ...store.chainLayers(key)]
-      // Keep the array's identity when the same layers come back, so the
-      // views below are not re-derived for a link change that moved nothing.
-      return sameItems(last, next) ? last : (last = next)
+      const base = this.parent.value?.layers.value ?? []
+      const own = this.own.value
+      return own === undefined ? base : [...base, own]
     })
     this.sections = computed(() => {
+      const base = this.parent.value?.sections.value ?? NO_SECTIONS
+      const layer = this.own.value
+      if (layer === undefined || layer.sections.size === 0) return base
       stats.structureRecomputes++
-      const merged = new Map<string, SectionEntry>()
-      for (const layer of this.layers.value) layer.sections.forEach((entry, name) => merged.set(name, entry))
-      const entries = [...merged.values()].sort(byOrderThenName)
+      const entries = mergeSorted(base.entries, layer.sections.values())
       return { entries, complete: entries.filter((entry) => entry.complete) }
     })
     this.contexts = computed(() => {
+      const base = this.parent.value?.contexts.value ?? NO_CONTEXTS
+      const layer = this.own.value
+      if (layer === undefined || layer.contexts.size === 0) return base
       stats.structureRecomputes++
-      const byName = new Map<string, ContextEntry>()
-      for (const layer of this.layers.value) layer.contexts.forEach((entry, name) => byName.set(name, entry))
-      const entries = [...byName.values()].sort(byOrderThenName)
+      const entries = mergeSorted(base.entries, layer.contexts.values())
       const required = entries.filter((entry) => entry.required)
+      const byName = new Map<string, ContextEntry>()
+      for (const entry of entries) byName.set(entry.name, entry)
       return {
         entries,
         required,
@@ -103,17 +148,38 @@ export class ScopeView {
       }
     })
     this.variables = computed(() => {
+      const base = this.parent.value?.variables.value ?? NO_VARIABLES
+      const layer = this.own.value
+      if (layer === undefined || layer.variables.size === 0) return base
       stats.structureRecomputes++
-      const byName = new Map<string, VariableEntry>()
-      for (const layer of this.layers.value) layer.variables.forEach((entry, name) => byName.set(name, entry))
-      return { entries: [...byName.values()], byName }
+      // A shadowing entry takes the shadowed one's position; a new name goes last.
+      const entries = base.entries.slice()
+      const byName = new Map(base.byName)
+      layer.variables.forEach((entry, name) => {
+        const hidden = byName.get(name)
+        if (hidden === undefined) entries.push(entry)
+        else entries[entries.indexOf(hidden)] = entry
+        byName.set(name, entry)
+      })
+      return { entries, byName }
     })
     this.tools = computed(() => {
+      const base = this.parent.value?.tools.value ?? []
+      const layer = this.own.value
+      if (layer === undefined || layer.tools.size === 0) return base
       stats.structureRecomputes++
-      const entries: ToolEntry[] = []
-      for (const layer of this.layers.value) layer.tools.forEach((entry) => entries.push(entry))
-      return entries
+      return [...base, ...layer.tools.values()]
     })
-    this.suppressed = computed(() => this.layers.value.some((layer) => layer.suppressors.size > 0))
+    this.suppressed = computed(() => {
+      const layer = this.own.value
+      return (layer !== undefined && layer.suppressors.size > 0) || (this.parent.value?.suppressed.value ?? false)
+    })
+  }
+
+  /** Forgets the step caches (tool memo, render memos), so a released view holds no rendered text. */
+  clearMemos(): void {
+    this.toolMemo = undefined
+    this.sectionRenders = new RenderMemo()
+    this.contextRenders = new RenderMemo()
   }
 }
