@@ -1,23 +1,6 @@
-import { computed } from '@preact/signals-core'
 import { describe, expect, test } from 'vitest'
 import { NamedEntries } from '../src/index.js'
-
-/** A computed whose evaluations are counted; read `.value` to (re)evaluate it. */
-function counted<T>(read: () => T): { readonly value: T; readonly runs: number } {
-  let runs = 0
-  const view = computed(() => {
-    runs++
-    return read()
-  })
-  return {
-    get value() {
-      return view.value
-    },
-    get runs() {
-      return runs
-    },
-  }
-}
+import { counted } from './counted.js'
 
 function sections(): NamedEntries<string> {
   return new NamedEntries<string>(

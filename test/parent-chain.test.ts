@@ -1,24 +1,7 @@
-import { computed } from '@preact/signals-core'
 import { describe, expect, test } from 'vitest'
 import { bindScopeParent, scopeChainOf, scopeParentOf } from '../src/index.js'
 import { isScopeParentBound, isScopeWithin, parentRevision } from '../src/scope/parent-chain.js'
-
-/** A computed whose evaluations are counted; read `.value` to (re)evaluate it. */
-function counted<T>(read: () => T): { readonly value: T; readonly runs: number } {
-  let runs = 0
-  const view = computed(() => {
-    runs++
-    return read()
-  })
-  return {
-    get value() {
-      return view.value
-    },
-    get runs() {
-      return runs
-    },
-  }
-}
+import { counted } from './counted.js'
 
 describe('bindScopeParent', () => {
   test('links a key to its parent', () => {

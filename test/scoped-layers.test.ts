@@ -10,6 +10,7 @@ import {
   type ScopeKey,
   type ScopeLayer,
 } from '../src/index.js'
+import { counted } from './counted.js'
 
 interface TestLayer extends ScopeLayer {
   /** The key the layer was created for (`undefined` for the global layer). */
@@ -41,23 +42,6 @@ function layered(onChange?: () => void) {
     ...layers.merge(scope, (layer) => layer.named),
   ]
   return { layers, created, register, merged }
-}
-
-/** A computed whose evaluations are counted; read `.value` to (re)evaluate it. */
-function counted<T>(read: () => T): { readonly value: T; readonly runs: number } {
-  let runs = 0
-  const view = computed(() => {
-    runs++
-    return read()
-  })
-  return {
-    get value() {
-      return view.value
-    },
-    get runs() {
-      return runs
-    },
-  }
 }
 
 /** The disposers a context's fiber currently holds (Cordis effect wrappers). */
