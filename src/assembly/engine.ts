@@ -17,7 +17,7 @@ import {
 } from './entries.js'
 import { metaOf, withMeta, type AssemblyMeta } from './meta.js'
 import { createStats, type PromptStats } from './stats.js'
-import { collectTools, ToolDetacher } from './tools.js'
+import { collectTools, sameResults, snapshotOf, ToolDetacher, toolProviderLabel } from './tools.js'
 import type {
   AssembleContext,
   AssembledContext,
@@ -215,32 +215,16 @@ export class PromptEngine {
 
   #tools(view: ScopeView, context: AssembleContext): readonly ToolSchema[] {
     const entries = view.tools.value
-    // The memo key: every provider's result, its schemas array and each schema
-    // object, by identity — a provider that hands back the same objects gets
-    // the same detached, ordered tools without validating or sorting again.
-    const key: unknown[] = []
-    for (const entry of entries) {
-      const result = this.#toolResult(entry, context)
-      key.push(result)
-      const schemas = (result as { schemas?: unknown } | null)?.schemas
-      if (Array.isArray(schemas)) key.push(schemas, schemas.length, ...schemas)
-      key.push((result as { knownNames?: unknown } | null)?.knownNames)
-    }
+    const results = new Array<unknown>(entries.length)
+    for (let i = 0; i < entries.length; i++) results[i] = this.#toolResult(entries[i]!, context)
     const memo = view.toolMemo
-    if (memo !== undefined && sameItems(memo.results, key)) return memo.tools
-    const results: { result: unknown; label: string }[] = []
-    for (let i = 0, k = 0, first = 0; i < entries.length; i++) {
-      const { scope } = entries[i]!
-      if (scope !== entries[first]!.scope) first = i
-      // Numbered by position in its layer, as inspect() lists it: `tool provider #1 in scope "agent-1"`.
-      const where = scope === undefined ? '' : ` in scope "${scopeLabel(scope)}"`
-      results.push({ result: key[k], label: `tool provider #${i - first}${where}` })
-      const schemas = (key[k] as { schemas?: unknown } | null)?.schemas
-      k += Array.isArray(schemas) ? 4 + schemas.length : 2
+    if (memo !== undefined && memo.entries === entries && sameResults(memo.results, memo.snapshot, results)) {
+      return memo.tools
     }
-    const tools = collectTools(results, this.#config.toolOrder, this.#detacher)
+    const provided = results.map((result, i) => ({ result, label: toolProviderLabel(entries, i) }))
+    const tools = collectTools(provided, this.#config.toolOrder, this.#detacher)
     this.stats.toolClones = this.#detacher.clones
-    view.toolMemo = { results: key, tools }
+    view.toolMemo = { entries, results, snapshot: results.map(snapshotOf), tools }
     return tools
   }
 
@@ -369,10 +353,4 @@ export class PromptEngine {
     const refreshed = { ...accepted, contexts }
     return meta === undefined ? refreshed : withMeta(refreshed, meta)
   }
-}
-
-function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean {
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
-  return true
 }

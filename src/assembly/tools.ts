@@ -1,5 +1,6 @@
 import { TOOL_ORDER_REST } from './orders.js'
-import { describeValue } from './entries.js'
+import { describeValue, type ToolEntry } from './entries.js'
+import { scopeLabel } from '../scope/scope-key.js'
 import type { ToolSchema } from './types.js'
 
 /** One provider's raw result in an assembly, with the label that names the provider. */
@@ -140,4 +141,54 @@ export function orderToolNames(
     }
   }
   return ordered
+}
+
+/**
+ * What a provider's result held when its tools were built: its `schemas`
+ * array, that array's items and its `knownNames`, all by identity. The tool
+ * memo is reused only while every provider hands back the same objects in the
+ * same places, so a provider may also return one result object and swap what
+ * it holds.
+ */
+export interface ResultSnapshot {
+  readonly schemas: unknown
+  readonly items: readonly unknown[] | undefined
+  readonly knownNames: unknown
+}
+
+export function snapshotOf(result: unknown): ResultSnapshot {
+  const { schemas, knownNames } = (result ?? {}) as { schemas?: unknown; knownNames?: unknown }
+  return { schemas, items: Array.isArray(schemas) ? schemas.slice() : undefined, knownNames }
+}
+
+export function sameResults(before: readonly unknown[], snapshot: readonly ResultSnapshot[], now: readonly unknown[]): boolean {
+  if (before.length !== now.length) return false
+  for (let i = 0; i < now.length; i++) {
+    const result = now[i] as { schemas?: unknown; knownNames?: unknown } | null
+    const held = snapshot[i]!
+    if (result !== before[i] || result?.schemas !== held.schemas || result?.knownNames !== held.knownNames) return false
+    const { items } = held
+    if (items === undefined) continue
+    const schemas = result!.schemas as readonly unknown[]
+    if (schemas.length !== items.length) return false
+    for (let k = 0; k < items.length; k++) if (schemas[k] !== items[k]) return false
+  }
+  return true
+}
+
+/** `tool provider #1 in scope "agent-1"`: numbered by position in its layer, as `inspect()` lists it. */
+export function toolProviderLabel(entries: readonly ToolEntry[], index: number): string {
+  const { scope } = entries[index]!
+  let first = index
+  while (first > 0 && entries[first - 1]!.scope === scope) first--
+  const where = scope === undefined ? '' : ` in scope "${scopeLabel(scope)}"`
+  return `tool provider #${index - first}${where}`
+}
+
+/** The tools last built for one view, with the provider list and results they came from. */
+export interface ToolMemo {
+  readonly entries: readonly ToolEntry[]
+  readonly results: readonly unknown[]
+  readonly snapshot: readonly ResultSnapshot[]
+  readonly tools: readonly ToolSchema[]
 }

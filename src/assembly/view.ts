@@ -6,7 +6,7 @@ import { scopeTarget } from '../scope/carrier.js'
 import type { ContextEntry, PromptLayer, SectionEntry, ToolEntry, VariableEntry } from './entries.js'
 import type { PromptStats } from './stats.js'
 import { RenderMemo } from './render-memo.js'
-import type { ToolSchema } from './types.js'
+import type { ToolMemo } from './tools.js'
 
 /** The effective sections of a scope, sorted by order then code-unit name. */
 export interface SectionPlan {
@@ -98,8 +98,8 @@ export class ScopeView {
   readonly tools: ReadonlySignal<readonly ToolEntry[]>
   readonly suppressed: ReadonlySignal<boolean>
 
-  /** The last tool providers' results and the tools built from them (identity-checked). */
-  toolMemo: { readonly results: readonly unknown[]; readonly tools: readonly ToolSchema[] } | undefined
+  /** The tools last built for this view, with the provider list and results they came from (identity-checked). */
+  toolMemo: ToolMemo | undefined
   sectionRenders = new RenderMemo()
   contextRenders = new RenderMemo()
 
