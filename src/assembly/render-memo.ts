@@ -120,10 +120,10 @@ export class RenderMemo {
   }
 
   /**
-   * Renders `items` against `variables`, reusing what it can; returns whether
-   * any output changed (in which case `joined` and `parts` were cleared).
+   * Renders `items` against `variables`, reusing what it can; when an output
+   * changed, `joined` and `parts` are cleared.
    */
-  render(items: readonly RenderItem[], variables: Variables, kind: RenderOwner, stats: PromptStats | undefined): boolean {
+  render(items: readonly RenderItem[], variables: Variables, kind: RenderOwner, stats: PromptStats | undefined): void {
     const names = this.#names
     const texts = this.#texts
     const interpolates = this.#interpolates
@@ -186,11 +186,11 @@ export class RenderMemo {
       for (const name in variables) if (Object.hasOwn(variables, name)) this.#snapshot.set(name, variables[name])
     }
     if (next === undefined) {
-      if (nextOutputs === undefined) return false
+      if (nextOutputs === undefined) return
       this.#outputs = nextOutputs
       this.#parts = undefined
       this.joined = undefined
-      return true
+      return
     }
     this.#names = next.names
     this.#texts = next.texts
@@ -200,6 +200,5 @@ export class RenderMemo {
     this.#byName = undefined
     this.#parts = undefined
     this.joined = undefined
-    return true
   }
 }

@@ -1,5 +1,5 @@
 import { metaOf, type AssemblyMeta } from './meta.js'
-import { renderItem, type RenderedPart, type RenderItem, type RenderOwner } from './render-memo.js'
+import { renderItem, type RenderedPart, type RenderItem, type RenderMemo, type RenderOwner } from './render-memo.js'
 import type { PromptPresentation } from './types.js'
 
 /** The header that opens every runtime-context snapshot. */
@@ -39,6 +39,32 @@ function ownerIn(meta: AssemblyMeta, plan: readonly { name: string; label: strin
   }
 }
 
+type Renderable = Pick<PromptPresentation, 'variables'> & {
+  readonly sections?: readonly RenderItem[]
+  readonly contexts?: readonly RenderItem[]
+}
+
+/**
+ * Renders the sections or contexts of an assembly made by `assemble()`
+ * through its scope's render memo and returns the memo; `undefined` for any
+ * other object (which the caller renders from scratch).
+ */
+function memoized(assembly: Renderable, which: 'sections' | 'contexts'): RenderMemo | undefined {
+  const meta = metaOf(assembly)
+  if (meta === undefined) return undefined
+  const sections = which === 'sections'
+  const memo = sections ? meta.view.sectionRenders : meta.view.contextRenders
+  const owner = sections
+    ? ownerIn(meta, meta.sections?.entries, 'prompt section')
+    : ownerIn(meta, meta.contexts?.entries, 'runtime context')
+  memo.render(assembly[which]!, assembly.variables, owner, meta.stats)
+  return memo
+}
+
+function plainOutputs(items: readonly RenderItem[], variables: Readonly<Record<string, string | undefined>>, kind: string): string[] {
+  return items.map((item) => renderItem(item, variables, kind).output)
+}
+
 /**
  * Renders the system prompt of `assembly`: interpolates `{{name}}` in each
  * section (unless `interpolate: false`), drops empty results and joins the
@@ -50,11 +76,9 @@ function ownerIn(meta: AssemblyMeta, plan: readonly { name: string; label: strin
  * scanned again, and an unchanged prompt is returned without re-joining.
  */
 export function renderPrompt(assembly: Pick<PromptPresentation, 'sections' | 'variables'>): string {
-  const meta = metaOf(assembly)
-  if (meta === undefined) return joinNonEmpty(plainOutputs(assembly.sections, assembly.variables, 'prompt section'))
-  const memo = meta.view.sectionRenders
-  memo.render(assembly.sections, assembly.variables, ownerIn(meta, meta.sections?.entries, 'prompt section'), meta.stats)
-  return (memo.joined ??= joinNonEmpty(memo.outputs))
+  const memo = memoized(assembly, 'sections')
+  if (memo !== undefined) return (memo.joined ??= joinNonEmpty(memo.outputs))
+  return joinNonEmpty(plainOutputs(assembly.sections, assembly.variables, 'prompt section'))
 }
 
 /** One section's rendered output, with the template its references came from (`undefined`: none). */
@@ -71,18 +95,10 @@ export function renderPromptParts(assembly: Pick<PromptPresentation, 'sections' 
   readonly text: string
   readonly sections: readonly RenderedPromptSection[]
 } {
-  const meta = metaOf(assembly)
-  if (meta === undefined) {
-    const sections = assembly.sections.map((item) => renderItem(item, assembly.variables, 'prompt section'))
-    return { text: joinNonEmpty(sections.map((part) => part.output)), sections }
-  }
-  const memo = meta.view.sectionRenders
-  memo.render(assembly.sections, assembly.variables, ownerIn(meta, meta.sections?.entries, 'prompt section'), meta.stats)
-  return { text: (memo.joined ??= joinNonEmpty(memo.outputs)), sections: memo.parts }
-}
-
-function plainOutputs(items: readonly RenderItem[], variables: Readonly<Record<string, string | undefined>>, kind: string): string[] {
-  return items.map((item) => renderItem(item, variables, kind).output)
+  const memo = memoized(assembly, 'sections')
+  if (memo !== undefined) return { text: (memo.joined ??= joinNonEmpty(memo.outputs)), sections: memo.parts }
+  const sections = assembly.sections.map((item) => renderItem(item, assembly.variables, 'prompt section'))
+  return { text: joinNonEmpty(sections.map((part) => part.output)), sections }
 }
 
 /**
@@ -93,22 +109,13 @@ function plainOutputs(items: readonly RenderItem[], variables: Readonly<Record<s
 export function renderContextSections(
   assembly: Pick<PromptPresentation, 'contexts' | 'variables'>,
 ): RenderedContextSection[] {
+  const outputs =
+    memoized(assembly, 'contexts')?.outputs ?? plainOutputs(assembly.contexts, assembly.variables, 'runtime context')
   const out: RenderedContextSection[] = []
-  const { names, outputs } = contextOutputs(assembly)
-  for (let i = 0; i < outputs.length; i++) if (outputs[i] !== '') out.push({ name: names[i]!, text: outputs[i]! })
+  for (let i = 0; i < outputs.length; i++) {
+    if (outputs[i] !== '') out.push({ name: assembly.contexts[i]!.name, text: outputs[i]! })
+  }
   return out
-}
-
-function contextOutputs(assembly: Pick<PromptPresentation, 'contexts' | 'variables'>): {
-  names: readonly string[]
-  outputs: readonly string[]
-} {
-  const meta = metaOf(assembly)
-  const names = assembly.contexts.map((item) => item.name)
-  if (meta === undefined) return { names, outputs: plainOutputs(assembly.contexts, assembly.variables, 'runtime context') }
-  const memo = meta.view.contextRenders
-  memo.render(assembly.contexts, assembly.variables, ownerIn(meta, meta.contexts?.entries, 'runtime context'), meta.stats)
-  return { names, outputs: memo.outputs }
 }
 
 /**
@@ -125,9 +132,7 @@ export function joinContextSections(sections: readonly { readonly text: string }
 
 /** `joinContextSections(renderContextSections(assembly))`, memoized like `renderPrompt`. */
 export function renderContextSnapshot(assembly: Pick<PromptPresentation, 'contexts' | 'variables'>): string {
-  const meta = metaOf(assembly)
-  if (meta === undefined) return joinContextSections(renderContextSections(assembly))
-  const memo = meta.view.contextRenders
-  memo.render(assembly.contexts, assembly.variables, ownerIn(meta, meta.contexts?.entries, 'runtime context'), meta.stats)
+  const memo = memoized(assembly, 'contexts')
+  if (memo === undefined) return joinContextSections(renderContextSections(assembly))
   return (memo.joined ??= joinContextSections(memo.outputs.filter((output) => output !== '').map((text) => ({ text }))))
 }
