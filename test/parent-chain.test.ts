@@ -1,7 +1,15 @@
 import { describe, expect, test } from 'vitest'
 import { bindScopeParent, scopeChainOf, scopeParentOf } from '../src/index.js'
-import { isScopeParentBound, isScopeWithin, parentRevision } from '../src/scope/parent-chain.js'
+import { signal } from '@preact/signals-core'
+import { isScopeParentBound, isScopeWithin, watchParentChanges } from '../src/scope/parent-chain.js'
 import { counted } from './counted.js'
+
+/** A counter that every parent re-link bumps (what a registry watches). */
+function watched(): { readonly value: number } {
+  const revision = signal(0)
+  watchParentChanges(revision)
+  return revision
+}
 
 describe('bindScopeParent', () => {
   test('links a key to its parent', () => {
@@ -75,25 +83,28 @@ describe('bindScopeParent', () => {
     expect(scopeParentOf(agent)).toBe(preset)
   })
 
-  test('a bind rejected as already bound does not move parentRevision', () => {
+  test('a bind rejected as already bound notifies no parent watcher', () => {
     const agent = {}
     bindScopeParent(agent, {})
-    const before = parentRevision.value
+    const revision = watched()
+    const before = revision.value
     expect(() => bindScopeParent(agent, {})).toThrow(/already bound/)
-    expect(parentRevision.value).toBe(before)
+    expect(revision.value).toBe(before)
   })
 
-  test('a bind rejected for a cycle does not move parentRevision', () => {
+  test('a bind rejected for a cycle notifies no parent watcher', () => {
     const agent = {}
-    const before = parentRevision.value
+    const revision = watched()
+    const before = revision.value
     expect(() => bindScopeParent(agent, agent)).toThrow(/cycle/)
-    expect(parentRevision.value).toBe(before)
+    expect(revision.value).toBe(before)
   })
 
-  test('a successful bind moves parentRevision', () => {
-    const before = parentRevision.value
+  test('a successful bind notifies parent watchers', () => {
+    const revision = watched()
+    const before = revision.value
     bindScopeParent({}, {})
-    expect(parentRevision.value).not.toBe(before)
+    expect(revision.value).not.toBe(before)
   })
 
   test('throws a TypeError for a non-object key', () => {
@@ -153,21 +164,23 @@ describe('ScopeParentBinding.rebind', () => {
     expect(scopeChainOf(leaf)).toEqual([leaf, root, preset])
   })
 
-  test('a rebind to the current parent does not move parentRevision', () => {
+  test('a rebind to the current parent notifies no parent watcher', () => {
     const agent = {}
     const preset = {}
     const binding = bindScopeParent(agent, preset)
-    const before = parentRevision.value
+    const revision = watched()
+    const before = revision.value
     binding.rebind(preset)
-    expect(parentRevision.value).toBe(before)
+    expect(revision.value).toBe(before)
   })
 
-  test('a rebind to another parent moves parentRevision', () => {
+  test('a rebind to another parent notifies parent watchers', () => {
     const agent = {}
     const binding = bindScopeParent(agent, {})
-    const before = parentRevision.value
+    const revision = watched()
+    const before = revision.value
     binding.rebind({})
-    expect(parentRevision.value).not.toBe(before)
+    expect(revision.value).not.toBe(before)
   })
 })
 

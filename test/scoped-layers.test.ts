@@ -1,4 +1,4 @@
-import { batch, computed, effect, signal } from '@preact/signals-core'
+import { batch, effect, signal } from '@preact/signals-core'
 import { Context } from 'cordis'
 import { describe, expect, test } from 'vitest'
 import {

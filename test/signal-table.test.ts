@@ -1,4 +1,4 @@
-import { computed, effect } from '@preact/signals-core'
+import { effect } from '@preact/signals-core'
 import { describe, expect, test } from 'vitest'
 import { SignalTable } from '../src/index.js'
 import { counted } from './counted.js'

@@ -1,4 +1,4 @@
-import { batch, signal, type ReadonlySignal, type Signal } from '@preact/signals-core'
+import { batch, signal, type Signal } from '@preact/signals-core'
 import { scopeLabel, type ScopeKey } from './scope-key.js'
 
 /**
@@ -15,10 +15,6 @@ import { scopeLabel, type ScopeKey } from './scope-key.js'
  */
 const links = new WeakMap<ScopeKey, Signal<ScopeKey | undefined>>()
 const bound = new WeakSet<ScopeKey>()
-const revision = signal(0)
-
-/** Moves on every bind and rebind anywhere (in the same batch as the link). */
-export const parentRevision: ReadonlySignal<number> = revision
 
 // Registries that want to hear about re-linking, held weakly: a registry
 // nobody disposed but nobody references either must not be kept alive (and
@@ -102,7 +98,6 @@ function setLink(key: ScopeKey, parent: ScopeKey | undefined): void {
   if (link.peek() === parent) return
   batch(() => {
     link.value = parent
-    revision.value++
     for (const ref of watchers) {
       const counter = ref.deref()
       if (counter === undefined) watchers.delete(ref)
