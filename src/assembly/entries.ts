@@ -64,8 +64,8 @@ export interface ToolEntry {
   readonly kind: typeof SourceKind.Signal | typeof SourceKind.Provider
   readonly signal: ReadonlySignal<unknown> | undefined
   readonly fn: ((context: AssembleContext) => unknown) | undefined
+  /** Labelled at assembly, by its position in the layer (`tool provider #1 in scope "agent-1"`). */
   readonly scope: ScopeKey | undefined
-  readonly label: string
 }
 
 /** Everything one scope (or the global layer) registered. */
@@ -224,16 +224,10 @@ export function toVariableEntry(
 
 /** Validates a `tools()` argument; throws a `TypeError` naming the provider. */
 export function toToolEntry(provider: ToolProvider, scope: ScopeKey | undefined): ToolEntry {
-  const label = scope === undefined ? 'tool provider' : `tool provider in scope "${scopeLabel(scope)}"`
-  if (isReadonlySignal(provider)) return { kind: SourceKind.Signal, signal: provider, fn: undefined, scope, label }
+  if (isReadonlySignal(provider)) return { kind: SourceKind.Signal, signal: provider, fn: undefined, scope }
   if (typeof provider === 'function') {
-    return {
-      kind: SourceKind.Provider,
-      signal: undefined,
-      fn: provider as (context: AssembleContext) => ToolProviderResult,
-      scope,
-      label,
-    }
+    return { kind: SourceKind.Provider, signal: undefined, fn: provider as (context: AssembleContext) => ToolProviderResult, scope }
   }
+  const label = scope === undefined ? 'tool provider' : `tool provider in scope "${scopeLabel(scope)}"`
   throw new TypeError(`${label} must be a function or a signal of { schemas, knownNames? } (got ${describeValue(provider)})`)
 }
