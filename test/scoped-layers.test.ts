@@ -434,6 +434,14 @@ describe('ScopedLayers.effect notification', () => {
     expect(heldAtNotification).toEqual([['systemPrompt.section()']])
   })
 
+  test('a plain onChange callback runs when the fiber already holds the effect', () => {
+    const { agentScope } = family()
+    const heldAtNotification: string[][] = []
+    const { register } = layered(() => heldAtNotification.push(effectLabels(agentScope.ctx)))
+    register(agentScope.ctx, 'a', 'A', { label: 'systemPrompt.section()' })
+    expect(heldAtNotification).toEqual([['systemPrompt.section()']])
+  })
+
   test('an effect reacting to onChange can call the returned disposer synchronously', () => {
     const { agent, agentScope } = family()
     const changes = signal(0)

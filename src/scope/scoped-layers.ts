@@ -106,14 +106,13 @@ export class ScopedLayers<L extends ScopeLayer> {
   effect(ctx: Context, action: (layer: L) => Undo, options: LayerEffectOptions): () => Promise<void> {
     const scope = scopeOf(ctx)
     const notify = options.notify !== false
-    return batch(() =>
-      ctx.effect(() => {
+    return batch(() => {
+      const dispose = ctx.effect(() => {
         const slot = scope === undefined ? undefined : this.#slot(scope)
         const existing = slot === undefined ? this.global : slot.peek()
         const layer = existing ?? this.#createLayer(scope)
         const undo = action(layer)
         if (slot !== undefined && existing === undefined) slot.value = layer
-        if (notify) this.#onChange?.()
         let undone = false
         return () => {
           if (undone) return
@@ -126,7 +125,11 @@ export class ScopedLayers<L extends ScopeLayer> {
             if (notify) this.#onChange?.()
           })
         }
-      }, options.label),
-    )
+      }, options.label)
+      // Only now does Cordis hold the disposer, so even a plain (non-signal)
+      // onChange that disposes the registration at once finds it installed.
+      if (notify) this.#onChange?.()
+      return dispose
+    })
   }
 }
