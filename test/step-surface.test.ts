@@ -120,6 +120,12 @@ describe('system/message', () => {
     expect(() => surface.step({ assembly: plain([['a', 'Alpha']]) })).toThrow(/"historyLength"/)
   })
 
+  test('historyLength 0 after the first step is rejected (an append at node 0 would overwrite the system message)', () => {
+    const surface = createStepSurface({ systemPromptUpdate: 'in-history' })
+    surface.step({ assembly: plain([['a', 'Alpha']]), historyLength: 0 })
+    expect(() => surface.step({ assembly: plain([['a', 'Beta']]), historyLength: 0 })).toThrow(/at least 1/)
+  })
+
   test('a negative or fractional historyLength is rejected', () => {
     const surface = createStepSurface({ systemPromptUpdate: 'in-history' })
     expect(() => surface.step({ assembly: plain([]), historyLength: -1 })).toThrow(/historyLength/)

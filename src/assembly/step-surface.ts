@@ -28,8 +28,9 @@ export interface StepInput {
   readonly systemPromptUpdate?: SystemPromptUpdate
   /**
    * Messages in the cached history, where an in-history prompt update is
-   * appended. Required (a non-negative integer) on every `'in-history'` step,
-   * though the first render always goes to node 0.
+   * appended. Required on every `'in-history'` step: any non-negative integer
+   * on the first step (whose render always goes to node 0), and at least 1
+   * afterwards, because node 0 (the system message) is part of the history.
    */
   readonly historyLength?: number
   /** `true` when compaction rewrote the history since the previous step. */
@@ -148,7 +149,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
         )
       }
       const mode = updateMode('step option "systemPromptUpdate"', input.systemPromptUpdate) ?? defaultMode
-      const historyLength = mode === 'in-history' ? requireHistoryLength(input.historyLength) : undefined
+      const historyLength = mode === 'in-history' ? requireHistoryLength(input.historyLength, steps === 0 ? 0 : 1) : undefined
       const compacted = optionalBoolean('compacted', input.compacted) === true
       const configJson = configJsonOf(input.config)
 
@@ -226,10 +227,12 @@ function updateMode(what: string, value: unknown): SystemPromptUpdate | undefine
   throw new TypeError(`${what} must be 'replace' or 'in-history' (got ${describeValue(value)})`)
 }
 
-function requireHistoryLength(value: unknown): number {
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value
+/** After the first step node 0 holds the system message, so an append there would overwrite it: `min` is 1. */
+function requireHistoryLength(value: unknown, min: 0 | 1): number {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= min) return value
+  const rule = min === 0 ? 'a non-negative integer' : 'an integer of at least 1 after the first step (node 0 holds the system message)'
   throw new TypeError(
-    `step option "historyLength" must be a non-negative integer when systemPromptUpdate is 'in-history' (got ${describeValue(value)}); pass the number of messages in the cached history, where the updated prompt is appended`,
+    `step option "historyLength" must be ${rule} when systemPromptUpdate is 'in-history' (got ${describeValue(value)}); pass the number of messages in the cached history, where the updated prompt is appended`,
   )
 }
 

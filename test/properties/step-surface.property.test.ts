@@ -88,7 +88,8 @@ const STEP: fc.Arbitrary<StepSpec> = fc.record({
   ),
   config: fc.option(fc.record({ model: fc.constantFrom('m1', 'm2') }), { nil: undefined, freq: 3 }),
   mode: fc.option(fc.constantFrom<SystemPromptUpdate>('replace', 'in-history'), { nil: undefined, freq: 2 }),
-  historyLength: fc.nat(40),
+  // At least 1: after the first step node 0 (the system message) is part of the history.
+  historyLength: fc.integer({ min: 1, max: 40 }),
   compacted: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
 })
 
