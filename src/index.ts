@@ -52,7 +52,7 @@ export {
   renderPrompt,
   RUNTIME_CONTEXT_HEADER,
   type RenderedContextSection,
-} from './assembly/render.js'
+} from './render/render.js'
 export {
   createStepSurface,
   type ContextSnapshotEvent,
@@ -64,8 +64,8 @@ export {
   type SurfaceEvent,
   type SystemMessageEvent,
   type SystemPromptUpdate,
-} from './assembly/step-surface.js'
-export type { StabilityWarning } from './assembly/stability-lint.js'
+} from './surface/step-surface.js'
+export type { StabilityWarning } from './surface/stability-lint.js'
 export {
   createSessionLogWriter,
   parseSessionLog,
@@ -77,4 +77,4 @@ export {
   type SessionLogWarning,
   type SessionLogWriter,
   type SessionLogWriterOptions,
-} from './assembly/session-log.js'
+} from './surface/session-log.js'

@@ -5,7 +5,7 @@ import type { ScopeKey, Scoped } from '../scope/scope-key.js'
 import { scopeTarget } from '../scope/carrier.js'
 import type { ContextEntry, PromptLayer, SectionEntry, ToolEntry, VariableEntry } from './entries.js'
 import type { PromptStats } from './stats.js'
-import { RenderMemo } from './render-memo.js'
+import { RenderMemo } from '../render/render-memo.js'
 import type { ToolMemo } from './tools.js'
 
 /** The effective sections of a scope, sorted by order then code-unit name. */

@@ -1,6 +1,6 @@
-import { metaOf, type AssemblyMeta } from './meta.js'
+import { metaOf, type AssemblyMeta } from '../assembly/meta.js'
 import { renderItem, type RenderedPart, type RenderItem, type RenderMemo, type RenderOwner } from './render-memo.js'
-import type { PromptPresentation } from './types.js'
+import type { PromptPresentation } from '../assembly/types.js'
 
 /** The header that opens every runtime-context snapshot. */
 export const RUNTIME_CONTEXT_HEADER =

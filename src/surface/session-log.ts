@@ -2,7 +2,7 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { scopeLabel } from '../scope/scope-key.js'
 import type { StabilityWarning } from './stability-lint.js'
 import type { StepResult, SurfaceEvent } from './step-surface.js'
-import type { ToolSchema } from './types.js'
+import type { ToolSchema } from '../assembly/types.js'
 
 /**
  * The JSONL session log: one JSON object per line. Each step is a `step`

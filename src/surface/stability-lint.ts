@@ -5,10 +5,10 @@
  * meta, so only `assemble()` results carry them.
  */
 
-import type { LayerRef, SectionEntry } from './entries.js'
-import { metaOf } from './meta.js'
-import type { RenderedPromptSection } from './render.js'
-import type { SectionPlan } from './view.js'
+import type { LayerRef, SectionEntry } from '../assembly/entries.js'
+import { metaOf } from '../assembly/meta.js'
+import type { RenderedPromptSection } from '../render/render.js'
+import type { SectionPlan } from '../assembly/view.js'
 
 /** A cache-stability lint finding. */
 export interface StabilityWarning {

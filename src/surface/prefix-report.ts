@@ -4,7 +4,7 @@
  * sections changed. Pure; the render memo's knowledge does the heavy lifting.
  */
 
-import type { RenderedPromptSection } from './render.js'
+import type { RenderedPromptSection } from '../render/render.js'
 
 const SEPARATOR_LENGTH = 2 // '\n\n', ASCII: as many bytes as code units
 

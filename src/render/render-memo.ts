@@ -1,5 +1,5 @@
-import { compileTemplate, fillTemplate, type Template } from './template.js'
-import type { PromptStats } from './stats.js'
+import { compileTemplate, fillTemplate, type Template } from '../assembly/template.js'
+import type { PromptStats } from '../assembly/stats.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
 

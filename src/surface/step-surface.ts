@@ -1,9 +1,9 @@
-import { describeValue } from './entries.js'
+import { describeValue } from '../assembly/entries.js'
 import { comparePrompts, NO_PROMPT } from './prefix-report.js'
-import { renderContextSections, renderContextSnapshot, renderPromptParts, type RenderedContextSection } from './render.js'
+import { renderContextSections, renderContextSnapshot, renderPromptParts, type RenderedContextSection } from '../render/render.js'
 import { frozenJson, headerChange, headerStateOf, type HeaderState } from './request-header.js'
 import { lintStability, ReportedWarnings, type StabilityWarning } from './stability-lint.js'
-import type { PromptAssembly, ToolSchema } from './types.js'
+import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
 
 /**
  * How a changed system prompt reaches the model: `'replace'` rewrites
