@@ -15,9 +15,9 @@ import {
   type ToolEntry,
   type VariableEntry,
 } from './entries.js'
-import { metaOf, withMeta, type AssemblyMeta } from './meta.js'
+import { namedSourcesOf, recordOf, sectionSourcesOf, withRecord, type AssemblyProvenance, type RenderSlot } from './provenance.js'
 import { createStats, type PromptStats } from './stats.js'
-import { collectTools, sameResults, snapshotOf, ToolDetacher, toolProviderLabel } from './tools.js'
+import { collectTools, sameResults, snapshotOf, ToolDetacher, toolProviderLabel, type ToolMemo } from './tools.js'
 import type {
   AssembleContext,
   AssembledContext,
@@ -56,6 +56,9 @@ export class PromptEngine {
   /** Signal-valued inputs currently registered (with a count), read by the change effect. */
   readonly #signalInputs = new Map<ReadonlySignal<unknown>, number>()
   readonly #views = new WeakMap<ScopeKey, ScopeView>()
+  /** Per-view step caches, owned here so a view stays computeds only: the tools last built, and the render slot. */
+  readonly #toolMemos = new WeakMap<ScopeView, ToolMemo>()
+  readonly #slots = new WeakMap<ScopeView, RenderSlot>()
   readonly #globalView: ScopeView
   readonly #config: ResolvedSystemPromptConfig
   readonly #events: EventDispatcher
@@ -101,8 +104,12 @@ export class PromptEngine {
    */
   release(scope: ScopeKey): void {
     // Views below may still derive from this one; they stay correct, but it
-    // keeps no rendered text for them.
-    this.#views.get(scope)?.clearMemos()
+    // keeps no rendered text or tools for them.
+    const view = this.#views.get(scope)
+    if (view !== undefined) {
+      this.#toolMemos.delete(view)
+      this.#slots.delete(view)
+    }
     this.#views.delete(scope)
   }
 
@@ -195,13 +202,22 @@ export class PromptEngine {
     return entry.interpolate ? { name: entry.name, text } : { name: entry.name, text, interpolate: false }
   }
 
-  #sections(plan: SectionPlan, context: AssembleContext): AssembledSection[] {
+  /** The render slot of `view`, created on first use. */
+  #slotOf(view: ScopeView): RenderSlot {
+    let slot = this.#slots.get(view)
+    if (slot === undefined) this.#slots.set(view, (slot = { stats: this.stats }))
+    return slot
+  }
+
+  /** Fresh sections of `plan`, and their texts as collected (`collected[i]` is `out[i].text`). */
+  #sections(plan: SectionPlan, context: AssembleContext, collected: string[]): AssembledSection[] {
     const { entries } = plan
     const out = new Array<AssembledSection>(entries.length)
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i]!
       const { name, order } = entry
       const text = entry.kind === SourceKind.Static ? entry.value! : this.#text(entry, context)
+      collected[i] = text
       if (entry.interpolate) {
         out[i] = entry.complete ? { name, order, text, complete: true } : { name, order, text }
       } else {
@@ -217,14 +233,14 @@ export class PromptEngine {
     const entries = view.tools.value
     const results = new Array<unknown>(entries.length)
     for (let i = 0; i < entries.length; i++) results[i] = this.#toolResult(entries[i]!, context)
-    const memo = view.toolMemo
+    const memo = this.#toolMemos.get(view)
     if (memo !== undefined && memo.entries === entries && sameResults(memo.results, memo.snapshot, results)) {
       return memo.tools
     }
     const provided = results.map((result, i) => ({ result, label: toolProviderLabel(entries, i) }))
     const tools = collectTools(provided, this.#config.toolOrder, this.#detacher)
     this.stats.toolClones = this.#detacher.clones
-    view.toolMemo = { entries, results, snapshot: results.map(snapshotOf), tools }
+    this.#toolMemos.set(view, { entries, results, snapshot: results.map(snapshotOf), tools })
     return tools
   }
 
@@ -281,13 +297,13 @@ export class PromptEngine {
       ? result.contexts.filter((c) => contextsNow.requiredNames.has(c.name))
       : result.contexts
     const out = result === preparation && enforced === result.contexts ? result : { ...result, contexts: enforced }
-    return withMeta(out, {
-      view,
-      stats: this.stats,
+    const provenance: AssemblyProvenance = {
+      scope: view.key,
+      contexts: namedSourcesOf(contextPlan.entries),
+      variables: namedSourcesOf(variablePlan.entries),
       registeredContexts: suppressed ? contextPlan.requiredNames : contextPlan.names,
-      contexts: contextPlan,
-      variables: variablePlan,
-    })
+    }
+    return withRecord(out, { provenance, slot: this.#slotOf(view) })
   }
 
   /** See `SystemPrompt.assemble`. */
@@ -302,7 +318,8 @@ export class PromptEngine {
         `multiple complete prompt sections in ${view.key === undefined ? 'the global view' : `scope "${scopeLabel(view.key)}"`}: ${plan.complete.map((entry) => entry.label).join(', ')}; keep one complete section per scope`,
       )
     }
-    const sections = this.#sections(plan, context)
+    const collected = new Array<string>(plan.entries.length)
+    const sections = this.#sections(plan, context, collected)
     const tools = this.#tools(view, context)
     const complete = plan.complete.length === 1 ? { ...sections[plan.entries.indexOf(plan.complete[0]!)]! } : undefined
     const suppressed = view.suppressed.value
@@ -320,15 +337,16 @@ export class PromptEngine {
       contexts: suppressed ? result.contexts.filter((c) => requiredNames.has(c.name)) : result.contexts,
       tools: tools.slice(),
     }
-    const meta: AssemblyMeta = {
-      view,
-      stats: this.stats,
-      registeredContexts: metaOf(prepared)?.registeredContexts ?? NO_NAMES,
-      sections: plan,
-      contexts: metaOf(prepared)?.contexts ?? view.contexts.value,
-      variables: metaOf(prepared)?.variables ?? view.variables.value,
+    const prepared_ = recordOf(prepared)?.provenance
+    const provenance: AssemblyProvenance = {
+      scope: view.key,
+      sections: sectionSourcesOf(plan.entries),
+      collected,
+      contexts: prepared_?.contexts ?? namedSourcesOf(view.contexts.value.entries),
+      variables: prepared_?.variables ?? namedSourcesOf(view.variables.value.entries),
+      registeredContexts: prepared_?.registeredContexts ?? NO_NAMES,
     }
-    return withMeta(assembly, meta)
+    return withRecord(assembly, { provenance, slot: this.#slotOf(view) })
   }
 
   /** See `SystemPrompt.refreshContext`. */
@@ -336,8 +354,8 @@ export class PromptEngine {
     const view = this.view(context.scope)
     const plan = view.contexts.value
     const suppressed = view.suppressed.value
-    const meta = metaOf(accepted)
-    const registeredThen = meta?.registeredContexts ?? NO_NAMES
+    const record = recordOf(accepted)
+    const registeredThen = record?.provenance.registeredContexts ?? NO_NAMES
     const contexts: AssembledContext[] = []
     for (const accepted_ of accepted.contexts) {
       const entry = plan.byName.get(accepted_.name)
@@ -351,6 +369,6 @@ export class PromptEngine {
     const present = new Set(contexts.map((c) => c.name))
     for (const entry of plan.required) if (!present.has(entry.name)) contexts.push(this.#context(entry, context))
     const refreshed = { ...accepted, contexts }
-    return meta === undefined ? refreshed : withMeta(refreshed, meta)
+    return record === undefined ? refreshed : withRecord(refreshed, record)
   }
 }

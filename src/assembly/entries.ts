@@ -47,6 +47,9 @@ export interface SectionEntry extends EntryBase<string> {
   readonly order: number
   readonly interpolate: boolean
   readonly complete: boolean
+  readonly required: boolean
+  readonly cacheBreakpoint: boolean
+  readonly priority: number
 }
 
 /** A registered runtime context. */
@@ -137,6 +140,12 @@ function requireOrder(label: string, order: unknown): number {
   throw new TypeError(`${label} order must be a finite number (got ${describeValue(order)})`)
 }
 
+function optionalPriority(label: string, priority: unknown): number {
+  if (priority === undefined) return 0
+  if (typeof priority === 'number' && Number.isFinite(priority)) return priority
+  throw new TypeError(`${label} priority must be a finite number (got ${describeValue(priority)}); higher priorities are withheld last by a token budget`)
+}
+
 function optionalFlag(label: string, key: string, value: unknown): boolean | undefined {
   if (value === undefined || typeof value === 'boolean') return value
   throw new TypeError(`${label} option "${key}" must be a boolean (got ${describeValue(value)})`)
@@ -192,8 +201,26 @@ function orderedFields(kind: string, input: unknown, scope: ScopeKey | undefined
 export function toSectionEntry(input: PromptSection, scope: ScopeKey | undefined): SectionEntry {
   const { raw, name, label, order, source, interpolate, stability } = orderedFields('prompt section', input, scope)
   const complete = optionalFlag(label, 'complete', raw.complete) === true
+  const required = optionalFlag(label, 'required', raw.required) === true
+  const cacheBreakpoint = optionalFlag(label, 'cacheBreakpoint', raw.cacheBreakpoint) === true
+  const priority = optionalPriority(label, raw.priority)
   const { kind, value, signal, fn } = source
-  return { name, scope, label, order, kind, value, signal, fn, interpolate, complete, stability }
+  return {
+    name,
+    scope,
+    label,
+    order,
+    kind,
+    value,
+    signal,
+    fn,
+    interpolate,
+    complete,
+    required,
+    cacheBreakpoint,
+    priority,
+    stability,
+  }
 }
 
 /** Validates a `context()` argument; throws a `TypeError` naming the entry. */

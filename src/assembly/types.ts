@@ -35,8 +35,14 @@ export interface PromptSection {
   readonly interpolate?: boolean
   /** The whole system prompt: restored as the only section after the waterfall. */
   readonly complete?: boolean
-  /** Cache-stability hint for the step surface's lint. */
+  /** A protocol section no `system-prompt/assemble` listener can remove or change (SPEC §5). */
+  readonly required?: boolean
+  /** "Cache the prompt through here": the rendered prompt's cache block ends after this section. */
+  readonly cacheBreakpoint?: boolean
+  /** How long the section's rendered text is expected to stay the same; default `'session'`. Sets its cache block. */
   readonly stability?: Stability
+  /** Budget priority (a finite number, default 0): a token budget withholds the lowest first. */
+  readonly priority?: number
 }
 
 /** One contribution of dynamic runtime context, rendered by the loop as a user-role snapshot. */

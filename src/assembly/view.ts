@@ -5,8 +5,6 @@ import type { ScopeKey, Scoped } from '../scope/scope-key.js'
 import { scopeTarget } from '../scope/carrier.js'
 import type { ContextEntry, PromptLayer, SectionEntry, ToolEntry, VariableEntry } from './entries.js'
 import type { PromptStats } from './stats.js'
-import { RenderMemo } from '../render/render-memo.js'
-import type { ToolMemo } from './tools.js'
 
 /** The effective sections of a scope, sorted by order then code-unit name. */
 export interface SectionPlan {
@@ -98,11 +96,6 @@ export class ScopeView {
   readonly tools: ReadonlySignal<readonly ToolEntry[]>
   readonly suppressed: ReadonlySignal<boolean>
 
-  /** The tools last built for this view, with the provider list and results they came from (identity-checked). */
-  toolMemo: ToolMemo | undefined
-  sectionRenders = new RenderMemo()
-  contextRenders = new RenderMemo()
-
   /**
    * @param viewOf - the engine's view of a scope (the global view for `undefined`), created on demand.
    */
@@ -174,12 +167,5 @@ export class ScopeView {
       const layer = this.own.value
       return (layer !== undefined && layer.suppressors.size > 0) || (this.parent.value?.suppressed.value ?? false)
     })
-  }
-
-  /** Forgets the step caches (tool memo, render memos), so a released view holds no rendered text. */
-  clearMemos(): void {
-    this.toolMemo = undefined
-    this.sectionRenders = new RenderMemo()
-    this.contextRenders = new RenderMemo()
   }
 }

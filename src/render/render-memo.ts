@@ -11,7 +11,7 @@ export interface RenderItem {
 }
 
 /** One rendered item: its output, and the template its references came from (`undefined`: none). */
-export interface RenderedPart {
+export interface RenderedItem {
   readonly name: string
   readonly output: string
   readonly template: Template | undefined
@@ -39,7 +39,7 @@ function compiled(item: RenderItem, interpolate: boolean, kind: RenderOwner): Te
 }
 
 /** Renders one item from scratch (the memo-less path). */
-export function renderItem(item: RenderItem, variables: Variables, kind: RenderOwner): RenderedPart {
+export function renderItem(item: RenderItem, variables: Variables, kind: RenderOwner): RenderedItem {
   const template = compiled(item, item.interpolate !== false, kind)
   const output = template === undefined ? item.text : fillTemplate(template, variables, ownerOf(kind, item.name))
   return { name: item.name, output, template }
@@ -71,7 +71,8 @@ export class RenderMemo {
   #outputs: string[] = []
   #byName: Map<string, number> | undefined
   readonly #snapshot = new Map<string, string | undefined>()
-  #parts: readonly RenderedPart[] | undefined
+  /** Moves whenever an output, name or template changes: what the renderer's derived caches compare. */
+  version = 0
   /** The joined text of the current outputs, cached by the renderer; cleared whenever an output changes. */
   joined: string | undefined
 
@@ -80,16 +81,9 @@ export class RenderMemo {
     return this.#outputs
   }
 
-  /** The last render as parts; the same array until an output changes. */
-  get parts(): readonly RenderedPart[] {
-    if (this.#parts === undefined) {
-      const parts: RenderedPart[] = []
-      for (let i = 0; i < this.#names.length; i++) {
-        parts.push({ name: this.#names[i]!, output: this.#outputs[i]!, template: this.#templates[i] })
-      }
-      this.#parts = parts
-    }
-    return this.#parts
+  /** The compiled templates of the last successful render, by position (`undefined`: no references). */
+  get templates(): readonly (Template | undefined)[] {
+    return this.#templates
   }
 
   /** The names of variables whose value (or presence) differs from the last committed render. */
@@ -121,7 +115,7 @@ export class RenderMemo {
 
   /**
    * Renders `items` against `variables`, reusing what it can; when an output
-   * changed, `joined` and `parts` are cleared.
+   * changed, `joined` is cleared and `version` moves.
    */
   render(items: readonly RenderItem[], variables: Variables, kind: RenderOwner, stats: PromptStats | undefined): void {
     const names = this.#names
@@ -188,7 +182,7 @@ export class RenderMemo {
     if (next === undefined) {
       if (nextOutputs === undefined) return
       this.#outputs = nextOutputs
-      this.#parts = undefined
+      this.version++
       this.joined = undefined
       return
     }
@@ -198,7 +192,7 @@ export class RenderMemo {
     this.#templates = next.templates
     this.#outputs = next.outputs
     this.#byName = undefined
-    this.#parts = undefined
+    this.version++
     this.joined = undefined
   }
 }

@@ -68,6 +68,16 @@ export interface PromptBlock {
   readonly cacheBreakpoint: boolean
 }
 
+/** A variable the parts reference, with where it came from (for the stability lint and guard). */
+export interface RenderedVariable {
+  /** The variable's name. */
+  readonly name: string
+  /** The supplying layer; `undefined` when no registration is known (a listener's value, or no provenance). */
+  readonly layer: LayerRef | undefined
+  /** The variable's declared stability; default `'session'`. */
+  readonly stability: Stability
+}
+
 /** The rendered system prompt: `text`, its parts and its cache blocks. */
 export interface RenderedPrompt {
   /** Exactly `renderPrompt(assembly)`. */
@@ -76,6 +86,8 @@ export interface RenderedPrompt {
   readonly parts: readonly RenderedPart[]
   /** The cache blocks; their texts joined by a blank line are `text`. */
   readonly blocks: readonly PromptBlock[]
+  /** The variables the parts reference, in first-use order. */
+  readonly variables: readonly RenderedVariable[]
 }
 
 /** What a part is before it is placed in a prompt: everything but its offsets. */
@@ -89,10 +101,11 @@ const RANK: Readonly<Record<Stability, number>> = { static: 0, session: 1, volat
  * starts after every `cacheBreakpoint` part and wherever the stability class
  * changes; a block is a breakpoint when it ends with a `cacheBreakpoint` part,
  * or when it is not volatile and the next block is (cache through every
- * stable run a volatile block interrupts). Throws a `TypeError` for an empty
- * part text, which is never in the prompt.
+ * stable run a volatile block interrupts). `variables` keeps those the parts
+ * reference. Throws a `TypeError` for an empty part text, which is never in
+ * the prompt.
  */
-export function buildRenderedPrompt(inputs: readonly PartInput[]): RenderedPrompt {
+export function buildRenderedPrompt(inputs: readonly PartInput[], variables: readonly RenderedVariable[] = []): RenderedPrompt {
   const parts: RenderedPart[] = []
   let offset = 0
   for (let i = 0; i < inputs.length; i++) {
@@ -104,7 +117,10 @@ export function buildRenderedPrompt(inputs: readonly PartInput[]): RenderedPromp
     offset = end
   }
   const text = parts.length === 1 ? parts[0]!.text : parts.map((part) => part.text).join(PART_SEPARATOR)
-  return Object.freeze({ text, parts: Object.freeze(parts), blocks: blocksOf(parts) })
+  const referenced = new Set<string>()
+  for (const part of parts) for (const name of part.variables) referenced.add(name)
+  const kept = Object.freeze(variables.filter((variable) => referenced.has(variable.name)).map((variable) => Object.freeze({ ...variable })))
+  return Object.freeze({ text, parts: Object.freeze(parts), blocks: blocksOf(parts), variables: kept })
 }
 
 function blocksOf(parts: readonly RenderedPart[]): readonly PromptBlock[] {

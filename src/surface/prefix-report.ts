@@ -1,26 +1,28 @@
 /**
  * The KV-cache prefix report of the step surface: how much of this step's
  * rendered system prompt is identical to the previous step's, and which
- * sections changed. Pure; the render memo's knowledge does the heavy lifting.
+ * sections changed. Pure; it reads `RenderedPrompt` parts only, and the
+ * render memo's knowledge does the heavy lifting (an unchanged section's
+ * text is the same string object as last step).
  */
 
-import type { RenderedPromptSection } from '../render/render.js'
+import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
+import { utf8Length, wholeCodePoints } from '../render/utf8.js'
 
 const SEPARATOR_LENGTH = 2 // '\n\n', ASCII: as many bytes as code units
 
 /** The previous step's rendered prompt, kept to compare against. */
 export interface PromptState {
-  readonly text: string
-  readonly sections: readonly RenderedPromptSection[]
+  readonly rendered: RenderedPrompt | undefined
   readonly outputs: ReadonlyMap<string, string>
-  /** UTF-8 bytes of each section's output, by position; filled lazily and carried over for unchanged outputs. */
-  readonly sectionBytes: (number | undefined)[]
+  /** UTF-8 bytes of each part, by position; filled lazily and carried over for unchanged parts. */
+  readonly partBytes: (number | undefined)[]
   /** The sections that changed in that step; `undefined` on the first step (nothing to compare). */
   readonly changed: ReadonlySet<string> | undefined
 }
 
-/** The state before the first step: an empty prompt with no sections. */
-export const NO_PROMPT: PromptState = { text: '', sections: [], outputs: new Map(), sectionBytes: [], changed: undefined }
+/** The state before the first step: no prompt. */
+export const NO_PROMPT: PromptState = { rendered: undefined, outputs: new Map(), partBytes: [], changed: undefined }
 
 /** One step's prefix report, and the state the next step compares with. */
 export interface PrefixReport {
@@ -31,103 +33,78 @@ export interface PrefixReport {
   readonly next: PromptState
 }
 
+const NO_PARTS: readonly RenderedPart[] = []
+
 function bytesAt(state: PromptState, index: number): number {
-  return (state.sectionBytes[index] ??= Buffer.byteLength(state.sections[index]!.output))
+  return (state.partBytes[index] ??= utf8Length(state.rendered!.parts[index]!.text))
 }
 
 /** UTF-8 bytes of the whole rendered prompt of `state`. */
 function totalBytes(state: PromptState): number {
-  let bytes = 0
-  let count = 0
-  for (let i = 0; i < state.sections.length; i++) {
-    if (state.sections[i]!.output === '') continue
-    if (count++ > 0) bytes += SEPARATOR_LENGTH
-    bytes += bytesAt(state, i)
-  }
+  const parts = state.rendered?.parts ?? NO_PARTS
+  let bytes = parts.length > 0 ? (parts.length - 1) * SEPARATOR_LENGTH : 0
+  for (let i = 0; i < parts.length; i++) bytes += bytesAt(state, i)
   return bytes
 }
 
 /**
- * Compares this step's render with the previous one. The leading sections
- * whose outputs are `===` (the memo hands back the same string objects for
- * unchanged sections, so most of these checks are pointer compares) are
- * skipped whole; only from the first differing section on are characters
- * compared, up to the first difference. Empty outputs are not in the prompt
- * and add no separator, so they are skipped on both sides.
+ * Compares this step's render with the previous one. The leading parts whose
+ * texts are `===` (mostly pointer compares: the memo hands back the same
+ * string objects for unchanged sections) are skipped whole; only from the
+ * first differing part on are characters compared, up to the first
+ * difference.
  */
-export function comparePrompts(
-  prev: PromptState,
-  text: string,
-  sections: readonly RenderedPromptSection[],
-  hasPrevious: boolean,
-): PrefixReport {
-  if (sections === prev.sections && hasPrevious) {
+export function comparePrompts(prev: PromptState, rendered: RenderedPrompt, hasPrevious: boolean): PrefixReport {
+  const { text, parts } = rendered
+  if (rendered === prev.rendered && hasPrevious) {
     const next = { ...prev, changed: new Set<string>() }
     return { length: text.length, bytes: totalBytes(prev), changedSet: next.changed, changedSections: [], next }
   }
-  const before = prev.sections
-  const sectionBytes: (number | undefined)[] = []
+  const before = prev.rendered?.parts ?? NO_PARTS
+  const partBytes: (number | undefined)[] = []
   let i = 0
-  let j = 0
-  let matched = 0
   let offset = 0
   let bytes = 0
-  for (;;) {
-    while (i < before.length && before[i]!.output === '') i++
-    while (j < sections.length && sections[j]!.output === '') j++
-    if (i >= before.length || j >= sections.length || before[i]!.output !== sections[j]!.output) break
-    if (matched++ > 0) {
+  while (i < before.length && i < parts.length && before[i]!.text === parts[i]!.text) {
+    if (i > 0) {
       offset += SEPARATOR_LENGTH
       bytes += SEPARATOR_LENGTH
     }
-    offset += sections[j]!.output.length
-    // The same output as before: its byte length is known already.
-    bytes += sectionBytes[j] = bytesAt(prev, i)
+    offset += parts[i]!.text.length
+    // The same text as before: its byte length is known already.
+    bytes += partBytes[i] = bytesAt(prev, i)
     i++
-    j++
   }
-  // text and prev.text agree on [0, offset); compare characters from there.
-  const previous = prev.text
+  // text and the previous text agree on [0, offset); compare characters from there.
+  const previous = prev.rendered?.text ?? ''
   let end = offset
   const limit = Math.min(previous.length, text.length)
   while (end < limit && previous.charCodeAt(end) === text.charCodeAt(end)) end++
-  // A prefix that ends between the halves of a surrogate pair shares no whole code point there.
-  let whole = end
-  if (whole > offset && isHighSurrogate(text.charCodeAt(whole - 1))) {
-    if (isLowSurrogate(text.charCodeAt(whole)) || isLowSurrogate(previous.charCodeAt(whole))) whole--
-  }
-  bytes += whole > offset ? Buffer.byteLength(text.slice(offset, whole)) : 0
+  const whole = wholeCodePoints(text, previous, end)
+  bytes += whole > offset ? utf8Length(text, offset, whole) : 0
 
-  const outputs = outputsOf(sections)
+  const outputs = outputsOf(parts)
   const changed = new Set<string>()
   for (const [name, output] of outputs) if ((prev.outputs.get(name) ?? '') !== output) changed.add(name)
-  for (const [name, output] of prev.outputs) if (output !== '' && !outputs.has(name)) changed.add(name)
+  for (const name of prev.outputs.keys()) if (!outputs.has(name)) changed.add(name)
   // A section that only moved to where the prompt diverges changed the prompt too.
-  if (i < before.length && j < sections.length) {
-    const moved = sections[j]!.name
+  if (i < before.length && i < parts.length) {
+    const moved = parts[i]!.name
     if (before[i]!.name !== moved && !changed.has(moved) && !changed.has(before[i]!.name)) changed.add(moved)
   }
   return {
     length: end,
     bytes,
     changedSet: changed,
-    changedSections: inPromptOrder(changed, before, sections),
-    next: { text, sections, outputs, sectionBytes, changed: hasPrevious ? changed : undefined },
+    changedSections: inPromptOrder(changed, before, parts),
+    next: { rendered, outputs, partBytes, changed: hasPrevious ? changed : undefined },
   }
 }
 
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff
-}
-
 /** Name → output, first occurrence winning (names are unique in a registry-made assembly). */
-function outputsOf(sections: readonly RenderedPromptSection[]): Map<string, string> {
+function outputsOf(parts: readonly RenderedPart[]): Map<string, string> {
   const outputs = new Map<string, string>()
-  for (const { name, output } of sections) if (!outputs.has(name)) outputs.set(name, output)
+  for (const { name, text } of parts) if (!outputs.has(name)) outputs.set(name, text)
   return outputs
 }
 
@@ -138,8 +115,8 @@ function outputsOf(sections: readonly RenderedPromptSection[]): Map<string, stri
  */
 function inPromptOrder(
   changed: ReadonlySet<string>,
-  before: readonly RenderedPromptSection[],
-  sections: readonly RenderedPromptSection[],
+  before: readonly RenderedPart[],
+  sections: readonly RenderedPart[],
 ): string[] {
   if (changed.size === 0) return []
   const present = new Set(sections.map((section) => section.name))

@@ -1,14 +1,12 @@
 /**
  * The cache-stability lint of the step surface. A value that changes every
  * step belongs in a runtime context: inside the system prompt it invalidates
- * the KV cache from its section on. Layers come from the assembly's hidden
- * meta, so only `assemble()` results carry them.
+ * the KV cache from its section on. It reads the `RenderedPrompt` only: the
+ * parts' layers and the referenced variables' stability come with it.
  */
 
-import type { LayerRef, SectionEntry } from '../assembly/entries.js'
-import { metaOf } from '../assembly/meta.js'
-import type { RenderedPromptSection } from '../render/render.js'
-import type { SectionPlan } from '../assembly/view.js'
+import { entryLabel, type LayerRef } from '../assembly/entries.js'
+import type { RenderedPrompt } from '../render/rendered-prompt.js'
 
 /** A cache-stability lint finding. */
 export interface StabilityWarning {
@@ -20,7 +18,7 @@ export interface StabilityWarning {
   readonly kind: 'volatile-variable' | 'unstable-section'
   /** The section the finding is about. */
   readonly section: string
-  /** The layer that supplied the section: `'global'` or its scope key; absent when unknown (no `assemble()` meta, or a listener-made section). */
+  /** The layer that supplied the section: `'global'` or its scope key; absent when unknown (no `assemble()` provenance, or a listener-made section). */
   readonly layer?: LayerRef
   /** The volatile variable (`'volatile-variable'` only). */
   readonly variable?: string
@@ -63,77 +61,78 @@ function unscopedKey(layer: 'global' | undefined, key: string): string {
   return (layer === undefined ? 'u' : 'g') + key
 }
 
-const sectionIndexes = new WeakMap<SectionPlan, Map<string, SectionEntry>>()
-
-function sectionEntriesOf(plan: SectionPlan | undefined): Map<string, SectionEntry> | undefined {
-  if (plan === undefined) return undefined
-  let index = sectionIndexes.get(plan)
-  if (index === undefined) {
-    index = new Map(plan.entries.map((entry) => [entry.name, entry]))
-    sectionIndexes.set(plan, index)
-  }
-  return index
+function labelOf(kind: string, name: string, layer: LayerRef | undefined): string {
+  return entryLabel(kind, name, layer === undefined || layer === 'global' ? undefined : layer)
 }
 
 /**
- * (a) every section referencing a `volatile` variable; (b) every section that
- * changed in this step and the previous one while some non-empty section
- * after it stayed the same in both. Findings already reported are left out.
+ * (a) every section not itself declared volatile that references a
+ * `volatile` variable; (b) every section that changed in this step and the
+ * previous one while some section after it stayed the same in both. Findings
+ * already reported are left out.
  */
 export function lintStability(
-  assembly: object,
-  sections: readonly RenderedPromptSection[],
+  rendered: RenderedPrompt,
   changed: ReadonlySet<string>,
   changedBefore: ReadonlySet<string> | undefined,
   reported: ReportedWarnings,
 ): PendingWarning[] {
-  const meta = metaOf(assembly)
-  const entries = sectionEntriesOf(meta?.sections)
-  const variables = meta?.variables?.byName
+  const { parts } = rendered
   const out: PendingWarning[] = []
-  const add = (kind: StabilityWarning['kind'], section: string, variable: string | undefined, message: (label: string) => string) => {
-    const entry = entries?.get(section)
-    const layer: LayerRef | undefined = entry === undefined ? undefined : (entry.scope ?? 'global')
+  const add = (
+    kind: StabilityWarning['kind'],
+    section: string,
+    layer: LayerRef | undefined,
+    variable: string | undefined,
+    message: string,
+  ) => {
     const key = `${kind}\0${section}\0${variable ?? ''}`
     if (reported.has(layer, key) || out.some((p) => p.key === key && p.layer === layer)) return
-    const label = entry?.label ?? `prompt section "${section}"`
     const warning: StabilityWarning = {
       kind,
       section,
       ...(layer === undefined ? {} : { layer }),
       ...(variable === undefined ? {} : { variable }),
-      message: message(label),
+      message,
     }
     out.push({ key, layer, warning })
   }
 
-  if (variables !== undefined) {
-    for (const { name, template } of sections) {
-      if (template === undefined) continue
-      for (const ref of new Set(template.refs)) {
-        const variable = variables.get(ref)
-        if (variable?.stability !== 'volatile') continue
-        add('volatile-variable', name, ref, (label) =>
-          `${label} references volatile ${variable.label}; a value that changes every step invalidates the cached prompt from this section on — move it into a runtime context`,
+  const volatile = rendered.variables.filter((variable) => variable.stability === 'volatile')
+  if (volatile.length > 0) {
+    for (const part of parts) {
+      if (part.stability === 'volatile') continue
+      for (const variable of volatile) {
+        if (!part.variables.includes(variable.name)) continue
+        add(
+          'volatile-variable',
+          part.name,
+          part.layer,
+          variable.name,
+          `${labelOf('prompt section', part.name, part.layer)} references volatile ${labelOf('prompt variable', variable.name, variable.layer)}; a value that changes every step invalidates the cached prompt from this section on — move it into a runtime context`,
         )
       }
     }
   }
 
   if (changedBefore !== undefined && changedBefore.size > 0 && changed.size > 0) {
-    const flagged: string[] = []
+    const flagged: (typeof parts)[number][] = []
     let stableAfter = false
-    for (let j = sections.length - 1; j >= 0; j--) {
-      const { name, output } = sections[j]!
-      if (changed.has(name) && changedBefore.has(name)) {
-        if (stableAfter) flagged.push(name)
-      } else if (output !== '' && !changed.has(name) && !changedBefore.has(name)) {
+    for (let j = parts.length - 1; j >= 0; j--) {
+      const part = parts[j]!
+      if (changed.has(part.name) && changedBefore.has(part.name)) {
+        if (stableAfter) flagged.push(part)
+      } else if (!changed.has(part.name) && !changedBefore.has(part.name)) {
         stableAfter = true
       }
     }
-    for (const name of flagged.reverse()) {
-      add('unstable-section', name, undefined, (label) =>
-        `${label} changed in two consecutive steps while later sections stayed the same; a per-step value this early in the prompt invalidates the cache of everything after it — move it into a runtime context or give the section a later order`,
+    for (const part of flagged.reverse()) {
+      add(
+        'unstable-section',
+        part.name,
+        part.layer,
+        undefined,
+        `${labelOf('prompt section', part.name, part.layer)} changed in two consecutive steps while later sections stayed the same; a per-step value this early in the prompt invalidates the cache of everything after it — move it into a runtime context or give the section a later order`,
       )
     }
   }

@@ -1,6 +1,6 @@
 import { describeValue } from '../assembly/entries.js'
 import { comparePrompts, NO_PROMPT } from './prefix-report.js'
-import { renderContextSections, renderContextSnapshot, renderPromptParts, type RenderedContextSection } from '../render/render.js'
+import { render, renderContextSections, renderContextSnapshot, type RenderedContextSection } from '../render/render.js'
 import { frozenJson, headerChange, headerStateOf, type HeaderState } from './request-header.js'
 import { lintStability, ReportedWarnings, type StabilityWarning } from './stability-lint.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
@@ -154,11 +154,12 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       const configJson = configJsonOf(input.config)
 
       // Everything that can throw happens before any state is touched.
-      const { text, sections } = renderPromptParts(assembly)
+      const rendered = render(assembly)
+      const { text } = rendered
       const contextText = renderContextSnapshot(assembly)
       const first = steps === 0
-      const compared = comparePrompts(prompt, text, sections, !first)
-      const warnings = lintStability(assembly, sections, compared.changedSet, prompt.changed, reported)
+      const compared = comparePrompts(prompt, rendered, !first)
+      const warnings = lintStability(rendered, compared.changedSet, prompt.changed, reported)
 
       const events: SurfaceEvent[] = []
       let nextNode0 = node0

@@ -3,7 +3,6 @@ import vm from 'node:vm'
 import { signal } from '@preact/signals-core'
 import { Context } from 'cordis'
 import { describe, expect, test } from 'vitest'
-import { metaOf } from '../../src/assembly/meta.js'
 import type { PromptEngine } from '../../src/assembly/engine.js'
 import {
   createScope,
@@ -84,7 +83,7 @@ async function furnish(app: Context, scope: Scope, key: ScopeKey, text = signal(
   renderPrompt(assembly)
   renderContextSnapshot(assembly)
   app.systemPrompt.inspect(key)
-  return new WeakRef(metaOf(assembly)!.view)
+  return new WeakRef(engineOf(app).view(key))
 }
 
 describe('disposing a scope releases everything promptloom held for it', () => {
@@ -188,7 +187,7 @@ describe('unreachable scope keys', () => {
         const assembly = await app.systemPrompt.assemble({ scope: key })
         renderPrompt(assembly)
         app.systemPrompt.inspect(key)
-        refs.push(new WeakRef(metaOf(assembly)!.view))
+        refs.push(new WeakRef(engineOf(app).view(key)))
       }
       return refs
     })()

@@ -1,0 +1,134 @@
+/**
+ * Where an assembly came from, as data: for each section, context and
+ * variable of the plan it was built from, the supplying layer and the
+ * registration's declared options, plus the texts the registry collected
+ * before the waterfall. Rendering reads it to label parts and errors, and the
+ * step surface reads what rendering derived from it; nothing here is a live
+ * view, a signal or a counter.
+ *
+ * It travels beside the result (an `assemble()`/`prepare()` result stays a
+ * plain object that spreads, clones and serializes as one), together with the
+ * engine's render slot for that scope. A copy that lost it renders from
+ * scratch, with no layers: never with another assembly's labels.
+ */
+
+import type { ScopeKey } from '../scope/scope-key.js'
+import type { ContextEntry, LayerRef, SectionEntry, VariableEntry } from './entries.js'
+import type { PromptStats } from './stats.js'
+import type { Stability } from './types.js'
+
+/** A registered section as it supplied an assembly. */
+export interface SectionSource {
+  readonly name: string
+  readonly layer: LayerRef
+  readonly order: number
+  /** The declared stability, `undefined` when none was declared. */
+  readonly stability: Stability | undefined
+  readonly interpolate: boolean
+  readonly complete: boolean
+  readonly required: boolean
+  readonly cacheBreakpoint: boolean
+  readonly priority: number
+}
+
+/** A registered runtime context or variable as it supplied an assembly. */
+export interface NamedSource {
+  readonly name: string
+  readonly layer: LayerRef
+  /** The declared stability, `undefined` when none was declared. */
+  readonly stability: Stability | undefined
+}
+
+/** Sources in plan order, and by name. */
+export interface SourceTable<S extends { readonly name: string }> {
+  readonly list: readonly S[]
+  readonly byName: ReadonlyMap<string, S>
+  /** Each name's index in `list`. */
+  readonly indexOf: ReadonlyMap<string, number>
+}
+
+/** The provenance of one `prepare()` or `assemble()` result. */
+export interface AssemblyProvenance {
+  /** The scope it was made for; `undefined` for the global view. */
+  readonly scope: ScopeKey | undefined
+  /** The effective sections it was built from; absent on a preparation. */
+  readonly sections?: SourceTable<SectionSource>
+  /** Each section's text as collected before the `system-prompt/assemble` waterfall, by `sections.list` index. */
+  readonly collected?: readonly string[]
+  /** The effective runtime contexts it was prepared from. */
+  readonly contexts: SourceTable<NamedSource>
+  /** The effective variables it was prepared from. */
+  readonly variables: SourceTable<NamedSource>
+  /** Names of the contexts the registry produced (not a waterfall listener), for `refreshContext`. */
+  readonly registeredContexts: ReadonlySet<string>
+}
+
+/**
+ * The engine's per-scope handle under which the render layer keeps its
+ * caches (held weakly there), with the counters its renders add to. A
+ * released scope's slot is dropped, and its render caches with it.
+ */
+export interface RenderSlot {
+  readonly stats: PromptStats
+}
+
+/** What travels beside a result: its provenance and its scope's render slot. */
+export interface AssemblyRecord {
+  readonly provenance: AssemblyProvenance
+  readonly slot: RenderSlot
+}
+
+const records = new WeakMap<object, AssemblyRecord>()
+
+/** Records `record` beside `target` and returns `target`. */
+export function withRecord<T extends object>(target: T, record: AssemblyRecord): T {
+  records.set(target, record)
+  return target
+}
+
+/** The record of a result made by `prepare`/`assemble`/`refreshContext`; `undefined` for anything else (a copy, say). */
+export function recordOf(target: object): AssemblyRecord | undefined {
+  return records.get(target)
+}
+
+function layerOf(scope: ScopeKey | undefined): LayerRef {
+  return scope === undefined ? 'global' : scope
+}
+
+// Plans are immutable and shared by every assembly made from them, so each
+// plan's sources are derived once.
+const tables = new WeakMap<readonly object[], SourceTable<{ readonly name: string }>>()
+
+function tableOf<E extends object, S extends { readonly name: string }>(entries: readonly E[], toSource: (entry: E) => S): SourceTable<S> {
+  let table = tables.get(entries) as SourceTable<S> | undefined
+  if (table === undefined) {
+    const list = entries.map(toSource)
+    table = {
+      list,
+      byName: new Map(list.map((source) => [source.name, source])),
+      indexOf: new Map(list.map((source, index) => [source.name, index])),
+    }
+    tables.set(entries, table)
+  }
+  return table
+}
+
+/** The sources of a sorted section plan, derived once per plan. */
+export function sectionSourcesOf(entries: readonly SectionEntry[]): SourceTable<SectionSource> {
+  return tableOf(entries, (entry) => ({
+    name: entry.name,
+    layer: layerOf(entry.scope),
+    order: entry.order,
+    stability: entry.stability,
+    interpolate: entry.interpolate,
+    complete: entry.complete,
+    required: entry.required,
+    cacheBreakpoint: entry.cacheBreakpoint,
+    priority: entry.priority,
+  }))
+}
+
+/** The sources of a context or variable plan, derived once per plan. */
+export function namedSourcesOf(entries: readonly (ContextEntry | VariableEntry)[]): SourceTable<NamedSource> {
+  return tableOf(entries, (entry) => ({ name: entry.name, layer: layerOf(entry.scope), stability: entry.stability }))
+}
