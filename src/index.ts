@@ -47,12 +47,21 @@ export type { PromptStats } from './assembly/stats.js'
 export type { InspectedEntry, InspectedTools, LayerRef, PromptInspection } from './assembly/inspect.js'
 export {
   joinContextSections,
+  render,
   renderContextSections,
   renderContextSnapshot,
   renderPrompt,
   RUNTIME_CONTEXT_HEADER,
   type RenderedContextSection,
 } from './render/render.js'
+export type {
+  PromptBlock,
+  RenderedPart,
+  RenderedPrompt,
+  RenderedSubstitution,
+  RenderedVariable,
+} from './render/rendered-prompt.js'
+export { comparePrompts, explain, type PromptComparison, type PromptExplanation } from './render/explain.js'
 export {
   createStepSurface,
   type ContextSnapshotEvent,
