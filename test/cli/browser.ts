@@ -26,12 +26,12 @@ export const CHROMIUM_ARGS = [
   '--disable-quic',
 ]
 
-/** Launches headless Chromium; throws naming the install command when `/usr/bin/chromium` is missing. */
-export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
+/** Launches headless Chromium; throws naming the install command when `executable` (default `/usr/bin/chromium`) is missing. */
+export async function launchChromium(executable = CHROMIUM): Promise<Browser> {
+  if (!existsSync(executable)) {
     throw new Error(
-      `Chromium is not installed at "${CHROMIUM}"; the report's browser test needs it: run "apt-get update && apt-get install -y chromium" (or set ${SKIP_BROWSER_ENV}=1 where no browser can be installed)`,
+      `Chromium is not installed at "${executable}"; the report's browser test needs it: run "apt-get update && apt-get install -y chromium" (or set ${SKIP_BROWSER_ENV}=1 where no browser can be installed)`,
     )
   }
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS })
+  return chromium.launch({ executablePath: executable, headless: true, args: CHROMIUM_ARGS })
 }

@@ -32,6 +32,12 @@ interface Opened {
   readonly requests: string[]
 }
 
+test('a missing Chromium fails with the command that installs it (never a silent skip)', async () => {
+  await expect(launchChromium('/nonexistent/chromium')).rejects.toThrow(
+    'Chromium is not installed at "/nonexistent/chromium"; the report\'s browser test needs it: run "apt-get update && apt-get install -y chromium"',
+  )
+})
+
 describe.skipIf(skip)('the HTML report in headless Chromium', () => {
   const tmp = mkdtempSync(join(tmpdir(), 'promptloom-report-browser-'))
   const report = join(tmp, 'cli-report.html')
