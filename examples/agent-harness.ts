@@ -9,7 +9,7 @@
  *   npm start -- --help
  */
 import { mkdirSync } from 'node:fs'
-import { dirname, extname } from 'node:path'
+import { dirname, extname, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { computed, signal } from '@preact/signals-core'
 import { Context, type Fiber } from 'cordis'
@@ -30,6 +30,7 @@ import {
   type StepSurface,
   type ToolSchema,
 } from '../src/index.js'
+import { writeReport } from '../src/cli/report.js'
 
 const HELP = `promptloom demo harness
 
@@ -41,14 +42,16 @@ Usage: npm start -- [--agents N] [--steps N] [--log PATH]
   --log PATH   session-log path (default ./logs/session.jsonl); each agent
                writes its own JSONL file, PATH with the agent's name before
                the extension (./logs/session.agent-1.jsonl, ...), truncated
-               at start; the directory is created
+               at start; the directory is created, and the HTML report of
+               all agents goes next to them (./logs/report.html)
   -h, --help   show this help
 
 Per step and agent it prints: how many system-prompt sections were
 re-rendered (the rest came from the render memo), the share of the rendered
-prompt that is byte-identical to that agent's previous step (the reusable
-KV-cache prefix), the time to assemble + render + record the step, and what
-changed. The last step prints agent-1's full prompt, its runtime-context
+prompt that is byte-identical to that agent's previous step (the stable
+KV-cache prefix), the reusable request prefix and token counts when the step
+surface reports them, the time to assemble + render + record the step, and
+which sections were added, removed or changed. The last step prints agent-1's full prompt, its runtime-context
 snapshot and the service's stats().`
 
 interface Options {
@@ -265,6 +268,7 @@ async function main(argv: string[]): Promise<void> {
   }
 
   const width = Math.max(...keys.map((key) => key.name.length))
+  const previousSections = new Map<Agent, readonly string[]>()
   let featured: { text: string; assembly: PromptAssembly } | undefined
   for (let step = 1; step <= options.steps; step++) {
     const event = script[step]
@@ -281,18 +285,18 @@ async function main(argv: string[]): Promise<void> {
       const rendered = prompt.stats().sectionRenders - before
       const result = agent.surface.step({ assembly, config: { model: 'deepseek-chat', temperature: 0 } })
       const ms = performance.now() - t0
-      agent.log.write(result)
+      agent.log.write(result, assembly)
 
       const prefix = step === 1 ? '   first' : `${((100 * result.stablePrefixLength) / Math.max(text.length, 1)).toFixed(1).padStart(6)}%`
-      const notes: string[] = []
-      if (step === 1) notes.push('first render; request header initial')
-      else if (result.changedSections.length > 0) notes.push(`changed ${result.changedSections.join(', ')}`)
+      const names = assembly.sections.map((section) => section.name)
+      const notes: string[] = step === 1 ? ['first render; request header initial'] : sectionNotes(result.changedSections, previousSections.get(agent) ?? [], names)
+      previousSections.set(agent, names)
       const header = result.events.find((e) => e.type === 'request/header')
       if (header !== undefined && step > 1) notes.push(header.reason)
       for (const warning of result.warnings) notes.push(`lint: ${warning.message}`)
       console.log(
         `step ${String(step).padStart(2)}  ${agent.key.name.padEnd(width)}  re-rendered ${rendered}/${assembly.sections.length} sections` +
-          `  prefix ${prefix}  ${ms.toFixed(2).padStart(5)} ms${notes.length > 0 ? `  ${notes.join('; ')}` : ''}`,
+          `  prefix ${prefix}${surfaceFigures(result, text.length)}  ${ms.toFixed(2).padStart(5)} ms${notes.length > 0 ? `  ${notes.join('; ')}` : ''}`,
       )
       if (agent === agents[0]) featured = { text, assembly }
     }
@@ -313,7 +317,37 @@ async function main(argv: string[]): Promise<void> {
   )
   for (const agent of agents) await agent.scope.dispose()
   console.log(`\nsession logs written: ${agents.map((agent) => agent.log.path).join(', ')}`)
+  const report = writeReport(
+    agents.map((agent) => agent.log.path),
+    join(dirname(options.log), 'report.html'),
+  )
+  console.log(`report written: ${report}  (or: npx promptloom report ${agents.map((agent) => agent.log.path).join(' ')})`)
   console.log(`done in ${((performance.now() - started) / 1000).toFixed(2)} s`)
+}
+
+/** `added x; removed y; changed z` from the surface's changed list and the two steps' section names. */
+function sectionNotes(changed: readonly string[], before: readonly string[], now: readonly string[]): string[] {
+  const added = now.filter((name) => !before.includes(name))
+  const removed = before.filter((name) => !now.includes(name))
+  const rest = changed.filter((name) => !added.includes(name) && !removed.includes(name))
+  const notes: string[] = []
+  if (added.length > 0) notes.push(`added ${added.join(', ')}`)
+  if (removed.length > 0) notes.push(`removed ${removed.join(', ')}`)
+  if (rest.length > 0) notes.push(`changed ${rest.join(', ')}`)
+  return notes
+}
+
+/** The step result's reusable prefix and token figures, when this surface reports them (SPEC §3). */
+function surfaceFigures(result: object, length: number): string {
+  const figures = result as { reusablePrefixLength?: unknown; promptTokens?: unknown; stablePrefixTokens?: unknown }
+  let out = ''
+  if (typeof figures.reusablePrefixLength === 'number') {
+    out += `  reusable ${((100 * figures.reusablePrefixLength) / Math.max(length, 1)).toFixed(1).padStart(5)}%`
+  }
+  if (typeof figures.promptTokens === 'number') {
+    out += `  tokens ${typeof figures.stablePrefixTokens === 'number' ? `${figures.stablePrefixTokens}/` : ''}${figures.promptTokens}`
+  }
+  return out
 }
 
 try {

@@ -92,17 +92,28 @@ describe('examples/agent-harness.ts (npm start)', () => {
     expect(readSessionLog(files[1]!)).toHaveLength(3)
   })
 
+  test('the run writes the HTML report of all agents next to the logs and prints its path', async () => {
+    const log = join(tmp, 'report', 's.jsonl')
+    const { code, stdout } = await run('agent-harness.ts', ['--steps', '2', '--agents', '2', '--log', log])
+    expect(code).toBe(0)
+    const report = join(tmp, 'report', 'report.html')
+    expect(stdout).toContain(`report written: ${report}`)
+    const page = readFileSync(report, 'utf8')
+    expect(page).toContain('data-agent="agent-1"')
+    expect(page).toContain('data-agent="agent-2"')
+  })
+
   test('the scripted plugin loads, unloads and variable change show up in the agents that see them', async () => {
     const { code, stdout } = await run('agent-harness.ts', ['--log', join(tmp, 'script', 's.jsonl')])
     expect(code).toBe(0)
     const line = (step: number, agent: string): string =>
       lines(stdout).find((l) => new RegExp(`^step +${step} +${agent} `).test(l)) ?? ''
-    expect(line(4, 'agent-1')).toContain('changed web:surface; tools changed (added browse)')
-    expect(line(8, 'agent-2')).toContain('changed plan:policy')
+    expect(line(4, 'agent-1')).toContain('added web:surface; tools changed (added browse)')
+    expect(line(8, 'agent-2')).toMatch(/ removed plan:policy$/)
     expect(line(11, 'agent-3')).toMatch(/re-rendered 1\/\d+ sections .*changed deployment:persona-suffix/)
     // Planning loads into agent-3's scope only at step 14.
     expect(line(14, 'agent-1')).toMatch(/re-rendered 0\/\d+ sections +prefix +100\.0%/)
-    expect(line(14, 'agent-3')).toContain('changed plan:policy')
+    expect(line(14, 'agent-3')).toMatch(/ added plan:policy$/)
     expect(stdout).toMatch(/agent-2: scoped entries deployment:persona-prefix \(shadows global\)/)
   })
 

@@ -1,8 +1,9 @@
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { scopeLabel } from '../scope/scope-key.js'
+import { render } from '../render/render.js'
 import type { StabilityWarning } from './stability-lint.js'
 import type { StepResult, SurfaceEvent } from './step-surface.js'
-import type { ToolSchema } from '../assembly/types.js'
+import type { PromptPresentation, ToolSchema } from '../assembly/types.js'
 
 /**
  * The JSONL session log: one JSON object per line. Each step is a `step`
@@ -33,6 +34,8 @@ export interface SessionLogStepRecord {
   readonly firstChangedSection?: string
   /** `StepResult.warnings`, with layers as labels. */
   readonly warnings: readonly SessionLogWarning[]
+  /** The rendered section names in prompt order (so a reader tells added, removed and changed apart); absent when unknown. */
+  readonly sections?: readonly string[]
 }
 
 /** A `StabilityWarning` as logged: the layer becomes `'global'` or the scope's label. */
@@ -56,8 +59,11 @@ export type SessionLogRecord = SessionLogStepRecord | SurfaceEvent
 export interface SessionLogWriter {
   /** The JSONL file written to. */
   readonly path: string
-  /** Appends the step record and the step's events with one synchronous write (flushed per step). */
-  write(result: StepResult): void
+  /**
+   * Appends the step record and the step's events with one synchronous write
+   * (flushed per step); `assembly` (the step's) adds the rendered section names.
+   */
+  write(result: StepResult, assembly?: Pick<PromptPresentation, 'sections' | 'variables'>): void
 }
 
 /** Options of `createSessionLogWriter`. */
@@ -76,14 +82,19 @@ export function createSessionLogWriter(path: string, options: SessionLogWriterOp
   if (options.truncate === true) writeFileSync(path, '')
   return {
     path,
-    write(result: StepResult): void {
-      appendFileSync(path, serializeStep(result))
+    write(result: StepResult, assembly?: Pick<PromptPresentation, 'sections' | 'variables'>): void {
+      appendFileSync(path, serializeStep(result, assembly))
     },
   }
 }
 
-/** The lines `write` appends for `result`, each ending in `\n`. */
-export function serializeStep(result: StepResult): string {
+/**
+ * The lines `write` appends for `result`, each ending in `\n`. The step
+ * record's `sections` come from `result.rendered` when the result carries its
+ * rendered prompt, else from rendering `assembly` (memoized), else are omitted.
+ */
+export function serializeStep(result: StepResult, assembly?: Pick<PromptPresentation, 'sections' | 'variables'>): string {
+  const sections = sectionNamesOf(result, assembly)
   const record: SessionLogStepRecord = {
     type: 'step',
     step: result.step,
@@ -93,10 +104,18 @@ export function serializeStep(result: StepResult): string {
     changedSections: result.changedSections,
     ...(result.firstChangedSection === undefined ? {} : { firstChangedSection: result.firstChangedSection }),
     warnings: result.warnings.map(loggedWarning),
+    ...(sections === undefined ? {} : { sections }),
   }
   let out = JSON.stringify(record) + '\n'
   for (const event of result.events) out += JSON.stringify(event) + '\n'
   return out
+}
+
+function sectionNamesOf(result: StepResult, assembly: Pick<PromptPresentation, 'sections' | 'variables'> | undefined): string[] | undefined {
+  const rendered = (result as { readonly rendered?: { readonly parts?: readonly { readonly name: string }[] } }).rendered
+  if (rendered?.parts !== undefined) return rendered.parts.map((part) => part.name)
+  if (assembly === undefined) return undefined
+  return render(assembly).parts.map((part) => part.name)
 }
 
 function loggedWarning(warning: StabilityWarning): SessionLogWarning {

@@ -1,0 +1,49 @@
+/**
+ * HTML escaping for the report. Section names, prompts, warnings and file
+ * names are user data: every interpolation goes through `escapeHtml`, which
+ * is safe both in text and in a double- or single-quoted attribute.
+ */
+
+const ENTITIES: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+}
+
+/** Escapes `& < > " '` so `text` reads literally in HTML text and in quoted attributes. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ENTITIES[c]!)
+}
+
+/**
+ * A tagged template that escapes every interpolated value except an `Html`
+ * fragment (built by `html` itself or `raw`); arrays are joined, and
+ * `undefined`, `null` and `false` render as nothing.
+ */
+export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
+  let out = strings[0]!
+  for (let i = 0; i < values.length; i++) out += fragment(values[i]) + strings[i + 1]!
+  return new Html(out)
+}
+
+/** Markup that is already safe; only `html` and `raw` create it. */
+export class Html {
+  constructor(readonly value: string) {}
+  toString(): string {
+    return this.value
+  }
+}
+
+/** Marks markup the caller built safely (e.g. numbers formatted into SVG) as `Html`. */
+export function raw(markup: string): Html {
+  return new Html(markup)
+}
+
+function fragment(value: unknown): string {
+  if (value instanceof Html) return value.value
+  if (Array.isArray(value)) return value.map(fragment).join('')
+  if (value === undefined || value === null || value === false) return ''
+  return escapeHtml(String(value))
+}

@@ -1,0 +1,81 @@
+import { percent, type AgentModel, type StepRow } from './report-model.js'
+
+/**
+ * `promptloom inspect`: one agent's steps as a compact plain-text table for a
+ * terminal. Optional columns (reusable prefix, tokens, cache) appear only when
+ * the log has their fields; warnings follow their step's row, indented.
+ *
+ *   step  prompt  stable  reusable  changes
+ *      1    1204  first   -         first render (6 sections); initial header
+ *      4    1270  91.2%   0.0%      +web:surface; tools +browse
+ */
+export function renderInspectTable(agent: AgentModel): string {
+  const rows = agent.rows
+  const columns: Column[] = [
+    { title: 'step', right: true, cell: (row) => `${row.step}${row.compacted ? '*' : ''}` },
+    { title: 'prompt', right: true, cell: (row) => String(row.promptLength) },
+    { title: 'stable', right: true, cell: (row) => (row.first ? 'first' : percent(row.stableShare)) },
+  ]
+  if (rows.some((row) => row.reusableShare !== undefined)) {
+    columns.push({ title: 'reusable', right: true, cell: (row) => (row.reusableShare === undefined ? '-' : percent(row.reusableShare)) })
+  }
+  if (rows.some((row) => row.promptTokens !== undefined)) {
+    columns.push({ title: 'tokens', right: true, cell: (row) => (row.promptTokens === undefined ? '-' : `${row.stablePrefixTokens ?? '?'}/${row.promptTokens}`) })
+  }
+  if (rows.some((row) => row.usage !== undefined)) {
+    columns.push({
+      title: 'cached/input (pred)',
+      right: true,
+      cell: (row) =>
+        row.usage === undefined ? '-' : `${row.usage.cachedInputTokens}/${row.usage.inputTokens}${row.usage.predictedTokens === undefined ? '' : ` (${row.usage.predictedTokens})`}`,
+    })
+  }
+  columns.push({ title: 'changes', right: false, cell: changesOf })
+
+  const cells = rows.map((row) => columns.map((column) => column.cell(row)))
+  const widths = columns.map((column, i) => Math.max(column.title.length, ...cells.map((line) => line[i]!.length)))
+  const format = (values: readonly string[]): string =>
+    values
+      .map((value, i) => (columns[i]!.right ? value.padStart(widths[i]!) : i === values.length - 1 ? value : value.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd()
+
+  const totalSteps = rows.length
+  const out = [
+    `${agent.name} (${agent.file}): ${totalSteps} step${totalSteps === 1 ? '' : 's'}, mean stable prefix ${totalSteps < 2 ? '-' : percent(agent.meanStableShare)}, ${agent.warningCount} warning${agent.warningCount === 1 ? '' : 's'}`,
+    format(columns.map((column) => column.title)),
+  ]
+  rows.forEach((row, i) => {
+    out.push(format(cells[i]!))
+    for (const warning of row.warnings) out.push(`${' '.repeat(widths[0]! + 2)}! ${warning.message}`)
+  })
+  if (rows.some((row) => row.compacted)) out.push('* compacted before this step')
+  return out.join('\n') + '\n'
+}
+
+interface Column {
+  readonly title: string
+  readonly right: boolean
+  readonly cell: (row: StepRow) => string
+}
+
+/** The change list of one row: sections, tools, config, withheld, in that order; `-` when nothing changed. */
+export function changesOf(row: StepRow): string {
+  const parts: string[] = []
+  const { changed, added, removed } = row.sections
+  if (row.first) parts.push(`first render${added.length > 0 ? ` (${added.length} sections)` : ''}`)
+  else {
+    const names = [...added.map((n) => `+${n}`), ...removed.map((n) => `-${n}`), ...changed.map((n) => `~${n}`)]
+    if (names.length > 0) parts.push(names.join(' '))
+  }
+  if (row.first && row.headerReason !== undefined) parts.push('initial header')
+  if (row.tools !== undefined) {
+    const t = row.tools
+    const names = [...t.added.map((n) => `+${n}`), ...t.removed.map((n) => `-${n}`), ...t.changed.map((n) => `~${n}`), ...(t.reordered ? ['reordered'] : [])]
+    parts.push(`tools ${names.join(' ')}`)
+  }
+  if (row.config !== undefined) parts.push(`config ${row.config.map((key) => `~${key}`).join(' ')}`)
+  if (row.withheld.length > 0) parts.push(`withheld ${row.withheld.join(', ')}`)
+  if (row.overBudget) parts.push('over budget')
+  return parts.length === 0 ? '-' : parts.join('; ')
+}

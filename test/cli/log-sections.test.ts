@@ -1,0 +1,45 @@
+import { describe, expect, test } from 'vitest'
+import { parseAgentLog } from '../../src/cli/log-reader.js'
+import { agentModel } from '../../src/cli/report-model.js'
+import { createStepSurface, serializeStep, type PromptAssembly } from '../../src/index.js'
+
+type Plain = Pick<PromptAssembly, 'sections' | 'contexts' | 'variables' | 'tools'>
+
+function plain(sections: readonly (readonly [string, string])[]): Plain {
+  return { sections: sections.map(([name, text], order) => ({ name, order, text })), contexts: [], variables: {}, tools: [] }
+}
+
+describe('serializeStep: the rendered section names', () => {
+  test('are logged from the step\'s assembly, leaving out sections that render empty', () => {
+    const assembly = plain([
+      ['identity', 'You are Loom.'],
+      ['empty', ''],
+      ['plan', 'Plan first.'],
+    ])
+    const record = JSON.parse(serializeStep(createStepSurface().step({ assembly }), assembly).split('\n')[0]!) as { sections?: string[] }
+    expect(record.sections).toEqual(['identity', 'plan'])
+  })
+
+  test('come from result.rendered when the step result carries its rendered prompt', () => {
+    const assembly = plain([['identity', 'You are Loom.']])
+    const result = { ...createStepSurface().step({ assembly }), rendered: { parts: [{ name: 'from-rendered' }] } }
+    expect(JSON.parse(serializeStep(result, assembly).split('\n')[0]!).sections).toEqual(['from-rendered'])
+  })
+
+  test('are left out without an assembly (the log format stays as before)', () => {
+    const assembly = plain([['identity', 'You are Loom.']])
+    expect(JSON.parse(serializeStep(createStepSurface().step({ assembly })).split('\n')[0]!)).not.toHaveProperty('sections')
+  })
+
+  test('let the report tell a removed section from a changed one (the surface lists both as changed)', () => {
+    const surface = createStepSurface()
+    const first = plain([
+      ['identity', 'You are Loom.'],
+      ['plan', 'Plan first.'],
+    ])
+    const second = plain([['identity', 'You are Loom.']])
+    const text = serializeStep(surface.step({ assembly: first }), first) + serializeStep(surface.step({ assembly: second }), second)
+    const row = agentModel(parseAgentLog(text, 'a.jsonl')).rows[1]!
+    expect(row.sections).toEqual({ changed: [], added: [], removed: ['plan'], classified: true })
+  })
+})

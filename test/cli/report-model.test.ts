@@ -1,0 +1,111 @@
+import { describe, expect, test } from 'vitest'
+import { parseAgentLog } from '../../src/cli/log-reader.js'
+import { agentModel, buildReport, configChanges, sectionChanges, sharedPrefix, toolChanges } from '../../src/cli/report-model.js'
+import { agentNames } from '../../src/cli/report.js'
+import { jsonl, messageLine, stepLine, threeStepLog, usageLine } from './fixtures.js'
+
+const model = (text: string, file = 'a.jsonl') => agentModel(parseAgentLog(text, file))
+
+describe('per-step rows', () => {
+  test('the stable share is the stable prefix over the prompt the model holds', () => {
+    const rows = model(threeStepLog()).rows
+    const v3 = 'You are Loom.\n\nPersona B.\n\nWeb UI.'
+    expect(rows.map((row) => row.stableShare)).toEqual([0, 1, 'You are Loom.\n\nPersona '.length / v3.length])
+  })
+
+  test('sections are classified as added, removed and changed from the two steps\' section lists', () => {
+    expect(model(threeStepLog()).rows[2]!.sections).toEqual({ changed: ['persona'], added: ['web'], removed: ['plan'], classified: true })
+  })
+
+  test('without section lists every changed section stays "changed" and the row says it is unclassified', () => {
+    expect(sectionChanges({ changedSections: ['plan'] }, {})).toEqual({ changed: ['plan'], added: [], removed: [], classified: false })
+  })
+
+  test('a section that appears is "added" even when the writer did not list it as changed', () => {
+    expect(sectionChanges({ changedSections: [], sections: ['a', 'b'] }, { sections: ['a'] }).added).toEqual(['b'])
+  })
+
+  test('tool changes come from the two header tool lists', () => {
+    const row = model(threeStepLog()).rows[2]!
+    expect([row.tools, row.config, row.headerReason]).toEqual([
+      { added: ['browse'], removed: [], changed: [], reordered: false },
+      ['temperature'],
+      'tools changed (added browse); config changed',
+    ])
+  })
+
+  test('a tool whose schema changed is "changed", and a swap of two tools is "reordered"', () => {
+    const tool = (name: string, description = name) => ({ name, json: JSON.stringify({ name, description }) })
+    expect(toolChanges([tool('a'), tool('b')], [tool('b'), tool('a', 'new')])).toEqual({ added: [], removed: [], changed: ['a'], reordered: true })
+    expect(toolChanges([tool('a')], [tool('a')])).toBeUndefined()
+  })
+
+  test('config changes list added, removed and changed keys', () => {
+    expect(configChanges({ model: 'a', top: 1 }, { model: 'b', seed: 2 })).toEqual(['model', 'top', 'seed'])
+  })
+
+  test('a usage record gives the observed share next to the predicted tokens', () => {
+    const rows = model(jsonl(stepLine(1), messageLine('p', 'append'), stepLine(2, { stablePrefixLength: 1 }), usageLine(2, 200, 150, { predictedTokens: 160 }))).rows
+    expect(rows[1]!.usage).toEqual({ inputTokens: 200, cachedInputTokens: 150, predictedTokens: 160, observedShare: 0.75 })
+  })
+
+  test('withheld and overBudget come from the step record, empty and false when absent', () => {
+    const rows = model(jsonl(stepLine(1, { withheld: ['examples'], overBudget: true }), messageLine('p', 'append'), stepLine(2))).rows
+    expect(rows.map((row) => [row.withheld, row.overBudget])).toEqual([
+      [['examples'], true],
+      [[], false],
+    ])
+  })
+})
+
+describe('agent headline figures', () => {
+  test('the mean stable share leaves out the first step', () => {
+    const step3 = 'You are Loom.\n\nPersona '.length / 'You are Loom.\n\nPersona B.\n\nWeb UI.'.length
+    expect(model(threeStepLog()).meanStableShare).toBeCloseTo((1 + step3) / 2, 10)
+  })
+
+  test('the reusable mean appears only when every later step logged a reusable prefix', () => {
+    const text = jsonl(stepLine(1), messageLine('abcd', 'append'), stepLine(2, { stablePrefixLength: 4, reusablePrefixLength: 2 }), stepLine(3, { stablePrefixLength: 4 }))
+    expect(model(text).meanReusableShare).toBeUndefined()
+    const all = jsonl(stepLine(1), messageLine('abcd', 'append'), stepLine(2, { stablePrefixLength: 4, reusablePrefixLength: 2 }))
+    expect(model(all).meanReusableShare).toBe(0.5)
+  })
+
+  test('usage totals add up the steps that have usage', () => {
+    const text = jsonl(stepLine(1), usageLine(1, 100, 0), stepLine(2), stepLine(3), usageLine(3, 100, 90, { predictedTokens: 95 }))
+    expect(model(text).usageTotals).toEqual({ steps: 2, inputTokens: 200, cachedInputTokens: 90, predictedTokens: 95 })
+  })
+})
+
+describe('the prefix the agents share', () => {
+  test('is the longest common prefix of their latest prompts, with each agent\'s share', () => {
+    const shared = sharedPrefix([
+      { name: 'a', latestPrompt: 'You are Loom. Plan.' },
+      { name: 'b', latestPrompt: 'You are Loom. Review.' },
+    ])
+    expect([shared.length, shared.text, shared.agents.map((agent) => [agent.name, agent.share, agent.continuation])]).toEqual([
+      14,
+      'You are Loom. ',
+      [
+        ['a', 14 / 19, 'Plan.'],
+        ['b', 14 / 21, 'Review.'],
+      ],
+    ])
+  })
+
+  test('never splits a surrogate pair', () => {
+    expect(sharedPrefix([{ name: 'a', latestPrompt: 'x😀' }, { name: 'b', latestPrompt: 'x😁' }]).length).toBe(1)
+  })
+
+  test('is reported only for two or more agents', () => {
+    expect(buildReport([parseAgentLog(threeStepLog(), 'a.jsonl')]).shared).toBeUndefined()
+    expect(buildReport([parseAgentLog(threeStepLog(), 'a.jsonl'), parseAgentLog(threeStepLog(), 'b.jsonl')]).shared?.agents).toHaveLength(2)
+  })
+
+  test('agent names drop a dotted prefix every file shares, and identical names fall back to the path', () => {
+    const log = (file: string) => parseAgentLog(threeStepLog(), file)
+    expect(agentNames([log('l/session.agent-1.jsonl'), log('l/session.agent-2.jsonl')]).map((a) => a.name)).toEqual(['agent-1', 'agent-2'])
+    expect(agentNames([log('x/run.jsonl'), log('y/run.jsonl')]).map((a) => a.name)).toEqual(['x/run.jsonl', 'y/run.jsonl'])
+    expect(agentNames([log('l/session.jsonl')]).map((a) => a.name)).toEqual(['session'])
+  })
+})

@@ -1,0 +1,152 @@
+import { execFile } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, test } from 'vitest'
+import { runCli } from '../../src/cli/run.js'
+import { jsonl, messageLine, stepLine, threeStepLog } from './fixtures.js'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const tmp = mkdtempSync(join(tmpdir(), 'promptloom-cli-'))
+afterAll(() => rmSync(tmp, { recursive: true, force: true }))
+
+function file(name: string, text: string): string {
+  const path = join(tmp, name)
+  writeFileSync(path, text)
+  return path
+}
+
+function cli(...argv: string[]): { code: number; stdout: string; stderr: string } {
+  let stdout = ''
+  let stderr = ''
+  const code = runCli(argv, { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } })
+  return { code, stdout, stderr }
+}
+
+describe('promptloom report', () => {
+  test('writes one HTML file for several logs and prints its path', () => {
+    const a = file('one.jsonl', threeStepLog())
+    const b = file('two.jsonl', threeStepLog())
+    const out = join(tmp, 'r.html')
+    expect(cli('report', a, b, '-o', out)).toEqual({ code: 0, stdout: `report written: ${out}\n`, stderr: '' })
+    const page = readFileSync(out, 'utf8')
+    expect(page.startsWith('<!doctype html>')).toBe(true)
+    expect([page.includes('data-agent="one"'), page.includes('data-agent="two"')]).toEqual([true, true])
+  })
+
+  test('a malformed line fails with exit 1, names the file and line on stderr, and writes nothing', () => {
+    const bad = file('bad.jsonl', jsonl(stepLine(1), messageLine('p', 'append'), '{oops'))
+    const out = join(tmp, 'never.html')
+    const run = cli('report', bad, '-o', out)
+    expect([run.code, run.stdout]).toEqual([1, ''])
+    expect(run.stderr).toMatch(new RegExp(`^promptloom: session log "${bad.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}" line 3: not JSON`))
+    expect(existsSync(out)).toBe(false)
+  })
+
+  test('refuses an -o that is one of the input logs and leaves the log untouched', () => {
+    const log = file('keep.jsonl', threeStepLog())
+    const before = readFileSync(log, 'utf8')
+    const run = cli('report', log, '-o', log)
+    expect(run).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `promptloom: output "${log}" is the input log "${log}"; writing it would destroy the log, so pick another -o path\n`,
+    })
+    expect(readFileSync(log, 'utf8')).toBe(before)
+  })
+
+  test('refuses an -o that reaches an input through a symlink', () => {
+    const log = file('linked.jsonl', threeStepLog())
+    const link = join(tmp, 'link.html')
+    symlinkSync(log, link)
+    const mtime = statSync(log).mtimeMs
+    expect(cli('report', log, '-o', link).code).toBe(1)
+    expect(statSync(log).mtimeMs).toBe(mtime)
+  })
+
+  test('a missing log names the file', () => {
+    const missing = join(tmp, 'nope.jsonl')
+    expect(cli('report', missing, '-o', join(tmp, 'x.html')).stderr).toBe(
+      `promptloom: cannot read session log "${missing}" (ENOENT); pass the path of a .jsonl file the session-log writer wrote\n`,
+    )
+  })
+
+  test('without a log it explains the usage', () => {
+    expect(cli('report')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'promptloom: report needs at least one session log; usage: promptloom report <log.jsonl…> [-o report.html]\n',
+    })
+  })
+})
+
+describe('promptloom inspect', () => {
+  test('prints one row per step with the classified changes', () => {
+    const run = cli('inspect', file('i.jsonl', threeStepLog()))
+    expect(run.code).toBe(0)
+    const lines = run.stdout.trimEnd().split('\n')
+    expect(lines[0]).toMatch(/^i \(.*i\.jsonl\): 3 steps, mean stable prefix 83\.8%, 1 warning$/)
+    expect(lines.slice(1)).toEqual([
+      'step  prompt  stable  changes',
+      '   1      38   first  first render (3 sections); initial header',
+      '   2      38  100.0%  -',
+      '   3      34   67.6%  +web -plan ~persona; tools +browse; config ~temperature',
+      '      ! section "persona" references volatile variable "date"',
+    ])
+  })
+
+  test('adds token, reusable and cache columns only when the log has them', () => {
+    const text = jsonl(
+      stepLine(1, { promptTokens: 10, stablePrefixTokens: 0, reusablePrefixLength: 0 }),
+      messageLine('abcd', 'append'),
+      stepLine(2, { stablePrefixLength: 4, promptTokens: 10, stablePrefixTokens: 10, reusablePrefixLength: 4 }),
+      JSON.stringify({ type: 'usage', step: 2, inputTokens: 12, cachedInputTokens: 8, predictedTokens: 10 }),
+    )
+    const lines = cli('inspect', file('t.jsonl', text)).stdout.split('\n')
+    expect(lines.slice(1, 4)).toEqual([
+      'step  prompt  stable  reusable  tokens  cached/input (pred)  changes',
+      '   1       4   first      0.0%    0/10                    -  first render',
+      '   2       4  100.0%    100.0%   10/10            8/12 (10)  -',
+    ])
+  })
+
+  test('takes exactly one log', () => {
+    expect(cli('inspect').stderr).toBe('promptloom: inspect takes exactly one session log (got 0); usage: promptloom inspect <log.jsonl>\n')
+  })
+})
+
+describe('the command line', () => {
+  test('an unknown command lists the known ones', () => {
+    expect(cli('show', 'x.jsonl')).toEqual({ code: 1, stdout: '', stderr: 'promptloom: unknown command "show"; known commands: report, inspect (see --help)\n' })
+  })
+
+  test('an unknown flag fails with exit 1', () => {
+    const run = cli('report', '--out', 'x.html')
+    expect(run.code).toBe(1)
+    expect(run.stderr).toMatch(/^promptloom: Unknown option '--out'/)
+  })
+
+  test('--help prints both commands and exits 0', () => {
+    const run = cli('--help')
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('promptloom report <log.jsonl…> [-o report.html]')
+    expect(run.stdout).toContain('promptloom inspect <log.jsonl>')
+  })
+
+  test('the bin entry is the built src/cli/main.ts, which starts with a node shebang', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> }
+    expect(pkg.bin).toEqual({ promptloom: './dist/cli/main.js' })
+    expect(readFileSync(join(ROOT, 'src/cli/main.ts'), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true)
+  })
+
+  test('the script exits 1 and prints the message on stderr for a malformed log', async () => {
+    const bad = file('proc.jsonl', '{"type":"step"}\n')
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'inspect', bad], { cwd: ROOT }, (error, _stdout, stderr) => {
+        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stderr })
+      })
+    })
+    expect(result).toEqual({ code: 1, stderr: `promptloom: session log "${bad}" line 1: "step" must be a non-negative integer (got nothing)\n` })
+  })
+})
