@@ -5,6 +5,7 @@
  */
 
 import type { RenderedPromptSection } from './render.js'
+import { utf8ByteLength } from './utf8-bytes.js'
 
 const SEPARATOR_LENGTH = 2 // '\n\n', ASCII: as many bytes as code units
 
@@ -32,7 +33,7 @@ export interface PrefixReport {
 }
 
 function bytesAt(state: PromptState, index: number): number {
-  return (state.sectionBytes[index] ??= Buffer.byteLength(state.sections[index]!.output))
+  return (state.sectionBytes[index] ??= utf8ByteLength(state.sections[index]!.output))
 }
 
 /** UTF-8 bytes of the whole rendered prompt of `state`. */
@@ -96,7 +97,7 @@ export function comparePrompts(
   if (whole > offset && isHighSurrogate(text.charCodeAt(whole - 1))) {
     if (isLowSurrogate(text.charCodeAt(whole)) || isLowSurrogate(previous.charCodeAt(whole))) whole--
   }
-  bytes += whole > offset ? Buffer.byteLength(text.slice(offset, whole)) : 0
+  bytes += whole > offset ? utf8ByteLength(text, offset, whole) : 0
 
   const outputs = outputsOf(sections)
   const changed = new Set<string>()

@@ -1,4 +1,3 @@
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { scopeLabel } from '../scope/scope-key.js'
 import type { StabilityWarning } from './stability-lint.js'
 import type { StepResult, SurfaceEvent } from './step-surface.js'
@@ -52,37 +51,11 @@ export interface SessionLogWarning {
 /** One line of the session log. */
 export type SessionLogRecord = SessionLogStepRecord | SurfaceEvent
 
-/** Appends step results to a JSONL file. */
-export interface SessionLogWriter {
-  /** The JSONL file written to. */
-  readonly path: string
-  /** Appends the step record and the step's events with one synchronous write (flushed per step). */
-  write(result: StepResult): void
-}
-
-/** Options of `createSessionLogWriter`. */
-export interface SessionLogWriterOptions {
-  /** Empty the file first instead of appending to it (resuming a session). Default `false`. */
-  readonly truncate?: boolean
-}
-
 /**
- * Creates a writer that appends each `StepResult` to the JSONL file at
- * `path` (created when missing) with `fs.appendFileSync`, so every step is
- * on disk before `write` returns. Throws the file system's error when the
- * file cannot be written.
+ * The JSONL lines of one step, each ending in `\n`: the step record, then
+ * the step's events in order (what `promptloom/node`'s `SessionLogWriter`
+ * appends per step; pure, so any runtime can ship them elsewhere).
  */
-export function createSessionLogWriter(path: string, options: SessionLogWriterOptions = {}): SessionLogWriter {
-  if (options.truncate === true) writeFileSync(path, '')
-  return {
-    path,
-    write(result: StepResult): void {
-      appendFileSync(path, serializeStep(result))
-    },
-  }
-}
-
-/** The lines `write` appends for `result`, each ending in `\n`. */
 export function serializeStep(result: StepResult): string {
   const record: SessionLogStepRecord = {
     type: 'step',
@@ -141,11 +114,6 @@ export interface ReplayedStep {
   readonly firstChangedSection?: string
   /** From the step record. */
   readonly warnings: readonly SessionLogWarning[]
-}
-
-/** Reads and replays the JSONL file at `path`; see `parseSessionLog`. */
-export function readSessionLog(path: string): ReplayedStep[] {
-  return parseSessionLog(readFileSync(path, 'utf8'), path)
 }
 
 /**
