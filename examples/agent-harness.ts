@@ -16,7 +16,6 @@ import { Context, type Fiber } from 'cordis'
 import {
   CONTEXT_ORDERS,
   createScope,
-  createSessionLogWriter,
   createStepSurface,
   PERSONA_PREFIX_SECTION,
   renderContextSnapshot,
@@ -26,11 +25,11 @@ import {
   TOOL_ORDER_REST,
   type PromptAssembly,
   type Scope,
-  type SessionLogWriter,
   type StepSurface,
   type ToolSchema,
 } from '../src/index.js'
 import { writeReport } from '../src/cli/report.js'
+import { createSessionLogWriter, type SessionLogWriter } from '../src/node.js'
 
 const HELP = `promptloom demo harness
 

@@ -1,5 +1,8 @@
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Context } from 'cordis'
 import { createScope, createStepSurface, renderContextSnapshot, renderPrompt, SECTION_ORDERS, SystemPrompt } from '../src/index.js'
+import { createSessionLogWriter, readSessionLog } from '../src/node.js'
 
 const app = new Context()
 await app.plugin(SystemPrompt, { personaPrefix: 'You work for {{team}}.' })
@@ -23,10 +26,13 @@ await app.inject(['systemPrompt'], (ctx) => {
 
 // The agent loop, before every model step.
 const surface = createStepSurface()
+const log = createSessionLogWriter(join(tmpdir(), 'promptloom-usage.jsonl'), { truncate: true }) // one JSONL log per agent
 for (; step <= 2; step++) {
   const assembly = await prompt.assemble({ scope: agent })
   const result = surface.step({ assembly })
+  log.write(result)
   console.log(`--- step ${step}: tools ${assembly.tools.map((t) => t.name)}, stable prefix ${result.stablePrefixLength} chars`)
   console.log(`${renderPrompt(assembly)}\n\n${renderContextSnapshot(assembly)}`)
 }
 console.log(prompt.stats())
+console.log(`replayed ${readSessionLog(log.path).length} steps from the session log`)

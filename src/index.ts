@@ -1,4 +1,4 @@
-export { batch } from '@preact/signals-core'
+export { batch, computed, effect, signal } from '@preact/signals-core'
 export { SignalTable } from './signals/signal-table.js'
 export { isReadonlySignal } from './signals/is-signal.js'
 export { ownedEffect, type EffectOwner } from './signals/owned-effect.js'
@@ -76,14 +76,11 @@ export {
 } from './surface/step-surface.js'
 export type { StabilityWarning } from './surface/stability-lint.js'
 export {
-  createSessionLogWriter,
   parseSessionLog,
-  readSessionLog,
   serializeStep,
   type ReplayedStep,
   type SessionLogRecord,
   type SessionLogStepRecord,
   type SessionLogWarning,
-  type SessionLogWriter,
-  type SessionLogWriterOptions,
 } from './surface/session-log.js'
+// The node:fs writer and reader (createSessionLogWriter, readSessionLog) are in src/node.ts, the promptloom/node subpath.

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, test } from 'vitest'
-import { readSessionLog } from '../src/index.js'
+import { readSessionLog } from '../src/node.js'
 
 // Smoke tests: each example runs as a real script (node --import tsx), as a
 // reader would run it, and its output is checked for the lines that carry
@@ -141,13 +141,16 @@ describe('focused examples', () => {
     expect(stdout).toContain('You work for the platform team.\n\nPlan before you edit.\n\nWork in /work/agent-1.')
     expect(stdout).toContain('This is model step 2.')
     expect(stdout).toMatch(/toolClones: 1\b/)
+    expect(stdout).toContain('replayed 2 steps from the session log')
   })
 
   test('usage: the README Usage block is examples/usage.ts with the package import', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
     const usage = readme.slice(readme.indexOf('## Usage'))
     const block = /```ts\n([\s\S]*?)```/.exec(usage)![1]!
-    const file = readFileSync(join(ROOT, 'examples', 'usage.ts'), 'utf8').replace("from '../src/index.js'", "from 'promptloom'")
+    const file = readFileSync(join(ROOT, 'examples', 'usage.ts'), 'utf8')
+      .replace("from '../src/index.js'", "from 'promptloom'")
+      .replace("from '../src/node.js'", "from 'promptloom/node'")
     expect(block).toBe(file)
   })
 

@@ -3,16 +3,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import {
-  createSessionLogWriter,
   createStepSurface,
   parseSessionLog,
-  readSessionLog,
   serializeStep,
   type PromptAssembly,
   type StepInput,
   type StepSurfaceOptions,
   type ToolSchema,
 } from '../src/index.js'
+import { createSessionLogWriter, readSessionLog } from '../src/node.js'
 import { BARE, mintScope, mount, tool } from './system-prompt.fixtures.js'
 
 type Plain = Pick<PromptAssembly, 'sections' | 'contexts' | 'variables' | 'tools'>

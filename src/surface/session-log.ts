@@ -1,4 +1,3 @@
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { scopeLabel } from '../scope/scope-key.js'
 import { render } from '../render/render.js'
 import type { StabilityWarning } from './stability-lint.js'
@@ -55,43 +54,10 @@ export interface SessionLogWarning {
 /** One line of the session log. */
 export type SessionLogRecord = SessionLogStepRecord | SurfaceEvent
 
-/** Appends step results to a JSONL file. */
-export interface SessionLogWriter {
-  /** The JSONL file written to. */
-  readonly path: string
-  /**
-   * Appends the step record and the step's events with one synchronous write
-   * (flushed per step); `assembly` (the step's) adds the rendered section names.
-   */
-  write(result: StepResult, assembly?: Pick<PromptPresentation, 'sections' | 'variables'>): void
-}
-
-/** Options of `createSessionLogWriter`. */
-export interface SessionLogWriterOptions {
-  /** Empty the file first instead of appending to it (resuming a session). Default `false`. */
-  readonly truncate?: boolean
-}
-
 /**
- * Creates a writer that appends each `StepResult` to the JSONL file at
- * `path` (created when missing) with `fs.appendFileSync`, so every step is
- * on disk before `write` returns. Throws the file system's error when the
- * file cannot be written.
- */
-export function createSessionLogWriter(path: string, options: SessionLogWriterOptions = {}): SessionLogWriter {
-  if (options.truncate === true) writeFileSync(path, '')
-  return {
-    path,
-    write(result: StepResult, assembly?: Pick<PromptPresentation, 'sections' | 'variables'>): void {
-      appendFileSync(path, serializeStep(result, assembly))
-    },
-  }
-}
-
-/**
- * The lines `write` appends for `result`, each ending in `\n`. The step
- * record's `sections` come from `result.rendered` when the result carries its
- * rendered prompt, else from rendering `assembly` (memoized), else are omitted.
+ * The JSONL lines of one step, each ending in `\n`: the step record, then
+ * the step's events in order (what `promptloom/node`'s `SessionLogWriter`
+ * appends per step; pure, so any runtime can ship them elsewhere).
  */
 export function serializeStep(result: StepResult, assembly?: Pick<PromptPresentation, 'sections' | 'variables'>): string {
   const sections = sectionNamesOf(result, assembly)
@@ -160,11 +126,6 @@ export interface ReplayedStep {
   readonly firstChangedSection?: string
   /** From the step record. */
   readonly warnings: readonly SessionLogWarning[]
-}
-
-/** Reads and replays the JSONL file at `path`; see `parseSessionLog`. */
-export function readSessionLog(path: string): ReplayedStep[] {
-  return parseSessionLog(readFileSync(path, 'utf8'), path)
 }
 
 /**

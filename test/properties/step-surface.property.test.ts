@@ -5,9 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import {
-  createSessionLogWriter,
   createStepSurface,
-  readSessionLog,
   type PromptAssembly,
   type ReplayedStep,
   type StepInput,
@@ -15,6 +13,7 @@ import {
   type SystemPromptUpdate,
   type ToolSchema,
 } from '../../src/index.js'
+import { createSessionLogWriter, readSessionLog } from '../../src/node.js'
 import { referenceRenderContextSnapshot, referenceRenderPrompt } from '../reference/index.js'
 import { BARE, mount } from '../system-prompt.fixtures.js'
 
