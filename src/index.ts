@@ -61,9 +61,11 @@ export {
   type StepResult,
   type StepSurface,
   type StepSurfaceOptions,
+  type ObservedUsage,
   type SurfaceEvent,
   type SystemMessageEvent,
   type SystemPromptUpdate,
+  type UsageRecord,
 } from './assembly/step-surface.js'
 export type { StabilityWarning } from './assembly/stability-lint.js'
 export {
@@ -71,6 +73,7 @@ export {
   parseSessionLog,
   readSessionLog,
   serializeStep,
+  serializeUsage,
   type ReplayedStep,
   type SessionLogRecord,
   type SessionLogStepRecord,
@@ -78,3 +81,5 @@ export {
   type SessionLogWriter,
   type SessionLogWriterOptions,
 } from './assembly/session-log.js'
+export { render } from './render/render.js'
+export type { PromptBlock, RenderedPart, RenderedPrompt, RenderedSubstitution } from './render/rendered-prompt.js'

@@ -1,7 +1,7 @@
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { scopeLabel } from '../scope/scope-key.js'
 import type { StabilityWarning } from './stability-lint.js'
-import type { StepResult, SurfaceEvent } from './step-surface.js'
+import type { StepResult, SurfaceEvent, UsageRecord } from './step-surface.js'
 import type { ToolSchema } from './types.js'
 
 /**
@@ -14,7 +14,8 @@ import type { ToolSchema } from './types.js'
  *   {"type":"step","step":2,…}
  *
  * The step record comes first so a reader applies the step's compaction
- * before its events.
+ * before its events. A `usage` record (`writeUsage`) follows its step's
+ * events: {"type":"usage","step":1,"inputTokens":…,"cachedInputTokens":…}.
  */
 export interface SessionLogStepRecord {
   /** The record kind. */
@@ -33,6 +34,20 @@ export interface SessionLogStepRecord {
   readonly firstChangedSection?: string
   /** `StepResult.warnings`, with layers as labels. */
   readonly warnings: readonly SessionLogWarning[]
+  /** `StepResult.toolsChanged` (absent in logs written before it existed). */
+  readonly toolsChanged?: boolean
+  /** `StepResult.configChanged`. */
+  readonly configChanged?: boolean
+  /** `StepResult.reusablePrefixLength`. */
+  readonly reusablePrefixLength?: number
+  /** `StepResult.reusablePrefixBytes`. */
+  readonly reusablePrefixBytes?: number
+  /** `StepResult.stablePrefixTokens` (only with `countTokens`). */
+  readonly stablePrefixTokens?: number
+  /** `StepResult.reusablePrefixTokens` (only with `countTokens`). */
+  readonly reusablePrefixTokens?: number
+  /** `StepResult.promptTokens` (only with `countTokens`). */
+  readonly promptTokens?: number
 }
 
 /** A `StabilityWarning` as logged: the layer becomes `'global'` or the scope's label. */
@@ -50,7 +65,7 @@ export interface SessionLogWarning {
 }
 
 /** One line of the session log. */
-export type SessionLogRecord = SessionLogStepRecord | SurfaceEvent
+export type SessionLogRecord = SessionLogStepRecord | SurfaceEvent | UsageRecord
 
 /** Appends step results to a JSONL file. */
 export interface SessionLogWriter {
@@ -58,6 +73,8 @@ export interface SessionLogWriter {
   readonly path: string
   /** Appends the step record and the step's events with one synchronous write (flushed per step). */
   write(result: StepResult): void
+  /** Appends a `surface.observeUsage()` record as its own line (synchronous, like `write`). */
+  writeUsage(record: UsageRecord): void
 }
 
 /** Options of `createSessionLogWriter`. */
@@ -79,6 +96,9 @@ export function createSessionLogWriter(path: string, options: SessionLogWriterOp
     write(result: StepResult): void {
       appendFileSync(path, serializeStep(result))
     },
+    writeUsage(record: UsageRecord): void {
+      appendFileSync(path, serializeUsage(record))
+    },
   }
 }
 
@@ -93,9 +113,30 @@ export function serializeStep(result: StepResult): string {
     changedSections: result.changedSections,
     ...(result.firstChangedSection === undefined ? {} : { firstChangedSection: result.firstChangedSection }),
     warnings: result.warnings.map(loggedWarning),
+    toolsChanged: result.toolsChanged,
+    configChanged: result.configChanged,
+    reusablePrefixLength: result.reusablePrefixLength,
+    reusablePrefixBytes: result.reusablePrefixBytes,
+    ...tokenFields(result),
   }
   let out = JSON.stringify(record) + '\n'
   for (const event of result.events) out += JSON.stringify(event) + '\n'
+  return out
+}
+
+/** The line `writeUsage` appends for `record`, ending in `\n`. Throws a `TypeError` for a record that is not a usage record. */
+export function serializeUsage(record: UsageRecord): string {
+  if (typeof record !== 'object' || record === null || record.type !== 'usage' || !Number.isSafeInteger(record.step)) {
+    throw new TypeError('writeUsage expects the record surface.observeUsage() returned ({ type: "usage", step, … })')
+  }
+  return JSON.stringify(record) + '\n'
+}
+
+function tokenFields(result: StepResult): Pick<SessionLogStepRecord, 'stablePrefixTokens' | 'reusablePrefixTokens' | 'promptTokens'> {
+  const out: { stablePrefixTokens?: number; reusablePrefixTokens?: number; promptTokens?: number } = {}
+  if (result.stablePrefixTokens !== undefined) out.stablePrefixTokens = result.stablePrefixTokens
+  if (result.reusablePrefixTokens !== undefined) out.reusablePrefixTokens = result.reusablePrefixTokens
+  if (result.promptTokens !== undefined) out.promptTokens = result.promptTokens
   return out
 }
 
@@ -141,6 +182,22 @@ export interface ReplayedStep {
   readonly firstChangedSection?: string
   /** From the step record. */
   readonly warnings: readonly SessionLogWarning[]
+  /** From the step record (`false` / the stable figures in logs written before these fields existed). */
+  readonly toolsChanged: boolean
+  /** From the step record. */
+  readonly configChanged: boolean
+  /** From the step record. */
+  readonly reusablePrefixLength: number
+  /** From the step record. */
+  readonly reusablePrefixBytes: number
+  /** From the step record (only when the surface had `countTokens`). */
+  readonly stablePrefixTokens?: number
+  /** From the step record (only when the surface had `countTokens`). */
+  readonly reusablePrefixTokens?: number
+  /** From the step record (only when the surface had `countTokens`). */
+  readonly promptTokens?: number
+  /** The `usage` record logged for this step (the last one, if several were written). */
+  readonly usage?: UsageRecord
 }
 
 /** Reads and replays the JSONL file at `path`; see `parseSessionLog`. */
@@ -153,7 +210,8 @@ export function readSessionLog(path: string): ReplayedStep[] {
  * `append`/`replace` operations set their node's text, a `request/header`
  * replaces tools and config, a `context/snapshot` replaces the snapshot, and
  * a compacted step first drops in-history system messages (node > 0) and
- * the snapshot. Throws an `Error` naming the line for malformed input.
+ * the snapshot. A `usage` record is attached to the step of its `step`
+ * number. Throws an `Error` naming the line for malformed input.
  */
 export function parseSessionLog(text: string, source = 'session log'): ReplayedStep[] {
   const steps: ReplayedStep[] = []
@@ -163,6 +221,8 @@ export function parseSessionLog(text: string, source = 'session log'): ReplayedS
   let config: Readonly<Record<string, unknown>> = {}
   let contextSnapshot = ''
   let current: { record: SessionLogStepRecord; events: SurfaceEvent[] } | undefined
+  const usages = new Map<number, UsageRecord>()
+  const seen = new Set<number>()
 
   const finish = (): void => {
     if (current === undefined) return
@@ -181,6 +241,13 @@ export function parseSessionLog(text: string, source = 'session log'): ReplayedS
       changedSections: record.changedSections,
       ...(record.firstChangedSection === undefined ? {} : { firstChangedSection: record.firstChangedSection }),
       warnings: record.warnings,
+      toolsChanged: record.toolsChanged ?? false,
+      configChanged: record.configChanged ?? false,
+      reusablePrefixLength: record.reusablePrefixLength ?? record.stablePrefixLength,
+      reusablePrefixBytes: record.reusablePrefixBytes ?? record.stablePrefixBytes,
+      ...(record.stablePrefixTokens === undefined ? {} : { stablePrefixTokens: record.stablePrefixTokens }),
+      ...(record.reusablePrefixTokens === undefined ? {} : { reusablePrefixTokens: record.reusablePrefixTokens }),
+      ...(record.promptTokens === undefined ? {} : { promptTokens: record.promptTokens }),
     })
   }
 
@@ -192,6 +259,7 @@ export function parseSessionLog(text: string, source = 'session log'): ReplayedS
     const record = parseRecord(line, where)
     if (record.type === 'step') {
       finish()
+      seen.add(record.step)
       current = { record, events: [] }
       if (record.compacted) {
         for (const node of [...nodes.keys()]) if (node > 0) nodes.delete(node)
@@ -201,6 +269,13 @@ export function parseSessionLog(text: string, source = 'session log'): ReplayedS
       continue
     }
     if (current === undefined) throw new Error(`${where}: "${record.type}" comes before the first step record; a log starts with {"type":"step",…}`)
+    if (record.type === 'usage') {
+      if (!seen.has(record.step)) {
+        throw new Error(`${where}: usage for step ${record.step} has no step record before it; write the step, then its usage`)
+      }
+      usages.set(record.step, record)
+      continue
+    }
     current.events.push(record)
     switch (record.type) {
       case 'system/message':
@@ -217,7 +292,11 @@ export function parseSessionLog(text: string, source = 'session log'): ReplayedS
     }
   }
   finish()
-  return steps
+  if (usages.size === 0) return steps
+  return steps.map((step) => {
+    const usage = usages.get(step.step)
+    return usage === undefined ? step : { ...step, usage }
+  })
 }
 
 function parseRecord(line: string, where: string): SessionLogRecord {
@@ -255,9 +334,24 @@ function parseRecord(line: string, where: string): SessionLogRecord {
         throw bad('a "context/snapshot" record needs a string "text" and a "sections" array')
       }
       return record as unknown as SurfaceEvent
+    case 'usage':
+      if (
+        !Number.isSafeInteger(record.step) ||
+        !isTokenCount(record.inputTokens) ||
+        !isTokenCount(record.cachedInputTokens) ||
+        (record.cacheWriteTokens !== undefined && !isTokenCount(record.cacheWriteTokens)) ||
+        (record.predictedTokens !== undefined && !isTokenCount(record.predictedTokens))
+      ) {
+        throw bad('a "usage" record needs an integer "step" and non-negative numbers "inputTokens" and "cachedInputTokens"')
+      }
+      return record as unknown as UsageRecord
     default:
       throw bad(
-        `unknown record type ${JSON.stringify(record.type)}; known types: step, system/message, request/header, context/snapshot`,
+        `unknown record type ${JSON.stringify(record.type)}; known types: step, system/message, request/header, context/snapshot, usage`,
       )
   }
+}
+
+function isTokenCount(value: unknown): boolean {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0
 }
