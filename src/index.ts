@@ -83,3 +83,48 @@ export {
 } from './assembly/session-log.js'
 export { render } from './render/render.js'
 export type { PromptBlock, RenderedPart, RenderedPrompt, RenderedSubstitution } from './render/rendered-prompt.js'
+export {
+  ANTHROPIC_MAX_CACHE_MARKERS,
+  toAnthropic,
+  type AnthropicCacheControl,
+  type AnthropicContentBlockLike,
+  type AnthropicMessageLike,
+  type AnthropicRequest,
+  type AnthropicRequestOptions,
+  type AnthropicSnapshotMessage,
+  type AnthropicTextBlock,
+  type AnthropicTool,
+} from './providers/anthropic.js'
+export {
+  toOpenAIChat,
+  type OpenAIChatInstructionMessage,
+  type OpenAIChatMessageLike,
+  type OpenAIChatRequest,
+  type OpenAIChatRequestOptions,
+  type OpenAIChatSnapshotMessage,
+  type OpenAIChatTool,
+} from './providers/openai-chat.js'
+export {
+  toOpenAIResponses,
+  type OpenAIResponsesRequest,
+  type OpenAIResponsesRequestOptions,
+  type OpenAIResponsesSnapshotItem,
+  type OpenAIResponsesTool,
+} from './providers/openai-responses.js'
+export {
+  toAISDK,
+  type AISDKCacheControlOptions,
+  type AISDKMessageLike,
+  type AISDKRequest,
+  type AISDKRequestOptions,
+  type AISDKSnapshotMessage,
+  type AISDKSystemMessage,
+} from './providers/ai-sdk.js'
+export {
+  usageFromAnthropic,
+  usageFromOpenAI,
+  type AnthropicUsageLike,
+  type OpenAIChatUsageLike,
+  type OpenAIResponsesUsageLike,
+} from './providers/usage.js'
+export type { RequestAssembly, RequestOptions } from './providers/request-input.js'
