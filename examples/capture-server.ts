@@ -46,8 +46,36 @@ function commonPrefix(a: readonly number[], b: readonly number[]): number {
   return i
 }
 
+/** The examples' model: read a file, read another, grep (once the tool exists), then answer in text. */
+export function scriptedModel(request: CapturedRequest, n: number): CannedReply {
+  const tools: string[] = (request.body.tools ?? []).map((tool: any) => tool.name ?? tool.function?.name)
+  if (n <= 2) return { tool: { name: 'read', input: { path: n === 1 ? 'test/login.test.ts' : 'src/login.ts' } } }
+  if (n === 3 && tools.includes('grep')) return { tool: { name: 'grep', input: { pattern: 'session' } } }
+  return { text: 'Fixed: the session cookie was not set.' }
+}
+
+/** A copy of a JSON body with every string longer than 60 characters cut, for printing. */
+export function trimmed<T>(value: T): T {
+  if (typeof value === 'string') return (value.length > 60 ? `${value.slice(0, 57)}...` : value) as T
+  if (Array.isArray(value)) return value.map(trimmed) as T
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, trimmed(item)])) as T
+  return value
+}
+
+/** Prints a request body under a `===== title =====` header: each system block, tool and message on one line. */
+export function printBody(title: string, body: Record<string, unknown>): void {
+  const lines = [`===== ${title} =====`]
+  for (const [key, value] of Object.entries(body)) {
+    if (!Array.isArray(value)) lines.push(`${key}: ${JSON.stringify(value)}`)
+    else lines.push(`${key}: [`, ...value.map((item) => `  ${JSON.stringify(item)}`), ']')
+  }
+  console.log(lines.join('\n'))
+}
+
 /** Starts the server on 127.0.0.1 (a free port); `reply` scripts the answers (default: text "ok"). */
-export async function startCaptureServer(reply: (request: CapturedRequest) => CannedReply = () => ({ text: 'ok' })): Promise<CaptureServer> {
+export async function startCaptureServer(
+  reply: (request: CapturedRequest, n: number) => CannedReply = () => ({ text: 'ok' }),
+): Promise<CaptureServer> {
   const requests: CapturedRequest[] = []
   let previous: number[] = []
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -61,7 +89,7 @@ export async function startCaptureServer(reply: (request: CapturedRequest) => Ca
       previous = tokens
       const request: CapturedRequest = { path: req.url ?? '', body, promptTokens: tokens.length, cachedTokens }
       requests.push(request)
-      const answer = cannedResponse(request, reply(request), requests.length)
+      const answer = cannedResponse(request, reply(request, requests.length), requests.length)
       res.writeHead(answer === undefined ? 404 : 200, { 'content-type': 'application/json' })
       res.end(JSON.stringify(answer ?? { error: { type: 'not_found', message: `no canned reply for ${req.url}` } }))
     })

@@ -26,7 +26,7 @@ describe('toAISDK through generateText and @ai-sdk/anthropic', () => {
     const surface = createStepSurface()
     surface.step({ assembly: ASSEMBLY })
     const result = await generateText({
-      model: anthropic('claude-sonnet-4-5'),
+      model: anthropic('claude-sonnet-4-6'),
       maxRetries: 0,
       ...toAISDK({ assembly: ASSEMBLY, rendered: PROMPT, messages: history }),
     })

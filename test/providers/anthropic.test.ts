@@ -26,7 +26,7 @@ describe('toAnthropic through the real SDK client', () => {
     const surface = createStepSurface()
     const step = surface.step({ assembly: ASSEMBLY })
     const message = await client.messages.create({
-      model: 'claude-sonnet-4-5',
+      model: 'claude-sonnet-4-6',
       max_tokens: 256,
       ...toAnthropic({ assembly: ASSEMBLY, rendered: PROMPT, messages: history }),
     })
