@@ -284,7 +284,7 @@ async function main(argv: string[]): Promise<void> {
       const rendered = prompt.stats().sectionRenders - before
       const result = agent.surface.step({ assembly, config: { model: 'deepseek-chat', temperature: 0 } })
       const ms = performance.now() - t0
-      agent.log.write(result, assembly)
+      agent.log.write(result)
 
       const prefix = step === 1 ? '   first' : `${((100 * result.stablePrefixLength) / Math.max(text.length, 1)).toFixed(1).padStart(6)}%`
       const names = assembly.sections.map((section) => section.name)

@@ -70,17 +70,65 @@ export {
   type StepResult,
   type StepSurface,
   type StepSurfaceOptions,
+  type ObservedUsage,
   type SurfaceEvent,
   type SystemMessageEvent,
   type SystemPromptUpdate,
+  type UsageRecord,
 } from './surface/step-surface.js'
 export type { StabilityWarning } from './surface/stability-lint.js'
 export {
   parseSessionLog,
   serializeStep,
+  serializeUsage,
   type ReplayedStep,
   type SessionLogRecord,
   type SessionLogStepRecord,
   type SessionLogWarning,
 } from './surface/session-log.js'
 // The node:fs writer and reader (createSessionLogWriter, readSessionLog) are in src/node.ts, the promptloom/node subpath.
+export {
+  ANTHROPIC_MAX_CACHE_MARKERS,
+  toAnthropic,
+  type AnthropicCacheControl,
+  type AnthropicContentBlockLike,
+  type AnthropicMessageLike,
+  type AnthropicRequest,
+  type AnthropicRequestOptions,
+  type AnthropicSnapshotMessage,
+  type AnthropicTextBlock,
+  type AnthropicTool,
+} from './providers/anthropic.js'
+export {
+  toOpenAIChat,
+  type OpenAIChatInstructionMessage,
+  type OpenAIChatMessageLike,
+  type OpenAIChatRequest,
+  type OpenAIChatRequestOptions,
+  type OpenAIChatSnapshotMessage,
+  type OpenAIChatTool,
+} from './providers/openai-chat.js'
+export {
+  toOpenAIResponses,
+  type OpenAIResponsesRequest,
+  type OpenAIResponsesRequestOptions,
+  type OpenAIResponsesSnapshotItem,
+  type OpenAIResponsesTool,
+} from './providers/openai-responses.js'
+export {
+  toAISDK,
+  type AISDKCacheControlOptions,
+  type AISDKMessageLike,
+  type AISDKRequest,
+  type AISDKRequestOptions,
+  type AISDKSnapshotMessage,
+  type AISDKSystemMessage,
+} from './providers/ai-sdk.js'
+export {
+  usageFromAnthropic,
+  usageFromOpenAI,
+  type AnthropicUsageLike,
+  type OpenAIChatUsageLike,
+  type OpenAIResponsesUsageLike,
+} from './providers/usage.js'
+export type { RequestAssembly, RequestOptions } from './providers/request-input.js'

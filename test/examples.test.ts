@@ -226,3 +226,76 @@ describe('focused examples', () => {
     expect(stdout).toMatch(/^unregistered: toolOrder lists unregistered tool "deploy"/m)
   })
 })
+
+/** The lines between `// #region name` and `// #endregion name` of an example, unindented by two spaces. */
+function region(file: string, name: string): string {
+  const text = readFileSync(join(ROOT, 'examples', file), 'utf8')
+  const start = text.indexOf(`// #region ${name}\n`) + `// #region ${name}\n`.length
+  const end = text.indexOf(`  // #endregion ${name}`)
+  return text.slice(start, end).replace(/^  /gm, '')
+}
+
+/** The ts code block of README.md that follows the line mentioning `examples/file`. */
+function readmeBlock(file: string): string {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const calling = readme.slice(readme.indexOf('## Calling a model'))
+  const after = calling.slice(calling.indexOf(`(examples/${file})`))
+  return /```ts\n([\s\S]*?)```/.exec(after)![1]!
+}
+
+interface LoopStep {
+  readonly predicted: number
+  readonly system: number
+  readonly cached: number
+  readonly input: number
+  readonly rest: string
+}
+
+function loopSteps(stdout: string): LoopStep[] {
+  return lines(stdout)
+    .map((line) => /^step \d+ +predicted reusable +(\d+) of +(\d+) system tokens +observed cached +(\d+) of +(\d+) input tokens +(.*)$/.exec(line))
+    .filter((match) => match !== null)
+    .map((match) => ({ predicted: Number(match[1]), system: Number(match[2]), cached: Number(match[3]), input: Number(match[4]), rest: match[5]! }))
+}
+
+describe.each([
+  ['anthropic-loop.ts', 'anthropic-request', 'recorded Anthropic body'],
+  ['openai-loop.ts', 'openai-request', 'recorded OpenAI body'],
+])('examples/%s', (file, regionName, bodyTitle) => {
+  test('five steps: tool calls, the plugin load at step 3 zeroes the predicted reuse, the rest reuse the whole system prompt', async () => {
+    const { code, stdout, stderr } = await run(file)
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
+    const steps = loopSteps(stdout)
+    expect(steps.map((step) => step.rest.split('  ')[0])).toEqual(['→ read', '→ read', '→ grep', '→ text', '→ text'])
+    expect(steps[0]).toMatchObject({ predicted: 0, cached: 0 })
+    expect(steps[2]!.rest).toContain('tools changed; changed grep')
+    expect(steps[2]!.predicted).toBe(0)
+    for (const i of [1, 3, 4]) expect(steps[i]!.predicted).toBe(steps[i]!.system)
+    // An append-only history: every later request reuses all but the last token of the previous prompt,
+    // except after the tools changed (tools come first in the prefix).
+    expect(steps[1]!.cached).toBe(steps[0]!.input - 1)
+    expect(steps[2]!.cached).toBeLessThan(20)
+    expect(steps[3]!.cached).toBe(steps[2]!.input - 1)
+    const body = block(stdout, bodyTitle)
+    expect(body).toContain('Current runtime context. This snapshot supersedes earlier')
+  })
+
+  test('the README snippet is the example\'s request code', () => {
+    expect(readmeBlock(file)).toBe(region(file, regionName))
+  })
+})
+
+describe('examples/anthropic-loop.ts body and log', () => {
+  test('the snapshot of step 4 is the last block of the tool-result turn, and the log replays usage onto each step', async () => {
+    const log = join(tmp, 'anthropic-loop.jsonl')
+    const { code, stdout } = await run('anthropic-loop.ts', [log])
+    expect(code).toBe(0)
+    const messages = block(stdout, 'recorded Anthropic body').split('\n').filter((line) => line.startsWith('  {"role"'))
+    expect(messages.at(-1)).toMatch(/^ {2}\{"role":"user","content":\[\{"type":"tool_result","tool_use_id":"toolu_3".*\{"type":"text","text":"Current runtime context/)
+    expect(messages.filter((line) => line.includes('Updated system prompt'))).toHaveLength(1)
+    const replay = readSessionLog(log)
+    expect(replay.map((step) => step.usage?.step)).toEqual([1, 2, 3, 4, 5])
+    expect(replay[2]).toMatchObject({ toolsChanged: true, reusablePrefixTokens: 0, usage: { predictedTokens: 0 } })
+    expect(replay[3]!.usage!.predictedTokens).toBe(replay[3]!.promptTokens)
+  })
+})

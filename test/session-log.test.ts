@@ -58,6 +58,11 @@ describe('writer', () => {
       changedSections: ['a'],
       firstChangedSection: 'a',
       warnings: [],
+      toolsChanged: false,
+      configChanged: false,
+      reusablePrefixLength: 0,
+      reusablePrefixBytes: 0,
+      sections: ['a'],
     })
   })
 
@@ -204,5 +209,78 @@ describe('reader', () => {
     expect(() =>
       parseSessionLog('{"type":"step","step":1,"compacted":false,"changedSections":[]}\n{"type":"system/message","op":"insert","node":0,"text":"x"}\n'),
     ).toThrow(/line 2: a "system\/message" record needs op/)
+  })
+})
+
+describe('usage records', () => {
+  const countTokens = (text: string): number => text.split(/\s+/).filter(Boolean).length
+
+  test('writeUsage appends the usage record as its own line after the step', () => {
+    const surface = createStepSurface({ countTokens })
+    const log = createSessionLogWriter(path)
+    log.write(surface.step({ assembly: plain([['a', 'one two three']]) }))
+    const usage = surface.observeUsage({ inputTokens: 50, cachedInputTokens: 0, cacheWriteTokens: 40 })
+    log.writeUsage(usage)
+    const lines = readFileSync(path, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line))
+    expect(lines.map((line) => line.type)).toEqual(['step', 'system/message', 'request/header', 'usage'])
+    expect(lines[3]).toEqual({ type: 'usage', step: 1, inputTokens: 50, cachedInputTokens: 0, cacheWriteTokens: 40, predictedTokens: 0 })
+  })
+
+  test('the step record logs the tools/config flags, reusable prefix and token figures', () => {
+    const surface = createStepSurface({ countTokens })
+    const log = createSessionLogWriter(path)
+    log.write(surface.step({ assembly: plain([['a', 'one two'], ['b', 'x']]) }))
+    log.write(surface.step({ assembly: plain([['a', 'one two'], ['b', 'y']], [tool('bash')]) }))
+    const second = JSON.parse(readFileSync(path, 'utf8').trimEnd().split('\n').filter((line) => line.includes('"type":"step"'))[1]!)
+    expect(second).toMatchObject({
+      toolsChanged: true,
+      configChanged: false,
+      stablePrefixLength: 'one two\n\n'.length,
+      reusablePrefixLength: 0,
+      reusablePrefixBytes: 0,
+      stablePrefixTokens: 2,
+      reusablePrefixTokens: 0,
+      promptTokens: 3,
+    })
+  })
+
+  test('replay attaches each usage record to its step as usage, with the predicted tokens', () => {
+    const surface = createStepSurface({ countTokens })
+    const log = createSessionLogWriter(path)
+    log.write(surface.step({ assembly: plain([['a', 'one two'], ['b', 'x']]) }))
+    log.writeUsage(surface.observeUsage({ inputTokens: 10, cachedInputTokens: 0 }))
+    log.write(surface.step({ assembly: plain([['a', 'one two'], ['b', 'y']]) }))
+    log.writeUsage(surface.observeUsage({ inputTokens: 12, cachedInputTokens: 8 }))
+    log.write(surface.step({ assembly: plain([['a', 'one two'], ['b', 'y']]) }))
+    const steps = readSessionLog(path)
+    expect(steps.map((step) => step.usage)).toEqual([
+      { type: 'usage', step: 1, inputTokens: 10, cachedInputTokens: 0, predictedTokens: 0 },
+      { type: 'usage', step: 2, inputTokens: 12, cachedInputTokens: 8, predictedTokens: 2 },
+      undefined,
+    ])
+    expect(steps[1]).toMatchObject({ reusablePrefixLength: 'one two\n\n'.length, reusablePrefixTokens: 2, promptTokens: 3 })
+    // A usage line is not one of the step's surface events.
+    expect(steps[1]!.events.map((event) => event.type)).toEqual(['system/message'])
+  })
+
+  test('a usage record for a step that has no step record before it is an error naming the line', () => {
+    const log = '{"type":"step","step":1,"compacted":false,"changedSections":[]}\n{"type":"usage","step":2,"inputTokens":1,"cachedInputTokens":0}\n'
+    expect(() => parseSessionLog(log)).toThrow(/line 2: usage for step 2 has no step record before it/)
+  })
+
+  test('a usage record with a negative token count is an error naming the line', () => {
+    const log = '{"type":"step","step":1,"compacted":false,"changedSections":[]}\n{"type":"usage","step":1,"inputTokens":-1,"cachedInputTokens":0}\n'
+    expect(() => parseSessionLog(log)).toThrow(/line 2: a "usage" record needs/)
+  })
+
+  test('a log written before these fields existed replays with the stable prefix as the reusable one', () => {
+    const [step] = parseSessionLog('{"type":"step","step":1,"compacted":false,"stablePrefixLength":5,"stablePrefixBytes":5,"changedSections":[]}\n')
+    expect(step).toMatchObject({ toolsChanged: false, configChanged: false, reusablePrefixLength: 5, reusablePrefixBytes: 5 })
+  })
+
+  test('writeUsage rejects anything but a usage record', () => {
+    const log = createSessionLogWriter(path)
+    expect(() => log.writeUsage({ inputTokens: 1, cachedInputTokens: 0 } as never)).toThrow(TypeError)
+    expect(readFileSync(path, { encoding: 'utf8', flag: 'a+' })).toBe('')
   })
 })

@@ -431,7 +431,8 @@ describe('prefix report', () => {
     const result = surface.step({ assembly })
     const after = app.systemPrompt.stats()
     expect(after.sectionRenders - before.sectionRenders).toBe(0)
-    // One pass over the 4 sections (two empty persona sections included), not one for the text and one for the parts.
+    // One memo lookup per section (4, two empty persona sections included): render() serves the text, the
+    // parts the prefix report compares and result.rendered from one pass.
     expect(after.renderCacheHits - before.renderCacheHits).toBe(4)
     expect(result).toMatchObject({ stablePrefixLength: 'Alpha me\n\nBeta'.length, changedSections: [] })
   })
@@ -598,5 +599,107 @@ describe('failures', () => {
   test('steps are numbered from 1 and echo the compacted flag', () => {
     const [first, second] = run([{ assembly: plain([]) }, { assembly: plain([]), compacted: true }])
     expect([first!.step, first!.compacted, second!.step, second!.compacted]).toEqual([1, false, 2, true])
+  })
+})
+
+describe('rendered, tools/config changes and the reusable prefix', () => {
+  test('the result carries the RenderedPrompt that was compared', () => {
+    const [first] = run([{ assembly: plain([['a', 'Alpha'], ['empty', ''], ['b', 'Beta']]) }])
+    expect(first!.rendered.text).toBe('Alpha\n\nBeta')
+    expect(first!.rendered.parts.map((part) => part.name)).toEqual(['a', 'b'])
+  })
+
+  test('a prompt-only change keeps tools and config unchanged and the reusable prefix equal to the stable one', () => {
+    const tools = [tool('bash')]
+    const [, second] = run([{ assembly: plain([['a', 'Alpha'], ['b', 'one']], { tools }) }, { assembly: plain([['a', 'Alpha'], ['b', 'two']], { tools }) }])
+    expect(second).toMatchObject({ toolsChanged: false, configChanged: false, stablePrefixLength: 7, reusablePrefixLength: 7, reusablePrefixBytes: 7 })
+  })
+
+  test('a tool change makes the reusable prefix 0 although the system prompt is stable (tools are cached before system)', () => {
+    const [, second] = run([{ assembly: plain([['a', 'Alpha']], { tools: [tool('bash')] }) }, { assembly: plain([['a', 'Alpha']], { tools: [tool('grep')] }) }])
+    expect(second).toMatchObject({ toolsChanged: true, configChanged: false, stablePrefixLength: 5, reusablePrefixLength: 0, reusablePrefixBytes: 0 })
+  })
+
+  test('a config change makes the reusable prefix 0', () => {
+    const [, second] = run([{ assembly: plain([['a', 'Alpha']]), config: { model: 'a' } }, { assembly: plain([['a', 'Alpha']]), config: { model: 'b' } }])
+    expect(second).toMatchObject({ toolsChanged: false, configChanged: true, stablePrefixLength: 5, reusablePrefixLength: 0 })
+  })
+
+  test('the first step reports no tool or config change (nothing to compare) and no reusable prefix', () => {
+    const [first] = run([{ assembly: plain([['a', 'Alpha']], { tools: [tool('bash')] }) }])
+    expect(first).toMatchObject({ toolsChanged: false, configChanged: false, reusablePrefixLength: 0, reusablePrefixBytes: 0 })
+  })
+})
+
+describe('token counts', () => {
+  const words = (text: string): number => text.split(/\s+/).filter(Boolean).length
+
+  test('with countTokens the result reports stable-prefix, reusable-prefix and prompt tokens', () => {
+    const [, second] = run([{ assembly: plain([['a', 'one two three'], ['b', 'x']]) }, { assembly: plain([['a', 'one two three'], ['b', 'y z']]) }], {
+      countTokens: words,
+    })
+    expect(second).toMatchObject({ stablePrefixTokens: 3, reusablePrefixTokens: 3, promptTokens: 5 })
+  })
+
+  test('reusable-prefix tokens are 0 when the tools changed', () => {
+    const [, second] = run([{ assembly: plain([['a', 'one two']]) }, { assembly: plain([['a', 'one two']], { tools: [tool('bash')] }) }], { countTokens: words })
+    expect(second).toMatchObject({ stablePrefixTokens: 2, reusablePrefixTokens: 0, promptTokens: 2 })
+  })
+
+  test('without countTokens there are no token figures', () => {
+    const [first] = run([{ assembly: plain([['a', 'one']]) }])
+    expect(first).not.toHaveProperty('promptTokens')
+    expect(first).not.toHaveProperty('stablePrefixTokens')
+  })
+
+  test('a countTokens that is not a function is a TypeError from createStepSurface', () => {
+    expect(() => createStepSurface({ countTokens: 4 as never })).toThrow(/option "countTokens" must be a function/)
+  })
+
+  test('a countTokens returning a negative number fails the step, naming countTokens, and changes nothing', () => {
+    let bad = false
+    const surface = createStepSurface({ countTokens: (text) => (bad ? -1 : words(text)) })
+    surface.step({ assembly: plain([['a', 'one']]) })
+    bad = true
+    expect(() => surface.step({ assembly: plain([['a', 'two']]) })).toThrow(/"countTokens" must return a non-negative finite number \(got number -1\)/)
+    bad = false
+    const next = surface.step({ assembly: plain([['a', 'two']]) })
+    expect(next).toMatchObject({ step: 2, events: [{ type: 'system/message', op: 'replace', node: 0, text: 'two' }] })
+  })
+})
+
+describe('observeUsage', () => {
+  test('returns a usage record for the latest step with the predicted reusable-prefix tokens', () => {
+    const surface = createStepSurface({ countTokens: (text) => text.length })
+    surface.step({ assembly: plain([['a', 'Alpha'], ['b', 'one']]) })
+    surface.step({ assembly: plain([['a', 'Alpha'], ['b', 'two']]) })
+    expect(surface.observeUsage({ inputTokens: 100, cachedInputTokens: 60, cacheWriteTokens: 5 })).toEqual({
+      type: 'usage',
+      step: 2,
+      inputTokens: 100,
+      cachedInputTokens: 60,
+      cacheWriteTokens: 5,
+      predictedTokens: 'Alpha\n\n'.length,
+    })
+  })
+
+  test('without countTokens the record has no predictedTokens', () => {
+    const surface = createStepSurface()
+    surface.step({ assembly: plain([['a', 'Alpha']]) })
+    expect(surface.observeUsage({ inputTokens: 3, cachedInputTokens: 0 })).toEqual({ type: 'usage', step: 1, inputTokens: 3, cachedInputTokens: 0 })
+  })
+
+  test('observeUsage before the first step throws', () => {
+    expect(() => createStepSurface().observeUsage({ inputTokens: 1, cachedInputTokens: 0 })).toThrow(/before the first step/)
+  })
+
+  test.each([
+    ['inputTokens', { inputTokens: -1, cachedInputTokens: 0 }],
+    ['cachedInputTokens', { inputTokens: 1, cachedInputTokens: Number.NaN }],
+    ['cacheWriteTokens', { inputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: '3' }],
+  ])('a bad %s is a TypeError naming the field', (field, usage) => {
+    const surface = createStepSurface()
+    surface.step({ assembly: plain([['a', 'Alpha']]) })
+    expect(() => surface.observeUsage(usage as never)).toThrow(new RegExp(`field "${field}" must be a non-negative finite number`))
   })
 })

@@ -7,16 +7,17 @@
  */
 
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs'
-import { parseSessionLog, serializeStep, type ReplayedStep } from './session-log.js'
-import type { StepResult } from './step-surface.js'
-import type { PromptPresentation } from '../assembly/types.js'
+import { parseSessionLog, serializeStep, serializeUsage, type ReplayedStep } from './session-log.js'
+import type { StepResult, UsageRecord } from './step-surface.js'
 
 /** Appends step results to a JSONL file; made by `createSessionLogWriter`. */
 export interface SessionLogWriter {
   /** The JSONL file written to. */
   readonly path: string
   /** Appends the step record and the step's events with one synchronous write (flushed per step). */
-  write(result: StepResult, assembly?: Pick<PromptPresentation, 'sections' | 'variables'>): void
+  write(result: StepResult): void
+  /** Appends a `surface.observeUsage()` record as its own line (synchronous, like `write`). */
+  writeUsage(record: UsageRecord): void
 }
 
 /** Options of `createSessionLogWriter`. */
@@ -43,8 +44,11 @@ export function createSessionLogWriter(path: string, options: SessionLogWriterOp
   if (options.truncate === true) writeFileSync(path, '')
   return {
     path,
-    write(result: StepResult, assembly?: Pick<PromptPresentation, 'sections' | 'variables'>): void {
-      appendFileSync(path, serializeStep(result, assembly))
+    write(result: StepResult): void {
+      appendFileSync(path, serializeStep(result))
+    },
+    writeUsage(record: UsageRecord): void {
+      appendFileSync(path, serializeUsage(record))
     },
   }
 }

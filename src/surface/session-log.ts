@@ -1,8 +1,7 @@
 import { scopeLabel } from '../scope/scope-key.js'
-import { render } from '../render/render.js'
 import type { StabilityWarning } from './stability-lint.js'
-import type { StepResult, SurfaceEvent } from './step-surface.js'
-import type { PromptPresentation, ToolSchema } from '../assembly/types.js'
+import type { StepResult, SurfaceEvent, UsageRecord } from './step-surface.js'
+import type { ToolSchema } from '../assembly/types.js'
 
 /**
  * The JSONL session log: one JSON object per line. Each step is a `step`
@@ -14,7 +13,8 @@ import type { PromptPresentation, ToolSchema } from '../assembly/types.js'
  *   {"type":"step","step":2,…}
  *
  * The step record comes first so a reader applies the step's compaction
- * before its events.
+ * before its events. A `usage` record (`writeUsage`) follows its step's
+ * events: {"type":"usage","step":1,"inputTokens":…,"cachedInputTokens":…}.
  */
 export interface SessionLogStepRecord {
   /** The record kind. */
@@ -33,6 +33,20 @@ export interface SessionLogStepRecord {
   readonly firstChangedSection?: string
   /** `StepResult.warnings`, with layers as labels. */
   readonly warnings: readonly SessionLogWarning[]
+  /** `StepResult.toolsChanged` (absent in logs written before it existed). */
+  readonly toolsChanged?: boolean
+  /** `StepResult.configChanged`. */
+  readonly configChanged?: boolean
+  /** `StepResult.reusablePrefixLength`. */
+  readonly reusablePrefixLength?: number
+  /** `StepResult.reusablePrefixBytes`. */
+  readonly reusablePrefixBytes?: number
+  /** `StepResult.stablePrefixTokens` (only with `countTokens`). */
+  readonly stablePrefixTokens?: number
+  /** `StepResult.reusablePrefixTokens` (only with `countTokens`). */
+  readonly reusablePrefixTokens?: number
+  /** `StepResult.promptTokens` (only with `countTokens`). */
+  readonly promptTokens?: number
   /** The rendered section names in prompt order (so a reader tells added, removed and changed apart); absent when unknown. */
   readonly sections?: readonly string[]
 }
@@ -52,15 +66,14 @@ export interface SessionLogWarning {
 }
 
 /** One line of the session log. */
-export type SessionLogRecord = SessionLogStepRecord | SurfaceEvent
+export type SessionLogRecord = SessionLogStepRecord | SurfaceEvent | UsageRecord
 
 /**
  * The JSONL lines of one step, each ending in `\n`: the step record, then
  * the step's events in order (what `promptloom/node`'s `SessionLogWriter`
  * appends per step; pure, so any runtime can ship them elsewhere).
  */
-export function serializeStep(result: StepResult, assembly?: Pick<PromptPresentation, 'sections' | 'variables'>): string {
-  const sections = sectionNamesOf(result, assembly)
+export function serializeStep(result: StepResult): string {
   const record: SessionLogStepRecord = {
     type: 'step',
     step: result.step,
@@ -70,18 +83,32 @@ export function serializeStep(result: StepResult, assembly?: Pick<PromptPresenta
     changedSections: result.changedSections,
     ...(result.firstChangedSection === undefined ? {} : { firstChangedSection: result.firstChangedSection }),
     warnings: result.warnings.map(loggedWarning),
-    ...(sections === undefined ? {} : { sections }),
+    toolsChanged: result.toolsChanged,
+    configChanged: result.configChanged,
+    reusablePrefixLength: result.reusablePrefixLength,
+    reusablePrefixBytes: result.reusablePrefixBytes,
+    ...tokenFields(result),
+    sections: result.rendered.parts.map((part) => part.name),
   }
   let out = JSON.stringify(record) + '\n'
   for (const event of result.events) out += JSON.stringify(event) + '\n'
   return out
 }
 
-function sectionNamesOf(result: StepResult, assembly: Pick<PromptPresentation, 'sections' | 'variables'> | undefined): string[] | undefined {
-  const rendered = (result as { readonly rendered?: { readonly parts?: readonly { readonly name: string }[] } }).rendered
-  if (rendered?.parts !== undefined) return rendered.parts.map((part) => part.name)
-  if (assembly === undefined) return undefined
-  return render(assembly).parts.map((part) => part.name)
+/** The line `writeUsage` appends for `record`, ending in `\n`. Throws a `TypeError` for a record that is not a usage record. */
+export function serializeUsage(record: UsageRecord): string {
+  if (typeof record !== 'object' || record === null || record.type !== 'usage' || !Number.isSafeInteger(record.step)) {
+    throw new TypeError('writeUsage expects the record surface.observeUsage() returned ({ type: "usage", step, … })')
+  }
+  return JSON.stringify(record) + '\n'
+}
+
+function tokenFields(result: StepResult): Pick<SessionLogStepRecord, 'stablePrefixTokens' | 'reusablePrefixTokens' | 'promptTokens'> {
+  const out: { stablePrefixTokens?: number; reusablePrefixTokens?: number; promptTokens?: number } = {}
+  if (result.stablePrefixTokens !== undefined) out.stablePrefixTokens = result.stablePrefixTokens
+  if (result.reusablePrefixTokens !== undefined) out.reusablePrefixTokens = result.reusablePrefixTokens
+  if (result.promptTokens !== undefined) out.promptTokens = result.promptTokens
+  return out
 }
 
 function loggedWarning(warning: StabilityWarning): SessionLogWarning {
@@ -126,6 +153,22 @@ export interface ReplayedStep {
   readonly firstChangedSection?: string
   /** From the step record. */
   readonly warnings: readonly SessionLogWarning[]
+  /** From the step record (`false` / the stable figures in logs written before these fields existed). */
+  readonly toolsChanged: boolean
+  /** From the step record. */
+  readonly configChanged: boolean
+  /** From the step record. */
+  readonly reusablePrefixLength: number
+  /** From the step record. */
+  readonly reusablePrefixBytes: number
+  /** From the step record (only when the surface had `countTokens`). */
+  readonly stablePrefixTokens?: number
+  /** From the step record (only when the surface had `countTokens`). */
+  readonly reusablePrefixTokens?: number
+  /** From the step record (only when the surface had `countTokens`). */
+  readonly promptTokens?: number
+  /** The `usage` record logged for this step (the last one, if several were written). */
+  readonly usage?: UsageRecord
 }
 
 /**
@@ -133,7 +176,8 @@ export interface ReplayedStep {
  * `append`/`replace` operations set their node's text, a `request/header`
  * replaces tools and config, a `context/snapshot` replaces the snapshot, and
  * a compacted step first drops in-history system messages (node > 0) and
- * the snapshot. Throws an `Error` naming the line for malformed input.
+ * the snapshot. A `usage` record is attached to the step of its `step`
+ * number. Throws an `Error` naming the line for malformed input.
  */
 export function parseSessionLog(text: string, source = 'session log'): ReplayedStep[] {
   const steps: ReplayedStep[] = []
@@ -143,6 +187,8 @@ export function parseSessionLog(text: string, source = 'session log'): ReplayedS
   let config: Readonly<Record<string, unknown>> = {}
   let contextSnapshot = ''
   let current: { record: SessionLogStepRecord; events: SurfaceEvent[] } | undefined
+  const usages = new Map<number, UsageRecord>()
+  const seen = new Set<number>()
 
   const finish = (): void => {
     if (current === undefined) return
@@ -161,6 +207,13 @@ export function parseSessionLog(text: string, source = 'session log'): ReplayedS
       changedSections: record.changedSections,
       ...(record.firstChangedSection === undefined ? {} : { firstChangedSection: record.firstChangedSection }),
       warnings: record.warnings,
+      toolsChanged: record.toolsChanged ?? false,
+      configChanged: record.configChanged ?? false,
+      reusablePrefixLength: record.reusablePrefixLength ?? record.stablePrefixLength,
+      reusablePrefixBytes: record.reusablePrefixBytes ?? record.stablePrefixBytes,
+      ...(record.stablePrefixTokens === undefined ? {} : { stablePrefixTokens: record.stablePrefixTokens }),
+      ...(record.reusablePrefixTokens === undefined ? {} : { reusablePrefixTokens: record.reusablePrefixTokens }),
+      ...(record.promptTokens === undefined ? {} : { promptTokens: record.promptTokens }),
     })
   }
 
@@ -172,6 +225,7 @@ export function parseSessionLog(text: string, source = 'session log'): ReplayedS
     const record = parseRecord(line, where)
     if (record.type === 'step') {
       finish()
+      seen.add(record.step)
       current = { record, events: [] }
       if (record.compacted) {
         for (const node of [...nodes.keys()]) if (node > 0) nodes.delete(node)
@@ -181,6 +235,13 @@ export function parseSessionLog(text: string, source = 'session log'): ReplayedS
       continue
     }
     if (current === undefined) throw new Error(`${where}: "${record.type}" comes before the first step record; a log starts with {"type":"step",…}`)
+    if (record.type === 'usage') {
+      if (!seen.has(record.step)) {
+        throw new Error(`${where}: usage for step ${record.step} has no step record before it; write the step, then its usage`)
+      }
+      usages.set(record.step, record)
+      continue
+    }
     current.events.push(record)
     switch (record.type) {
       case 'system/message':
@@ -197,7 +258,11 @@ export function parseSessionLog(text: string, source = 'session log'): ReplayedS
     }
   }
   finish()
-  return steps
+  if (usages.size === 0) return steps
+  return steps.map((step) => {
+    const usage = usages.get(step.step)
+    return usage === undefined ? step : { ...step, usage }
+  })
 }
 
 function parseRecord(line: string, where: string): SessionLogRecord {
@@ -235,9 +300,24 @@ function parseRecord(line: string, where: string): SessionLogRecord {
         throw bad('a "context/snapshot" record needs a string "text" and a "sections" array')
       }
       return record as unknown as SurfaceEvent
+    case 'usage':
+      if (
+        !Number.isSafeInteger(record.step) ||
+        !isTokenCount(record.inputTokens) ||
+        !isTokenCount(record.cachedInputTokens) ||
+        (record.cacheWriteTokens !== undefined && !isTokenCount(record.cacheWriteTokens)) ||
+        (record.predictedTokens !== undefined && !isTokenCount(record.predictedTokens))
+      ) {
+        throw bad('a "usage" record needs an integer "step" and non-negative numbers "inputTokens" and "cachedInputTokens"')
+      }
+      return record as unknown as UsageRecord
     default:
       throw bad(
-        `unknown record type ${JSON.stringify(record.type)}; known types: step, system/message, request/header, context/snapshot`,
+        `unknown record type ${JSON.stringify(record.type)}; known types: step, system/message, request/header, context/snapshot, usage`,
       )
   }
+}
+
+function isTokenCount(value: unknown): boolean {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0
 }

@@ -3,6 +3,7 @@ import { comparePrompts, NO_PROMPT } from './prefix-report.js'
 import { render, renderContextSections, renderContextSnapshot, type RenderedContextSection } from '../render/render.js'
 import { frozenJson, headerChange, headerStateOf, type HeaderState } from './request-header.js'
 import { lintStability, ReportedWarnings, type StabilityWarning } from './stability-lint.js'
+import type { RenderedPrompt } from '../render/rendered-prompt.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
 
 /**
@@ -16,6 +17,12 @@ export type SystemPromptUpdate = 'replace' | 'in-history'
 export interface StepSurfaceOptions {
   /** The default update mode; a step's own `systemPromptUpdate` overrides it. Default `'replace'`. */
   readonly systemPromptUpdate?: SystemPromptUpdate
+  /**
+   * Counts the tokens of a text (the model's tokenizer, or an estimate). When
+   * given, each step also reports `stablePrefixTokens`, `reusablePrefixTokens`
+   * and `promptTokens`, and `observeUsage` reports `predictedTokens`.
+   */
+  readonly countTokens?: (text: string) => number
 }
 
 /** What the loop knows about one model step. */
@@ -96,6 +103,46 @@ export interface StepResult {
   readonly firstChangedSection?: string
   /** New cache-stability findings; each is reported once per surface. */
   readonly warnings: StabilityWarning[]
+  /** The `RenderedPrompt` that was compared (`render(assembly)`). */
+  readonly rendered: RenderedPrompt
+  /** The tool declarations serialize differently from the previous step's (`false` on the first step). */
+  readonly toolsChanged: boolean
+  /** The config serializes differently from the previous step's (`false` on the first step). */
+  readonly configChanged: boolean
+  /**
+   * UTF-16 code units of the request prefix a provider cache can reuse:
+   * providers cache tools → system → messages, so 0 when the tools or config
+   * changed, else `stablePrefixLength`.
+   */
+  readonly reusablePrefixLength: number
+  /** UTF-8 bytes of that prefix: 0 when the tools or config changed, else `stablePrefixBytes`. */
+  readonly reusablePrefixBytes: number
+  /** `countTokens` of the stable prefix's text (only with a `countTokens` option). */
+  readonly stablePrefixTokens?: number
+  /** `countTokens` of the reusable prefix's text: 0 when the tools or config changed (only with `countTokens`). */
+  readonly reusablePrefixTokens?: number
+  /** `countTokens` of the whole rendered prompt (only with a `countTokens` option). */
+  readonly promptTokens?: number
+}
+
+/** What a provider reported about one step's prompt tokens (see `usageFromAnthropic` / `usageFromOpenAI`). */
+export interface ObservedUsage {
+  /** Every prompt token the provider processed, cached ones included. */
+  readonly inputTokens: number
+  /** The prompt tokens read from the provider's cache. */
+  readonly cachedInputTokens: number
+  /** The prompt tokens written to the cache (Anthropic reports them). */
+  readonly cacheWriteTokens?: number
+}
+
+/** The record `observeUsage` returns and the session log stores beside its step. */
+export interface UsageRecord extends ObservedUsage {
+  /** The record kind. */
+  readonly type: 'usage'
+  /** The step the usage belongs to (the latest step taken). */
+  readonly step: number
+  /** That step's `reusablePrefixTokens`: what promptloom predicted the cache could reuse (only with `countTokens`). */
+  readonly predictedTokens?: number
 }
 
 /** A step surface: one per agent loop (one prompt stream). */
@@ -105,6 +152,12 @@ export interface StepSurface {
    * rethrows render errors; a call that throws changes nothing.
    */
   step(input: StepInput): StepResult
+  /**
+   * Records what the provider reported for the latest step and returns it as
+   * a `UsageRecord`. Throws a `TypeError` naming a field that is not a
+   * non-negative finite number, and an `Error` before the first step.
+   */
+  observeUsage(usage: ObservedUsage): UsageRecord
 }
 
 const UPDATE_MODES: readonly SystemPromptUpdate[] = ['replace', 'in-history']
@@ -128,6 +181,11 @@ const UPDATE_MODES: readonly SystemPromptUpdate[] = ['replace', 'in-history']
  */
 export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface {
   const defaultMode = updateMode('createStepSurface option "systemPromptUpdate"', options.systemPromptUpdate) ?? 'replace'
+  const { countTokens } = options
+  if (countTokens !== undefined && typeof countTokens !== 'function') {
+    throw new TypeError(`createStepSurface option "countTokens" must be a function (text) => number (got ${describeValue(countTokens)})`)
+  }
+  let predicted: number | undefined
   let steps = 0
   let prompt = NO_PROMPT
   /** The text of node 0 and the system text the model received last; `undefined` before the first step. */
@@ -179,6 +237,10 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
 
       const nextHeader = headerStateOf(assembly.tools, configJson, header)
       const reason = header === undefined ? 'initial' : headerChange(header, nextHeader)
+      const toolsChanged = header !== undefined && !sameStrings(header.toolJson, nextHeader.toolJson)
+      const configChanged = header !== undefined && header.configJson !== nextHeader.configJson
+      const reusable = toolsChanged || configChanged ? { length: 0, bytes: 0 } : compared
+      const tokens = countTokens === undefined ? undefined : tokenFigures(countTokens, text, compared.length, reusable.length)
       if (reason !== undefined) {
         events.push({
           type: 'request/header',
@@ -202,6 +264,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       header = nextHeader
       snapshot = recordContext ? contextText : contextBaseline
       reported.commit(warnings)
+      predicted = tokens?.reusablePrefixTokens
       const result: StepResult = {
         step: steps,
         compacted,
@@ -210,13 +273,64 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
         stablePrefixBytes: compared.bytes,
         changedSections: compared.changedSections,
         warnings: warnings.map((pending) => pending.warning),
+        rendered,
+        toolsChanged,
+        configChanged,
+        reusablePrefixLength: reusable.length,
+        reusablePrefixBytes: reusable.bytes,
+        ...tokens,
       }
       if (compared.changedSections.length > 0) {
         return { ...result, firstChangedSection: compared.changedSections[0]! }
       }
       return result
     },
+
+    observeUsage(usage: ObservedUsage): UsageRecord {
+      if (steps === 0) {
+        throw new Error('observeUsage was called before the first step; call surface.step() for the request, then report its usage')
+      }
+      if (typeof usage !== 'object' || usage === null) {
+        throw new TypeError(`observeUsage expects { inputTokens, cachedInputTokens, cacheWriteTokens? } (got ${describeValue(usage)})`)
+      }
+      const record: UsageRecord = {
+        type: 'usage',
+        step: steps,
+        inputTokens: tokenCount('inputTokens', usage.inputTokens),
+        cachedInputTokens: tokenCount('cachedInputTokens', usage.cachedInputTokens),
+        ...(usage.cacheWriteTokens === undefined ? {} : { cacheWriteTokens: tokenCount('cacheWriteTokens', usage.cacheWriteTokens) }),
+        ...(predicted === undefined ? {} : { predictedTokens: predicted }),
+      }
+      return record
+    },
   }
+}
+
+function sameStrings(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((item, i) => item === b[i])
+}
+
+function tokenCount(field: string, value: unknown): number {
+  if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return value
+  throw new TypeError(`observeUsage field "${field}" must be a non-negative finite number (got ${describeValue(value)}); read it with usageFromAnthropic or usageFromOpenAI`)
+}
+
+function tokenFigures(
+  countTokens: (text: string) => number,
+  text: string,
+  stableLength: number,
+  reusableLength: number,
+): { stablePrefixTokens: number; reusablePrefixTokens: number; promptTokens: number } {
+  const count = (part: string): number => {
+    const tokens = countTokens(part)
+    if (typeof tokens !== 'number' || !Number.isFinite(tokens) || tokens < 0) {
+      throw new TypeError(`createStepSurface option "countTokens" must return a non-negative finite number (got ${describeValue(tokens)})`)
+    }
+    return tokens
+  }
+  const stablePrefixTokens = stableLength === 0 ? 0 : count(text.slice(0, stableLength))
+  const promptTokens = stableLength === text.length ? stablePrefixTokens : count(text)
+  return { stablePrefixTokens, reusablePrefixTokens: reusableLength === 0 ? 0 : stablePrefixTokens, promptTokens }
 }
 
 // ── options ─────────────────────────────────────────────────────────────────

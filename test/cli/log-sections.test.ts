@@ -10,25 +10,14 @@ function plain(sections: readonly (readonly [string, string])[]): Plain {
 }
 
 describe('serializeStep: the rendered section names', () => {
-  test('are logged from the step\'s assembly, leaving out sections that render empty', () => {
+  test('are logged from the step\'s rendered prompt, leaving out sections that render empty', () => {
     const assembly = plain([
       ['identity', 'You are Loom.'],
       ['empty', ''],
       ['plan', 'Plan first.'],
     ])
-    const record = JSON.parse(serializeStep(createStepSurface().step({ assembly }), assembly).split('\n')[0]!) as { sections?: string[] }
+    const record = JSON.parse(serializeStep(createStepSurface().step({ assembly })).split('\n')[0]!) as { sections?: string[] }
     expect(record.sections).toEqual(['identity', 'plan'])
-  })
-
-  test('come from result.rendered when the step result carries its rendered prompt', () => {
-    const assembly = plain([['identity', 'You are Loom.']])
-    const result = { ...createStepSurface().step({ assembly }), rendered: { parts: [{ name: 'from-rendered' }] } }
-    expect(JSON.parse(serializeStep(result, assembly).split('\n')[0]!).sections).toEqual(['from-rendered'])
-  })
-
-  test('are left out without an assembly (the log format stays as before)', () => {
-    const assembly = plain([['identity', 'You are Loom.']])
-    expect(JSON.parse(serializeStep(createStepSurface().step({ assembly })).split('\n')[0]!)).not.toHaveProperty('sections')
   })
 
   test('let the report tell a removed section from a changed one (the surface lists both as changed)', () => {
@@ -38,7 +27,7 @@ describe('serializeStep: the rendered section names', () => {
       ['plan', 'Plan first.'],
     ])
     const second = plain([['identity', 'You are Loom.']])
-    const text = serializeStep(surface.step({ assembly: first }), first) + serializeStep(surface.step({ assembly: second }), second)
+    const text = serializeStep(surface.step({ assembly: first })) + serializeStep(surface.step({ assembly: second }))
     const row = agentModel(parseAgentLog(text, 'a.jsonl')).rows[1]!
     expect(row.sections).toEqual({ changed: [], added: [], removed: ['plan'], classified: true })
   })

@@ -177,8 +177,8 @@ describe('the package root is Node-free (walked in the installed dist/)', () => 
     const graph = walkImportGraph(join(dist(), 'index.js'))
     expect(graph.violations).toEqual([])
     expect(graph.external).toEqual(['@preact/signals-core', 'cordis'])
-    expect(graph.files).toContain('assembly/session-log.js')
-    expect(graph.files).not.toContain('assembly/session-log-file.js')
+    expect(graph.files).toContain('surface/session-log.js')
+    expect(graph.files).not.toContain('surface/session-log-file.js')
   })
 
   test('no declaration reachable from dist/index.d.ts needs Node types', () => {
@@ -189,7 +189,7 @@ describe('the package root is Node-free (walked in the installed dist/)', () => 
 
   test('promptloom/node is where node:fs is imported', () => {
     const graph = walkImportGraph(join(dist(), 'node.js'))
-    expect(graph.violations).toEqual(['assembly/session-log-file.js imports the Node built-in "node:fs"'])
+    expect(graph.violations).toEqual(['surface/session-log-file.js imports the Node built-in "node:fs"'])
   })
 })
 

@@ -1,0 +1,64 @@
+/**
+ * `toOpenAIChat` (SPEC §4.2): the Chat Completions fields promptloom owns —
+ * a leading system (or developer) message with the rendered prompt, the
+ * history, the runtime-context snapshot as a user message after it, and the
+ * tools. OpenAI caches the longest common request prefix automatically, so
+ * there are no markers: the byte-identical prompt is what makes it hit.
+ */
+
+import { describe, resolveRequest, type RequestOptions } from './request-input.js'
+
+/** The leading message: `'system'`, or `'developer'` for reasoning models that take instructions that way. */
+export type OpenAIChatInstructionMessage = { role: 'system'; content: string } | { role: 'developer'; content: string }
+
+/** The snapshot message promptloom adds after the history. */
+export type OpenAIChatSnapshotMessage = { role: 'user'; content: string }
+
+/** Any message of the caller's history (the SDK's `ChatCompletionMessageParam` fits). */
+export type OpenAIChatMessageLike = { readonly role: string }
+
+/** A function tool of the Chat Completions API. */
+export type OpenAIChatTool = {
+  type: 'function'
+  function: { name: string; description: string; parameters: Record<string, unknown> }
+}
+
+/** Options of `toOpenAIChat`. */
+export interface OpenAIChatRequestOptions<M extends OpenAIChatMessageLike> extends RequestOptions {
+  /** The conversation after the system message, in the Chat Completions format. Never mutated. */
+  readonly messages: readonly M[]
+  /** The role of the leading prompt message. Default `'system'`. */
+  readonly role?: 'system' | 'developer'
+}
+
+/** The request fields `toOpenAIChat` returns, ready to spread into `client.chat.completions.create`. */
+export interface OpenAIChatRequest<M extends OpenAIChatMessageLike> {
+  /** `[prompt message, ...history, snapshot message?]`: a new array; the caller's messages are shared, not copied. */
+  messages: (OpenAIChatInstructionMessage | M | OpenAIChatSnapshotMessage)[]
+  /** The assembly's tools, in order. */
+  tools: OpenAIChatTool[]
+}
+
+/**
+ * Builds the Chat Completions request fields for one step. The snapshot
+ * (when non-empty) is a user message after the whole history, i.e. after the
+ * last tool message. Throws a `TypeError` for bad options (see
+ * `resolveRequest`) or a `role` other than `'system'` / `'developer'`.
+ */
+export function toOpenAIChat<M extends OpenAIChatMessageLike>(options: OpenAIChatRequestOptions<M>): OpenAIChatRequest<M> {
+  const { rendered, tools, snapshot } = resolveRequest('toOpenAIChat', options, options?.messages, 'messages')
+  const role = options.role ?? 'system'
+  if (role !== 'system' && role !== 'developer') {
+    throw new TypeError(`toOpenAIChat option "role" must be 'system' or 'developer' (got ${describe(role)})`)
+  }
+  const messages: (OpenAIChatInstructionMessage | M | OpenAIChatSnapshotMessage)[] = [{ role, content: rendered.text }]
+  for (const message of options.messages) messages.push(message)
+  if (snapshot !== '') messages.push({ role: 'user', content: snapshot })
+  return {
+    messages,
+    tools: tools.map((tool) => ({
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters as Record<string, unknown> },
+    })),
+  }
+}
