@@ -27,7 +27,7 @@ import type {
   PromptPresentation,
   ToolSchema,
 } from './types.js'
-import { ScopeView, type SectionPlan } from './view.js'
+import { ScopeView, type SectionPlan, type ViewHost } from './view.js'
 
 /** The slice of Cordis' events service the engine dispatches through (the raw object, no proxy). */
 export interface EventDispatcher {
@@ -55,8 +55,9 @@ export class PromptEngine {
   readonly #revision = signal(0)
   /** Signal-valued inputs currently registered (with a count), read by the change effect. */
   readonly #signalInputs = new Map<ReadonlySignal<unknown>, number>()
-  readonly #views = new WeakMap<ScopeKey, ScopeView>()
-  readonly #globalView: ScopeView
+  #views = new WeakMap<ScopeKey, ScopeView>()
+  #globalView: ScopeView
+  readonly #host: ViewHost
   readonly #config: ResolvedSystemPromptConfig
   readonly #events: EventDispatcher
   readonly #carrierBase: object
@@ -70,20 +71,41 @@ export class PromptEngine {
     // Any re-link may change some scope's effective view here (a scope with no
     // layer of its own inherits from its new parent), so every one counts.
     this.#unwatchParents = watchParentChanges(this.#revision)
-    this.#globalView = new ScopeView(undefined, this.store, this.stats, carrierBase, this.#viewOf)
+    const host: ViewHost = {
+      viewOf: (scope) => this.#viewOf(scope),
+      current: (scope) => this.view(scope),
+      generation: 0,
+      deriving: false,
+    }
+    this.#host = host
+    this.#globalView = new ScopeView(undefined, this.store, this.stats, carrierBase, host)
   }
 
-  readonly #viewOf = (scope: ScopeKey | undefined): ScopeView => this.view(scope)
-
-  /** The memoized view of `scope` (the global view for `undefined`), created on first use. */
+  /**
+   * The memoized view of `scope` (the global view for `undefined`), created on
+   * first use. After a derivation that threw, every view is dropped first (a
+   * new generation): its computeds may hold the error, or be left marked
+   * running by a stack overflow inside preact, and nothing else clears that.
+   */
   view(scope: ScopeKey | undefined): ScopeView {
+    const host = this.#host
+    if (host.deriving) {
+      this.#views = new WeakMap()
+      host.generation++
+      this.#globalView = new ScopeView(undefined, this.store, this.stats, this.#carrierBase, this.#host)
+      host.deriving = false
+    }
+    return this.#viewOf(scope)
+  }
+
+  #viewOf(scope: ScopeKey | undefined): ScopeView {
     if (scope === undefined) return this.#globalView
     let view = this.#views.get(scope)
     if (view === undefined) {
       if (typeof scope !== 'object' || scope === null) {
         throw new TypeError(`assemble context "scope" must be a scope key object (got ${describeValue(scope)})`)
       }
-      this.#views.set(scope, (view = new ScopeView(scope, this.store, this.stats, this.#carrierBase, this.#viewOf)))
+      this.#views.set(scope, (view = new ScopeView(scope, this.store, this.stats, this.#carrierBase, this.#host)))
     }
     return view
   }
@@ -214,7 +236,7 @@ export class PromptEngine {
   }
 
   #tools(view: ScopeView, context: AssembleContext): readonly ToolSchema[] {
-    const entries = view.tools.value
+    const entries = view.derive('tools')
     const results = new Array<unknown>(entries.length)
     for (let i = 0; i < entries.length; i++) results[i] = this.#toolResult(entries[i]!, context)
     const memo = view.toolMemo
@@ -266,18 +288,18 @@ export class PromptEngine {
     const view = this.view(context.scope)
     throwIfAborted(context.signal)
     const variables: Record<string, string | undefined> = {}
-    const variablePlan = view.variables.value
+    const variablePlan = view.derive('variables')
     for (const entry of variablePlan.entries) variables[entry.name] = this.#variable(entry, context)
-    const contextPlan = view.contexts.value
-    const suppressed = view.suppressed.value
+    const contextPlan = view.derive('contexts')
+    const suppressed = view.derive('suppressed')
     const registered = suppressed ? contextPlan.required : contextPlan.entries
     const contexts = registered.map((entry) => this.#context(entry, context))
     const preparation: PromptPreparation = { variables, contexts }
     const result = await this.#waterfall(view, 'system-prompt/prepare', preparation, context)
     throwIfAborted(context.signal)
     // Suppression as of now: a prepare listener may have registered a suppressor.
-    const contextsNow = view.contexts.value
-    const enforced = view.suppressed.value
+    const contextsNow = view.derive('contexts')
+    const enforced = view.derive('suppressed')
       ? result.contexts.filter((c) => contextsNow.requiredNames.has(c.name))
       : result.contexts
     const out = result === preparation && enforced === result.contexts ? result : { ...result, contexts: enforced }
@@ -296,7 +318,7 @@ export class PromptEngine {
     const view = this.view(context.scope)
     const prepared = preparation ?? (await this.prepare(context))
     throwIfAborted(context.signal)
-    const plan = view.sections.value
+    const plan = view.derive('sections')
     if (plan.complete.length > 1) {
       throw new Error(
         `multiple complete prompt sections in ${view.key === undefined ? 'the global view' : `scope "${scopeLabel(view.key)}"`}: ${plan.complete.map((entry) => entry.label).join(', ')}; keep one complete section per scope`,
@@ -305,8 +327,8 @@ export class PromptEngine {
     const sections = this.#sections(plan, context)
     const tools = this.#tools(view, context)
     const complete = plan.complete.length === 1 ? { ...sections[plan.entries.indexOf(plan.complete[0]!)]! } : undefined
-    const suppressed = view.suppressed.value
-    const requiredNames = view.contexts.value.requiredNames
+    const suppressed = view.derive('suppressed')
+    const requiredNames = view.derive('contexts').requiredNames
     const presentation: PromptPresentation = {
       sections,
       contexts: prepared.contexts.map((c) => ({ ...c })),
@@ -325,8 +347,8 @@ export class PromptEngine {
       stats: this.stats,
       registeredContexts: metaOf(prepared)?.registeredContexts ?? NO_NAMES,
       sections: plan,
-      contexts: metaOf(prepared)?.contexts ?? view.contexts.value,
-      variables: metaOf(prepared)?.variables ?? view.variables.value,
+      contexts: metaOf(prepared)?.contexts ?? view.derive('contexts'),
+      variables: metaOf(prepared)?.variables ?? view.derive('variables'),
     }
     return withMeta(assembly, meta)
   }
@@ -334,8 +356,8 @@ export class PromptEngine {
   /** See `SystemPrompt.refreshContext`. */
   refreshContext<T extends PromptPreparation>(accepted: T, context: AssembleContext): T {
     const view = this.view(context.scope)
-    const plan = view.contexts.value
-    const suppressed = view.suppressed.value
+    const plan = view.derive('contexts')
+    const suppressed = view.derive('suppressed')
     const meta = metaOf(accepted)
     const registeredThen = meta?.registeredContexts ?? NO_NAMES
     const contexts: AssembledContext[] = []
