@@ -1,4 +1,5 @@
 import { signal, untracked, type ReadonlySignal } from '@preact/signals-core'
+import { ChangeRelay } from '../signals/change-relay.js'
 import type { Context } from 'cordis'
 import { watchParentChanges } from '../scope/parent-chain.js'
 import { ScopedLayers } from '../scope/scoped-layers.js'
@@ -51,10 +52,10 @@ export class PromptEngine {
   readonly store: ScopedLayers<PromptLayer>
   readonly stats: PromptStats = createStats()
   readonly #detacher = new ToolDetacher()
-  /** Moves on every registration and disposal; read by the change effect. */
+  /** Moves on every registration, disposal and parent re-link; watched by `#changes`. */
   readonly #revision = signal(0)
-  /** Signal-valued inputs currently registered (with a count), read by the change effect. */
-  readonly #signalInputs = new Map<ReadonlySignal<unknown>, number>()
+  /** Watches the revision and every registered signal-valued input; the change effect reads its pulse. */
+  readonly #changes = new ChangeRelay()
   #views = new WeakMap<ScopeKey, ScopeView>()
   #globalView: ScopeView
   readonly #host: ViewHost
@@ -67,7 +68,12 @@ export class PromptEngine {
     this.#config = config
     this.#events = events
     this.#carrierBase = carrierBase
-    this.store = new ScopedLayers((scope) => new PromptLayer(scope), () => void this.#revision.value++)
+    // peek, not value: a registration made inside someone's effect must not subscribe it to the revision.
+    this.store = new ScopedLayers(
+      (scope) => new PromptLayer(scope),
+      () => void (this.#revision.value = this.#revision.peek() + 1),
+    )
+    this.#changes.add(this.#revision)
     // Any re-link may change some scope's effective view here (a scope with no
     // layer of its own inherits from its new parent), so every one counts.
     this.#unwatchParents = watchParentChanges(this.#revision)
@@ -110,9 +116,10 @@ export class PromptEngine {
     return view
   }
 
-  /** Stops hearing about parent re-links; called when the service unloads. */
+  /** Stops hearing about parent re-links and registered signals; called when the service unloads. */
   close(): void {
     this.#unwatchParents()
+    this.#changes.clear()
   }
 
   /**
@@ -132,8 +139,9 @@ export class PromptEngine {
 
   /**
    * Registers through `ctx` (visibility and ownership) with `insert`, which
-   * must throw before changing anything. A signal-valued input is tracked by
-   * the change effect for as long as the registration lives.
+   * must throw before changing anything. A signal-valued input is watched for
+   * the change effect for as long as the registration lives (O(1) to add and
+   * to remove, whatever else is registered).
    */
   register(
     ctx: Context,
@@ -146,12 +154,10 @@ export class PromptEngine {
       (layer) => {
         const undo = insert(layer)
         if (input === undefined) return undo
-        this.#signalInputs.set(input, (this.#signalInputs.get(input) ?? 0) + 1)
+        this.#changes.add(input)
         return () => {
           undo()
-          const count = this.#signalInputs.get(input)! - 1
-          if (count === 0) this.#signalInputs.delete(input)
-          else this.#signalInputs.set(input, count)
+          this.#changes.delete(input)
         }
       },
       { label },
@@ -162,20 +168,13 @@ export class PromptEngine {
    * The body of the effect that calls `emit` after every effective registry
    * change (a registration, a disposal, a layer or parent change, or a new
    * value of a registered signal), once per `batch()`; the first run only
-   * subscribes.
+   * subscribes. It reads one signal, the relay's pulse, so a write costs the
+   * same however many signal inputs are registered (see `ChangeRelay`).
    */
   changeEffect(emit: () => void): () => void {
     let first = true
     return () => {
-      this.#revision.value
-      for (const input of this.#signalInputs.keys()) {
-        try {
-          input.value
-        } catch {
-          // A signal input whose derivation throws still counts as changed;
-          // the error belongs to the next assembly, never to the writer.
-        }
-      }
+      this.#changes.pulse.value
       if (first) {
         first = false
         return
