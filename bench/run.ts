@@ -26,15 +26,17 @@ const noTarget: Pick<Row, 'target'> = { target: 'none set' }
 type Step = () => Promise<unknown>
 
 /**
- * Builds the world on both implementations and warms each up with two full
- * rounds over every agent, so every agent's first (cold) assembly is behind
- * us and the measured batches see the steady state.
+ * Builds the world on both implementations and warms promptloom up with two
+ * full rounds over every agent, so every agent's first (cold) assembly is
+ * behind us and the measured batches see the steady state; the reference,
+ * which keeps nothing per agent, gets enough steps to warm its code.
  */
 async function pair(build: (w: World) => Step, G: number, A: number): Promise<[Step, Step, () => Promise<void>]> {
   const ref = await buildWorld(reference, { G, A })
   const pl = await buildWorld(promptloom, { G, A })
   const fns = [build(ref), build(pl)] as const
-  for (const fn of fns) for (let i = 0; i < 2 * A; i++) await fn()
+  for (let i = 0; i < Math.min(2 * A, 20); i++) await fns[0]()
+  for (let i = 0; i < 2 * A; i++) await fns[1]()
   return [fns[0], fns[1], async () => { await ref.dispose(); await pl.dispose() }]
 }
 
@@ -149,7 +151,7 @@ function templateScenario(): void {
 }
 
 function memoryScenario(): void {
-  const count = quick ? 200 : 500
+  const count = quick ? 150 : 500
   const G = 50
   const script = fileURLToPath(new URL('./memory.ts', import.meta.url))
   const run = (impl: string) =>

@@ -4,9 +4,9 @@
  * the same registrations, the same steps and the same reads:
  *
  *   global   G sections of 200–1500 characters (a third with 1–3 {{variable}}
- *            references, 5% function providers; the last one a cache
- *            breakpoint), 13 variables, 4 runtime contexts, 40 tools with
- *            realistic JSON schemas from 4 providers
+ *            references, 5% function providers; cache breakpoints after the
+ *            middle one and the last one), 13 variables, 4 runtime contexts,
+ *            40 tools with realistic JSON schemas from 4 providers
  *   preset   one scope every agent hangs under
  *   agent    its own role section naming its workspace (so prompts differ per
  *            agent), a shadow of the first global section, a late volatile
@@ -202,7 +202,8 @@ function registerGlobals(sp: PromptService, G: number, rand: () => number, turn:
       name: `section-${String(i).padStart(4, '0')}`,
       order: 100 + i * 10,
       text: i % 20 === 7 ? () => fixed : fixed,
-      ...(i === G - 1 ? { cacheBreakpoint: true } : {}),
+      // Two cache breakpoints: halfway through the globals and after the last one.
+      ...(i === G - 1 || i === (G >> 1) - 1 ? { cacheBreakpoint: true } : {}),
     })
   }
   for (let c = 0; c < 4; c++) {
