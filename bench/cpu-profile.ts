@@ -3,7 +3,7 @@
  * inspector's Profiler.stop writes): the functions with the most self time,
  * with percentages of the profile's duration, so a profile can be quoted.
  *
- *   npx tsx bench/cpu-profile.ts <file.cpuprofile> [top=15]
+ *   npx tsx bench/cpu-profile.ts <file.cpuprofile>... [top=15]
  */
 import { readFileSync } from 'node:fs'
 import { basename } from 'node:path'
@@ -76,7 +76,9 @@ export function summarizeProfile(profile: CpuProfile, top = 15): string {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const [file, top = '15'] = process.argv.slice(2)
-  if (file === undefined) throw new Error('usage: npx tsx bench/cpu-profile.ts <file.cpuprofile> [top]')
-  console.log(summarizeProfile(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, Number(top)))
+  const args = process.argv.slice(2)
+  const files = args.filter((arg) => !/^\d+$/.test(arg))
+  const top = Number(args.find((arg) => /^\d+$/.test(arg)) ?? 15)
+  if (files.length === 0) throw new Error('usage: npx tsx bench/cpu-profile.ts <file.cpuprofile>... [top]')
+  for (const file of files) console.log(`${file}\n${summarizeProfile(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, top)}`)
 }

@@ -7,12 +7,14 @@
  *
  * profiles only the measured steps (after 3 warm rounds over the agents,
  * WARM=n to change) through node:inspector and writes the profile to
- * `promptloom-<scenario>-G<G>-A<A>.cpuprofile` in the working directory.
+ * `promptloom-<scenario>-G<G>-A<A>.cpuprofile` in the OS temp directory.
  * Under `node --cpu-prof --import tsx bench/profile.ts …` it leaves the
  * profiling to Node (the whole run); summarize that file with
  * `npx tsx bench/cpu-profile.ts <file>`.
  */
 import { writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Session } from 'node:inspector/promises'
 import { summarizeProfile, type CpuProfile } from './cpu-profile.js'
 import { buildWorld, promptloom } from './workload.js'
@@ -51,7 +53,7 @@ const elapsed = performance.now() - start
 console.log(`${scenario} G=${G} A=${A}: ${((elapsed / Number(steps)) * 1000).toFixed(1)} µs/step over ${steps} steps`)
 if (session !== undefined) {
   const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile }
-  const file = `promptloom-${scenario}-G${G}-A${A}.cpuprofile`
+  const file = join(tmpdir(), `promptloom-${scenario}-G${G}-A${A}.cpuprofile`)
   writeFileSync(file, JSON.stringify(profile))
   console.log(`${summarizeProfile(profile)}\n(profile written to ${file})`)
 }
