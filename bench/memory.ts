@@ -1,21 +1,22 @@
 /**
- * Memory scenario, run in a child process with `--expose-gc` (one process
- * per implementation, so neither sees the other's heap): retained heap per
- * live scope with 3 sections (each scope assembled once, as a live agent
- * would be), and the heap after disposing every scope.
+ * Memory in the realistic world (bench/workload.ts), run in a child process
+ * with `--expose-gc` (one process per implementation, so neither sees the
+ * other's heap): the retained heap per live agent — its scope, its
+ * registrations, whatever the engine memoizes for it, and what its loop keeps
+ * (last prompt and snapshot) after one step — and the heap after disposing
+ * every agent.
  *
- *   node --expose-gc --import tsx bench/memory.ts <reference|promptloom> <scopes>
+ *   node --expose-gc --import tsx bench/memory.ts <reference|promptloom> <agents> [G]
  */
-import { createScope, type Scope } from '../src/index.js'
-import { IMPLS, mount } from './workload.js'
+import { buildWorld, IMPLS } from './workload.js'
 
-const [implName = 'promptloom', countArg = '10000'] = process.argv.slice(2)
+const [implName = 'promptloom', countArg = '1000', globalsArg = '50'] = process.argv.slice(2)
 const found = IMPLS.find((candidate) => candidate.name === implName)
 if (found === undefined) throw new Error(`unknown implementation "${implName}"; known: reference, promptloom`)
-const impl = found
 const gc = (globalThis as { gc?: () => void }).gc
 if (gc === undefined) throw new Error('run with node --expose-gc')
 const count = Number(countArg)
+const G = Number(globalsArg)
 
 /** Heap used after the event loop drained and several full collections (weak tables clear over more than one). */
 async function settle(): Promise<number> {
@@ -26,39 +27,28 @@ async function settle(): Promise<number> {
   return process.memoryUsage().heapUsed
 }
 
-const { ctx, sp } = await mount(impl)
-sp.section({ name: 'global', order: 1, text: 'A global section that every agent sees.' })
-sp.variable('model', 'bench-model')
-sp.variable('cwd', '/work')
-async function mint(): Promise<Scope[]> {
-  const scopes: Scope[] = []
-  for (let i = 0; i < count; i++) {
-    const key = { name: `agent-${i}` }
-    const scope = createScope(ctx, key)
-    const scoped = impl.service(scope.ctx)
-    for (let s = 0; s < 3; s++) scoped.section({ name: `agent-section-${s}`, order: 10 + s, text: `Agent ${i} section ${s}.` })
-    impl.renderPrompt(await sp.assemble({ scope: key }))
-    scopes.push(scope)
-  }
-  return scopes
+const world = await buildWorld(found, { G, A: 0 })
+async function mint(): Promise<void> {
+  for (let i = 0; i < count; i++) await world.step(world.addAgent())
 }
 
 // One full cycle first: the baseline then includes what any run keeps for
 // good (optimized code, grown hash-table capacities), so what remains after
-// the measured cycle is what the scopes themselves left behind.
-for (const scope of await mint()) await scope.dispose()
+// the measured cycle is what the agents themselves left behind.
+await mint()
+await world.disposeAgents()
 const baseline = await settle()
-let scopes = await mint()
+await mint()
 const live = await settle()
-for (const scope of scopes) await scope.dispose()
-scopes = []
+await world.disposeAgents()
 const after = await settle()
 process.stdout.write(
   JSON.stringify({
-    impl: impl.name,
-    scopes: count,
+    impl: found.name,
+    agents: count,
+    G,
     baselineBytes: baseline,
-    perScopeBytes: (live - baseline) / count,
+    perAgentBytes: (live - baseline) / count,
     afterDisposeBytes: after,
     afterDisposeGrowth: (after - baseline) / baseline,
   }) + '\n',

@@ -1,26 +1,60 @@
 /**
- * Profiling harness: runs one scenario for promptloom alone, for
- * `node --cpu-prof --import tsx bench/profile.ts <scenario> <G> <A> <steps>`.
+ * Profiles one scenario for promptloom alone in the realistic world
+ * (bench/workload.ts) and prints the step's cost and the top 15 functions by
+ * self time:
+ *
+ *   npx tsx bench/profile.ts <steady|churn|signal|changed> <G> <A> <steps>
+ *
+ * profiles only the measured steps (after 3 warm rounds over the agents,
+ * WARM=n to change) through node:inspector and writes the profile to
+ * `promptloom-<scenario>-G<G>-A<A>.cpuprofile` in the OS temp directory.
+ * Under `node --cpu-prof --import tsx bench/profile.ts …` it leaves the
+ * profiling to Node (the whole run); summarize that file with
+ * `npx tsx bench/cpu-profile.ts <file>`.
  */
-import { buildWorkload, promptloom } from './workload.js'
+import { writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Session } from 'node:inspector/promises'
+import { summarizeProfile, type CpuProfile } from './cpu-profile.js'
+import { buildWorld, promptloom } from './workload.js'
 
-const [scenario = 'steady', G = '1000', A = '100', steps = '3000'] = process.argv.slice(2)
-const w = await buildWorkload(promptloom, { G: Number(G), A: Number(A) })
-let n = 0
+const SCENARIOS = ['steady', 'churn', 'signal', 'changed']
+const [scenario = 'steady', G = '200', A = '100', steps = '20000'] = process.argv.slice(2)
+if (!SCENARIOS.includes(scenario)) throw new Error(`unknown scenario "${scenario}"; known: ${SCENARIOS.join(', ')}`)
+const w = await buildWorld(promptloom, { G: Number(G), A: Number(A) })
 const live: (() => unknown)[] = []
-let start = performance.now()
-const warm = Number(process.env.WARM ?? w.agents.length * 3)
-for (let i = -warm; i < Number(steps); i++) {
-  if (i === 0) start = performance.now()
-  const agent = ((i % w.agents.length) + w.agents.length) % w.agents.length
+const count = w.agents.length
+
+async function step(i: number): Promise<void> {
+  const agent = w.agents[((i % count) + count) % count]!
   if (scenario === 'signal') w.turn.value = String(i)
+  if (scenario === 'changed') agent.notes.value = `Progress note ${i}.`
   if (scenario === 'churn') {
-    live.push(w.impl.service(w.scopes[1 + agent]!.ctx).section({ name: `churn-${n++}`, order: 1000 + (n % 97), text: `Churn ${n} uses {{model}}.` }))
+    live.push(w.impl.service(agent.scope.ctx).section({ name: `churn-${i}`, order: 1000 + (i % 97), text: `Churn ${i} uses {{model}}.` }))
     if (live.length > 8) live.shift()!()
   }
-  await w.step(w.agents[agent])
+  await w.step(agent, scenario === 'changed' ? 'blocks' : 'text')
 }
+
+const warm = Number(process.env.WARM ?? count * 3)
+for (let i = -warm; i < 0; i++) await step(i)
+const external = process.execArgv.some((flag) => flag.startsWith('--cpu-prof'))
+const session = external ? undefined : new Session()
+if (session !== undefined) {
+  session.connect()
+  await session.post('Profiler.enable')
+  await session.post('Profiler.setSamplingInterval', { interval: 100 })
+  await session.post('Profiler.start')
+}
+const start = performance.now()
+for (let i = 0; i < Number(steps); i++) await step(i)
 const elapsed = performance.now() - start
-console.log(`${scenario} G=${G} A=${A}: ${((elapsed / Number(steps)) * 1000).toFixed(1)} µs/step`)
-const sp = (w.app as unknown as { systemPrompt: { stats(): unknown } }).systemPrompt
-console.log(sp.stats())
+console.log(`${scenario} G=${G} A=${A}: ${((elapsed / Number(steps)) * 1000).toFixed(1)} µs/step over ${steps} steps`)
+if (session !== undefined) {
+  const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile }
+  const file = join(tmpdir(), `promptloom-${scenario}-G${G}-A${A}.cpuprofile`)
+  writeFileSync(file, JSON.stringify(profile))
+  console.log(`${summarizeProfile(profile)}\n(profile written to ${file})`)
+}
+await w.dispose()

@@ -1,18 +1,31 @@
 /**
- * The benchmark workload, built identically on promptloom and on the
- * recompute-everything reference (test/reference), so the two run the same
- * registrations, the same steps and the same reads.
+ * The realistic world the benchmark runs in, built identically on promptloom
+ * and on the recompute-everything reference (test/reference), so the two run
+ * the same registrations, the same steps and the same reads:
+ *
+ *   global   G sections of 200–1500 characters (a third with 1–3 {{variable}}
+ *            references, 5% function providers; cache breakpoints after the
+ *            middle one and the last one), 13 variables, 4 runtime contexts,
+ *            40 tools with realistic JSON schemas from 4 providers
+ *   preset   one scope every agent hangs under
+ *   agent    its own role section naming its workspace (so prompts differ per
+ *            agent), a shadow of the first global section, a late volatile
+ *            notes section (a signal), its `cwd`, and a workspace context
+ *   loop     each agent keeps its last prompt (promptloom: the RenderedPrompt
+ *            of render(); the reference: its joined string) and runtime-context
+ *            snapshot between steps, as a step surface does
  */
 import { signal, type Signal } from '@preact/signals-core'
 import { Context } from 'cordis'
 import {
   createScope,
+  render,
   renderContextSnapshot,
-  renderPrompt,
   SystemPrompt,
   type PromptAssembly,
   type PromptContext,
   type PromptSection,
+  type RenderedPrompt,
   type Scope,
   type ToolProviderResult,
   type VariableSource,
@@ -32,36 +45,41 @@ export interface PromptService {
   assemble(context?: { scope?: object }): Promise<PromptAssembly>
 }
 
+/** What a loop keeps as its prompt: promptloom's RenderedPrompt, the reference's joined string. */
+export type LoopPrompt = RenderedPrompt | string
+
 /** One implementation under test. */
 export interface Impl {
   readonly name: 'reference' | 'promptloom'
   load(app: Context): PromiseLike<unknown>
   service(ctx: Context): PromptService
-  renderPrompt(assembly: PromptAssembly): string
+  /** The prompt the loop builds its request from and keeps for the next step. */
+  render(assembly: PromptAssembly): LoopPrompt
   renderContextSnapshot(assembly: PromptAssembly): string
 }
 
+const PERSONA = { personaPrefix: 'You are {{model}}.', personaSuffix: 'Workspace: {{cwd}}' }
+
 export const promptloom: Impl = {
   name: 'promptloom',
-  load: (app) => app.plugin(SystemPrompt, { personaPrefix: 'You are {{model}}.', personaSuffix: 'Workspace: {{cwd}}' }),
+  load: (app) => app.plugin(SystemPrompt, PERSONA),
   service: (ctx) => ctx.systemPrompt,
-  renderPrompt,
+  render,
   renderContextSnapshot,
 }
 
 export const reference: Impl = {
   name: 'reference',
-  load: (app) =>
-    // The original harness emits system-prompt/change on every registration and disposal.
-    app.plugin(ReferenceSystemPrompt, { personaPrefix: 'You are {{model}}.', personaSuffix: 'Workspace: {{cwd}}', emitChanges: true }),
+  // The original harness emits system-prompt/change on every registration and disposal.
+  load: (app) => app.plugin(ReferenceSystemPrompt, { ...PERSONA, emitChanges: true }),
   service: (ctx) => ctx.referencePrompt as unknown as PromptService,
-  renderPrompt: referenceRenderPrompt,
+  render: referenceRenderPrompt,
   renderContextSnapshot: referenceRenderContextSnapshot,
 }
 
 export const IMPLS: readonly Impl[] = [reference, promptloom]
 
-/** A small deterministic PRNG (mulberry32), so both implementations get the same workload. */
+/** A small deterministic PRNG (mulberry32), so both implementations get the same world. */
 export function random(seed: number): () => number {
   let a = seed >>> 0
   return () => {
@@ -77,7 +95,8 @@ const WORDS = ('the agent must read files carefully before editing them and expl
   'prefer small commits run tests after every edit never guess an api look it up instead keep answers short ' +
   'use tools when they help respect the sandbox ask before destructive actions').split(' ')
 
-function prose(rand: () => number, length: number): string {
+/** Deterministic prose of exactly `length` characters. */
+export function prose(rand: () => number, length: number): string {
   let out = ''
   while (out.length < length) out += WORDS[Math.floor(rand() * WORDS.length)] + (rand() < 0.1 ? '.\n' : ' ')
   return out.slice(0, length)
@@ -86,25 +105,43 @@ function prose(rand: () => number, length: number): string {
 /** The 13 variables: mostly static strings, two signals (the `signal` scenarios'), one function. */
 export const VARIABLES = ['model', 'cwd', 'date', 'user', 'os', 'shell', 'repo', 'branch', 'locale', 'plan', 'turn', 'clock', 'context_turn']
 
-export interface Workload {
+/** One agent of the world, with what its loop keeps between steps. */
+export interface Agent {
+  readonly index: number
+  readonly key: object
+  readonly scope: Scope
+  /** The text of its late, volatile notes section (the changed-prompt scenario writes it). */
+  readonly notes: Signal<string>
+  /** The loop's last prompt and runtime-context snapshot (undefined before the first step). */
+  prompt: LoopPrompt | undefined
+  snapshot: string | undefined
+}
+
+/** How a step reads the prompt it built: the joined text, or each cache block (a provider request). */
+export type PromptRead = 'text' | 'blocks'
+
+export interface World {
   readonly app: Context
   /** The injected plugin context the registrations were made through. */
   readonly ctx: Context
   readonly impl: Impl
-  readonly agents: readonly object[]
-  readonly scopes: readonly Scope[]
+  readonly agents: Agent[]
   readonly turn: Signal<string>
   /** A per-step value referenced only from a runtime context. */
   readonly contextTurn: Signal<string>
-  /** One model step for `scope`; returns a checksum of what was read. */
-  step(scope: object | undefined): Promise<number>
+  /** Mints the next agent (index = live agents so far) with its registrations; does not step it. */
+  addAgent(): Agent
+  /** One model step of `agent`: assemble, render, snapshot, keep both; returns a checksum of what was read. */
+  step(agent: Agent, read?: PromptRead): Promise<number>
+  /** Disposes every agent's scope and forgets the agents (the world stays). */
+  disposeAgents(): Promise<void>
   dispose(): Promise<void>
 }
 
-export interface WorkloadOptions {
+export interface WorldOptions {
   /** Global sections. */
   readonly G: number
-  /** Agent scopes under one preset. */
+  /** Agents under one preset. */
   readonly A: number
   readonly seed?: number
 }
@@ -141,18 +178,7 @@ export async function mount(impl: Impl): Promise<{ app: Context; ctx: Context; s
   return { app, ctx, service, sp: impl.service(ctx) }
 }
 
-/**
- * Builds the workload: G global sections (200–1500 characters, about a third
- * with 1–3 variable references, about 5% function providers), 13 variables,
- * 40 tools from 4 providers that return the same result object, 4 runtime
- * contexts, and A agents under one preset, each with 3 scoped sections (one
- * shadowing a global) and a scoped variable.
- */
-export async function buildWorkload(impl: Impl, { G, A, seed = 42 }: WorkloadOptions): Promise<Workload> {
-  const rand = random(seed)
-  const { app, ctx, service, sp } = await mount(impl)
-  const turn = signal('1')
-  const contextTurn = signal('1')
+function registerGlobals(sp: PromptService, G: number, rand: () => number, turn: Signal<string>, contextTurn: Signal<string>): void {
   for (const name of VARIABLES) {
     if (name === 'turn') sp.variable(name, turn)
     else if (name === 'context_turn') sp.variable(name, contextTurn)
@@ -172,7 +198,13 @@ export async function buildWorkload(impl: Impl, { G, A, seed = 42 }: WorkloadOpt
     // A few sections carry the per-turn value, as real prompts sometimes do.
     if (i % 100 === 1) text += ' This is turn {{turn}}.'
     const fixed = text
-    sp.section({ name: `section-${String(i).padStart(4, '0')}`, order: 100 + i * 10, text: i % 20 === 7 ? () => fixed : fixed })
+    sp.section({
+      name: `section-${String(i).padStart(4, '0')}`,
+      order: 100 + i * 10,
+      text: i % 20 === 7 ? () => fixed : fixed,
+      // Two cache breakpoints: halfway through the globals and after the last one.
+      ...(i === G - 1 || i === (G >> 1) - 1 ? { cacheBreakpoint: true } : {}),
+    })
   }
   for (let c = 0; c < 4; c++) {
     const text = c === 3 ? 'Turn {{turn}}.' : c === 2 ? `${prose(rand, 120)} Step {{context_turn}}.` : prose(rand, 120)
@@ -182,38 +214,68 @@ export async function buildWorkload(impl: Impl, { G, A, seed = 42 }: WorkloadOpt
     const result = toolResult(rand, p)
     sp.tools(() => result)
   }
+}
+
+/** Reads a prompt the way its consumer would, so a lazy rope or join cannot hide work. */
+function readPrompt(prompt: LoopPrompt, read: PromptRead): number {
+  if (typeof prompt === 'string') return prompt.length + prompt.charCodeAt(prompt.length >> 1)
+  if (read === 'text') return prompt.text.length + prompt.text.charCodeAt(prompt.text.length >> 1)
+  let sum = 0
+  for (const block of prompt.blocks) sum += block.text.length + block.text.charCodeAt(block.text.length >> 1)
+  return sum
+}
+
+/** Builds the world of the file comment with G global sections and A agents. */
+export async function buildWorld(impl: Impl, { G, A, seed = 42 }: WorldOptions): Promise<World> {
+  const rand = random(seed)
+  const { app, ctx, service, sp } = await mount(impl)
+  const turn = signal('1')
+  const contextTurn = signal('1')
+  registerGlobals(sp, G, rand, turn, contextTurn)
   const preset = { name: 'preset' }
-  const scopes: Scope[] = [createScope(ctx, preset)]
-  const agents: object[] = []
-  for (let a = 0; a < A; a++) {
-    const agent = { name: `agent-${a}` }
-    const scope = createScope(ctx, agent, { parent: preset })
-    const scoped = impl.service(scope.ctx)
-    scoped.section({ name: 'section-0000', order: 100, text: `Agent ${a} overrides the first section.` })
-    scoped.section({ name: `agent-${a}-role`, order: 50, text: `You are agent ${a}; your workspace is {{cwd}}.` })
-    scoped.section({ name: `agent-${a}-notes`, order: 5_000_000, text: prose(rand, 400) })
-    scoped.variable('cwd', `/work/agent-${a}`)
-    scopes.push(scope)
-    agents.push(agent)
-  }
+  const presetScope = createScope(ctx, preset)
+  const agents: Agent[] = []
   const root = app as unknown as Record<string, PromptService>
-  return {
+  const world: World = {
     app,
     ctx,
     impl,
     agents,
-    scopes,
     turn,
     contextTurn,
-    async step(scope) {
-      const assembly = await root[service]!.assemble({ scope })
-      const prompt = impl.renderPrompt(assembly)
+    addAgent() {
+      const index = agents.length
+      const own = random(seed * 7919 + index)
+      const key = { name: `agent-${index}` }
+      const scope = createScope(ctx, key, { parent: preset })
+      const scoped = impl.service(scope.ctx)
+      const workspace = `/work/agents/agent-${index}`
+      const notes = signal(prose(own, 400))
+      scoped.section({ name: 'section-0000', order: 100, text: `Agent ${index} overrides the first section.` })
+      scoped.section({ name: `agent-${index}-role`, order: 50, text: `You are agent ${index}; your workspace is ${workspace} ({{cwd}}).` })
+      scoped.section({ name: `agent-${index}-notes`, order: 5_000_000, text: notes, stability: 'volatile' })
+      scoped.variable('cwd', workspace)
+      scoped.context({ name: `agent-${index}-workspace`, order: 200, text: `Open in ${workspace}: ${prose(own, 80)}` })
+      const agent: Agent = { index, key, scope, notes, prompt: undefined, snapshot: undefined }
+      agents.push(agent)
+      return agent
+    },
+    async step(agent, read = 'text') {
+      const assembly = await root[service]!.assemble({ scope: agent.key })
+      const prompt = impl.render(assembly)
       const snapshot = impl.renderContextSnapshot(assembly)
-      // Read the strings so lazy concatenation cannot hide work.
-      return prompt.length + prompt.charCodeAt(prompt.length >> 1) + snapshot.length + snapshot.charCodeAt(snapshot.length - 1)
+      agent.prompt = prompt
+      agent.snapshot = snapshot
+      return readPrompt(prompt, read) + snapshot.length + snapshot.charCodeAt(snapshot.length - 1)
+    },
+    async disposeAgents() {
+      for (const agent of agents.splice(0)) await agent.scope.dispose()
     },
     async dispose() {
-      for (const scope of scopes) await scope.dispose()
+      await world.disposeAgents()
+      await presetScope.dispose()
     },
   }
+  for (let a = 0; a < A; a++) world.addAgent()
+  return world
 }
