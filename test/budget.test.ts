@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { buildRenderedPrompt, type PartInput, type RenderedPrompt } from '../src/render/rendered-prompt.js'
 import { createTokenBudget, type BudgetPlan, type TokenBudget } from '../src/surface/budget.js'
 import { validateBudgetOptions } from '../src/surface/budget-options.js'
+import { COMPARED_PART_FIELDS } from '../src/surface/kept-prompt.js'
 
 // The token budget on its own (an internal module until the step surface
 // takes `budget`): prompts are built with the real builder; a token is a
@@ -232,6 +233,18 @@ describe('sticky withheld set', () => {
       expect(again.withheld).toEqual(['c'])
       expect(again.warnings).toEqual([])
     }
+  })
+
+  it('compares every field of a part before reusing the budgeted object (a new field must join the list)', () => {
+    expect([...COMPARED_PART_FIELDS].sort()).toEqual(Object.keys(input('a')).sort())
+  })
+
+  it('rebuilds the budgeted prompt when a kept part changed only in a flag', () => {
+    const target = budget(25)
+    const first = step(target, prompt({ a: {}, b: {}, c: {} }))
+    const second = step(target, prompt({ a: { cacheBreakpoint: true }, b: {}, c: {} }))
+    expect(second.rendered).not.toBe(first.rendered)
+    expect(second.rendered.blocks.map((block) => block.parts)).toEqual([['a'], ['b']])
   })
 
   it('reuses the budgeted object for an equal prompt built again', () => {

@@ -23,8 +23,9 @@
  * an unchanged prompt gets the same decision, and the same output, every step.
  */
 
-import { buildRenderedPrompt, type PartInput, type RenderedPart, type RenderedPrompt } from '../render/rendered-prompt.js'
+import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
 import { describeValue, validateBudgetOptions, type BudgetOptions, type ValidBudgetOptions } from './budget-options.js'
+import { keptPrompt } from './kept-prompt.js'
 import { TokenCounts, type MeasuredPrompt } from './token-counts.js'
 
 /** A budget finding for the step result's warnings. */
@@ -97,6 +98,8 @@ interface PlanState {
   /** `undefined` when the plan repeats the committed one for the same input. */
   readonly measured: MeasuredPrompt | undefined
   readonly withheld: ReadonlySet<string>
+  /** The withhold order of `input`: indices of its withholdable parts, first withheld first. */
+  readonly order: readonly number[]
 }
 
 class Budget implements TokenBudget {
@@ -107,6 +110,7 @@ class Budget implements TokenBudget {
   #generation = 0
   #withheld: ReadonlySet<string> = new Set()
   #input: RenderedPrompt | undefined
+  #order: readonly number[] = []
   #last: BudgetPlan | undefined
 
   constructor(options: ValidBudgetOptions) {
@@ -129,17 +133,15 @@ class Budget implements TokenBudget {
     if (last !== undefined && rendered === this.#input) {
       const warnings = last.warnings.filter((warning) => warning.kind === 'over-budget')
       const plan: BudgetPlan = Object.freeze({ ...last, warnings: Object.freeze(warnings) })
-      return this.#register(plan, { base: this.#generation, input: rendered, measured: undefined, withheld: this.#withheld })
+      return this.#register(plan, { base: this.#generation, input: rendered, measured: undefined, withheld: this.#withheld, order: this.#order })
     }
     const parts = rendered.parts
-    checkParts(parts)
+    const sameLayout = this.#input !== undefined && sameLayoutAs(parts, this.#input.parts)
+    if (!sameLayout) checkParts(parts)
     const measured = this.#counts.measure(parts)
     const { counts, separator } = measured
     const { maxTokens, restoreTokens } = this.#options
-
-    const order: number[] = []
-    for (let i = 0; i < parts.length; i++) if (!parts[i]!.required && !parts[i]!.complete) order.push(i)
-    order.sort((a, b) => parts[a]!.priority - parts[b]!.priority || b - a)
+    const order = sameLayout ? this.#order : withholdOrder(parts)
 
     let k = 0
     if (this.#withheld.size > 0) {
@@ -186,11 +188,7 @@ class Budget implements TokenBudget {
       if (out[i] === 1) withheld.push(parts[i]!.name)
       else keptParts.push(parts[i]!)
     }
-    let output = rendered
-    if (withheld.length > 0) {
-      const previous = last?.rendered
-      output = previous !== undefined && sameParts(keptParts, previous.parts) ? previous : buildRenderedPrompt(keptParts.map(inputOf))
-    }
+    const output = withheld.length === 0 ? rendered : keptPrompt(keptParts, last?.rendered)
     const withheldSet = new Set(withheld)
     const warnings = this.#warningsFor(parts, withheld, withheldSet, overBudget, tokens)
     const plan: BudgetPlan = Object.freeze({
@@ -200,7 +198,7 @@ class Budget implements TokenBudget {
       promptTokens: tokens,
       warnings: Object.freeze(warnings),
     })
-    return this.#register(plan, { base: this.#generation, input: rendered, measured, withheld: withheldSet })
+    return this.#register(plan, { base: this.#generation, input: rendered, measured, withheld: withheldSet, order })
   }
 
   commit(plan: BudgetPlan): void {
@@ -216,6 +214,7 @@ class Budget implements TokenBudget {
     if (state.measured !== undefined) this.#counts.adopt(state.measured)
     this.#withheld = state.withheld
     this.#input = state.input
+    this.#order = state.order
     this.#last = plan
     this.#generation++
   }
@@ -296,44 +295,20 @@ function checkParts(parts: readonly RenderedPart[]): void {
   }
 }
 
-function inputOf(part: RenderedPart): PartInput {
-  const { start: _start, end: _end, ...input } = part
-  return input
+/** Lowest priority first; among equal priorities the later part first (the prefix survives). */
+function withholdOrder(parts: readonly RenderedPart[]): number[] {
+  const order: number[] = []
+  for (let i = 0; i < parts.length; i++) if (!parts[i]!.required && !parts[i]!.complete) order.push(i)
+  return order.sort((a, b) => parts[a]!.priority - parts[b]!.priority || b - a)
 }
 
-/**
- * Whether rebuilding `kept` would give exactly `previous` (every field the
- * builder copies is equal; offsets follow from the texts). Listing the
- * fields as a record keyed by `PartInput` makes a new field a type error
- * here rather than a stale reuse.
- */
-function sameParts(kept: readonly RenderedPart[], previous: readonly RenderedPart[]): boolean {
-  if (kept.length !== previous.length) return false
-  for (let i = 0; i < kept.length; i++) {
-    const a = kept[i]!
+/** Same names, priorities and flags at every position: the checks and the withhold order carry over. */
+function sameLayoutAs(parts: readonly RenderedPart[], previous: readonly RenderedPart[]): boolean {
+  if (parts.length !== previous.length) return false
+  for (let i = 0; i < parts.length; i++) {
+    const a = parts[i]!
     const b = previous[i]!
-    if (a === b) continue
-    for (const key of PART_KEYS) if (!(SAME_FIELD[key] as Same<unknown>)(a[key], b[key])) return false
+    if (a.name !== b.name || a.priority !== b.priority || a.required !== b.required || a.complete !== b.complete) return false
   }
   return true
 }
-
-type Same<T> = (a: T, b: T) => boolean
-const same: Same<unknown> = (a, b) => a === b
-const SAME_FIELD: { readonly [K in keyof PartInput]-?: Same<PartInput[K]> } = {
-  name: same,
-  text: same,
-  layer: same,
-  origin: same,
-  stability: same,
-  cacheBreakpoint: same,
-  required: same,
-  complete: same,
-  priority: same,
-  variables: (a, b) => a === b || (a.length === b.length && a.every((name, i) => name === b[i])),
-  substitutions: (a, b) =>
-    a === b ||
-    (a.length === b.length &&
-      a.every((s, i) => s.variable === b[i]!.variable && s.start === b[i]!.start && s.end === b[i]!.end)),
-}
-const PART_KEYS = Object.keys(SAME_FIELD) as (keyof PartInput)[]

@@ -151,7 +151,7 @@ interface Observed {
   readonly model: ReturnType<GreedyModel['decide']>
 }
 
-type Run = fc.Arbitrary<typeof runArb extends fc.Arbitrary<infer T> ? T : never> extends fc.Arbitrary<infer T> ? T : never
+type Run = typeof runArb extends fc.Arbitrary<infer T> ? T : never
 
 /** Drives the budget and the model over `run`, handing every committed step to `check`. */
 function drive(run: Run, check: (step: Observed) => void): void {
