@@ -25,7 +25,7 @@
 
 import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
 import { describeValue, validateBudgetOptions, type BudgetOptions, type ValidBudgetOptions } from './budget-options.js'
-import { keptPrompt } from './kept-prompt.js'
+import { keptPrompt, sameParts } from './kept-prompt.js'
 import { TokenCounts, type MeasuredPrompt } from './token-counts.js'
 
 /** A budget finding for the step result's warnings. */
@@ -128,11 +128,12 @@ class Budget implements TokenBudget {
 
   plan(rendered: RenderedPrompt): BudgetPlan {
     const last = this.#last
-    // The same frozen input as the committed step: the decision is a function of
-    // (withheld set, prompt), and committing it made the set a fixed point.
-    if (last !== undefined && rendered === this.#input) {
+    // The committed step's input again, or an equal one: the decision is a function
+    // of (withheld set, prompt), and committing it made the set a fixed point.
+    if (last !== undefined && (rendered === this.#input || sameParts(rendered.parts, this.#input!.parts))) {
       const warnings = last.warnings.filter((warning) => warning.kind === 'over-budget')
-      const plan: BudgetPlan = Object.freeze({ ...last, warnings: Object.freeze(warnings) })
+      const output = last.withheld.length === 0 ? rendered : last.rendered
+      const plan: BudgetPlan = Object.freeze({ ...last, rendered: output, warnings: Object.freeze(warnings) })
       return this.#register(plan, { base: this.#generation, input: rendered, measured: undefined, withheld: this.#withheld, order: this.#order })
     }
     const parts = rendered.parts

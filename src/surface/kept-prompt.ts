@@ -41,9 +41,10 @@ function inputOf(part: RenderedPart): PartInput {
   return input
 }
 
-function sameParts(kept: readonly RenderedPart[], previous: readonly RenderedPart[]): boolean {
-  if (kept.length !== previous.length) return false
-  for (let i = 0; i < kept.length; i++) if (!samePart(kept[i]!, previous[i]!)) return false
+/** Whether `a` and `b` hold equal parts in the same order (every compared field; offsets follow). */
+export function sameParts(a: readonly RenderedPart[], b: readonly RenderedPart[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (!samePart(a[i]!, b[i]!)) return false
   return true
 }
 
@@ -51,8 +52,8 @@ function sameParts(kept: readonly RenderedPart[], previous: readonly RenderedPar
 function samePart(a: PartInput, b: PartInput): boolean {
   return (
     a === b ||
-    (a.name === b.name &&
-      a.text === b.text &&
+    (a.text === b.text &&
+      a.name === b.name &&
       a.layer === b.layer &&
       a.origin === b.origin &&
       a.stability === b.stability &&
