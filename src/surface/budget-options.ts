@@ -1,0 +1,90 @@
+/**
+ * The options of the cache-preserving token budget (SPEC §5), validated once
+ * when the budget is created: a bad budget fails at load, not at the first
+ * step.
+ */
+
+/** What `createTokenBudget` (and later `createStepSurface({ budget })`) accepts. */
+export interface BudgetOptions {
+  /** The most tokens the system prompt may take: a positive finite number. */
+  readonly maxTokens: number
+  /**
+   * Counts the tokens of one text (a part's text, or the blank-line
+   * separator); must return a non-negative finite number. Called once per
+   * distinct text and cached by text.
+   */
+  readonly countTokens: (text: string) => number
+  /**
+   * The fraction of `maxTokens` kept free before a withheld section is
+   * restored: it comes back only when the prompt with it fits within
+   * `maxTokens × (1 − headroom)`. In [0, 1); default 0.1.
+   */
+  readonly headroom?: number
+}
+
+/** `BudgetOptions` after validation, with the default headroom filled in. */
+export interface ValidBudgetOptions {
+  readonly maxTokens: number
+  readonly countTokens: (text: string) => number
+  readonly headroom: number
+  /** `maxTokens × (1 − headroom)`: a withheld section is restored only if the prompt with it fits in this. */
+  readonly restoreTokens: number
+}
+
+/** The headroom when none is given. */
+export const DEFAULT_BUDGET_HEADROOM = 0.1
+
+const KNOWN_KEYS: readonly string[] = ['maxTokens', 'countTokens', 'headroom']
+
+/**
+ * Checks a budget and returns it frozen with the headroom resolved. Throws a
+ * `TypeError` naming the option for a non-object budget, an unknown key, a
+ * non-positive or non-finite `maxTokens`, a `countTokens` that is not a
+ * function, or a `headroom` outside [0, 1).
+ */
+export function validateBudgetOptions(options: unknown): ValidBudgetOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(`budget must be an object { maxTokens, countTokens, headroom? } (got ${describeValue(options)})`)
+  }
+  const record = options as Record<string, unknown>
+  for (const key of Object.keys(record)) {
+    if (!KNOWN_KEYS.includes(key)) {
+      throw new TypeError(`unknown budget option "${key}"; known options: ${KNOWN_KEYS.join(', ')}`)
+    }
+  }
+  const { maxTokens, countTokens, headroom = DEFAULT_BUDGET_HEADROOM } = record
+  if (typeof maxTokens !== 'number' || !Number.isFinite(maxTokens) || maxTokens <= 0) {
+    throw new TypeError(
+      `budget option "maxTokens" must be a positive finite number (got ${describeValue(maxTokens)}); give the model's prompt budget in tokens`,
+    )
+  }
+  if (typeof countTokens !== 'function') {
+    throw new TypeError(
+      `budget option "countTokens" must be a function (text) => number (got ${describeValue(countTokens)}); pass your model's tokenizer, e.g. countTokens from gpt-tokenizer`,
+    )
+  }
+  if (typeof headroom !== 'number' || !Number.isFinite(headroom) || headroom < 0 || headroom >= 1) {
+    throw new TypeError(
+      `budget option "headroom" must be a number in [0, 1) (got ${describeValue(headroom)}); it is the fraction of maxTokens kept free before a withheld section is restored`,
+    )
+  }
+  return Object.freeze({
+    maxTokens,
+    countTokens: countTokens as (text: string) => number,
+    headroom,
+    restoreTokens: maxTokens * (1 - headroom),
+  })
+}
+
+/** `number NaN`, `string "x"`, `undefined`, `an object`: how an error shows an offending value. */
+export function describeValue(value: unknown): string {
+  if (value === null || value === undefined) return String(value)
+  if (typeof value === 'string') return `string ${JSON.stringify(value)}`
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
+    return `${typeof value} ${String(value)}`
+  }
+  if (typeof value === 'function') return 'a function'
+  if (Array.isArray(value)) return 'an array'
+  if (typeof value === 'symbol') return 'a symbol'
+  return 'an object'
+}
