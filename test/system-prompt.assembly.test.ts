@@ -932,7 +932,7 @@ describe('assemble: fresh results and fresh reads', () => {
     const app = await mount(BARE)
     const { keys } = await family(app)
     const seen: AssembleContext[] = []
-    const context = { scope: keys.agent, agent: 'me' } as AssembleContext
+    const context: AssembleContext = { scope: keys.agent, agent: { name: 'me' } }
     app.systemPrompt.section({ name: 's', order: 0, text: (c) => (seen.push(c), 'S') })
     app.systemPrompt.tools((c) => (seen.push(c), { schemas: [] }))
     await app.systemPrompt.assemble(context)

@@ -4,7 +4,7 @@ import { describe, expect, test, vi } from 'vitest'
 import { createScope, renderPrompt, type Scope, type ScopeKey, type SystemPrompt } from '../src/index.js'
 import { BARE, family, mintScope, mount, names, ownSections, tool } from './system-prompt.fixtures.js'
 
-type Registrar = (sp: SystemPrompt, name: string) => () => Promise<void>
+type Registrar = (sp: SystemPrompt, name: string) => () => Promise<void> | undefined
 
 /** One registration of each kind, keyed by the Cordis effect label it must carry. */
 const REGISTRATIONS: [string, Registrar][] = [
