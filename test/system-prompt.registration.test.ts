@@ -86,7 +86,7 @@ describe('the returned disposer', () => {
     const dispose = app.systemPrompt.suppressRuntimeContext()
     expect((await app.systemPrompt.prepare()).contexts).toEqual([])
     await dispose()
-    expect((await app.systemPrompt.prepare()).contexts).toEqual([{ name: 'date', text: 'today' }])
+    expect((await app.systemPrompt.prepare()).contexts).toEqual([{ name: 'date', text: 'today', registered: true }])
   })
 
   test('suppressors are independent: disposing one leaves another in force', async () => {
@@ -157,7 +157,7 @@ describe('disposal with the owning fiber', () => {
     const assembly = await app.systemPrompt.assemble({ scope: keys.agent })
     expect({ ...assembly, sections: ownSections(assembly) }).toEqual({
       sections: [],
-      contexts: [{ name: 'date', text: 'today' }],
+      contexts: [{ name: 'date', text: 'today', registered: true }],
       variables: {},
       tools: [],
     })
