@@ -28,6 +28,7 @@ import type {
   ToolSchema,
 } from './types.js'
 import { ScopeView, type SectionPlan } from './view.js'
+import { checkWaterfallResult } from './waterfall-result.js'
 
 /** The slice of Cordis' events service the engine dispatches through (the raw object, no proxy). */
 export interface EventDispatcher {
@@ -43,28 +44,6 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
 /** `scope "agent-1"`, or `the global view`, for error messages. */
 function viewName(scope: ScopeKey | undefined): string {
   return scope === undefined ? 'the global view' : `scope "${scopeLabel(scope)}"`
-}
-
-/** `{ name: string "x", text: undefined }`: what a malformed listener item held. */
-function describeItem(item: unknown): string {
-  if (typeof item !== 'object' || item === null || Array.isArray(item)) return describeValue(item)
-  const { name, text } = item as { name?: unknown; text?: unknown }
-  return `{ name: ${describeValue(name)}, text: ${describeValue(text)} }`
-}
-
-/**
- * Throws unless every item of a listener's `sections` or `contexts` is an
- * object with a string `name` and `text`, so a bad item fails the call that
- * received it instead of a later render.
- */
-function checkItems(event: string, field: 'sections' | 'contexts', items: readonly unknown[]): void {
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i] as { name?: unknown; text?: unknown } | null | undefined
-    if (typeof item === 'object' && item !== null && typeof item.name === 'string' && typeof item.text === 'string') continue
-    throw new Error(
-      `a "${event}" listener returned ${field}[${i}] = ${describeItem(item)}; every ${field === 'sections' ? 'section' : 'context'} needs a string name and text`,
-    )
-  }
 }
 
 /**
@@ -269,25 +248,9 @@ export class PromptEngine {
   ): Promise<T> {
     const result = (await this.#events.waterfall(view.carrier, name, value, context, () =>
       Promise.resolve(value),
-    )) as Partial<PromptPresentation> | null | undefined
-    const missing =
-      typeof result !== 'object' || result === null
-        ? describeValue(result)
-        : !Array.isArray(result.contexts)
-          ? 'an object without a contexts array'
-          : typeof result.variables !== 'object' || result.variables === null
-            ? 'an object without a variables record'
-            : 'sections' in value && !Array.isArray(result.sections)
-              ? 'an object without a sections array'
-              : undefined
-    if (missing === undefined) {
-      checkItems(name, 'contexts', result!.contexts!)
-      if ('sections' in value) checkItems(name, 'sections', result!.sections!)
-      return result as T
-    }
-    throw new Error(
-      `a "${name}" listener resolved to ${missing}; return (or resolve to) the value of next(), or a modified copy of it`,
-    )
+    )) as unknown
+    checkWaterfallResult(name, 'sections' in value, result)
+    return result as T
   }
 
   // ── prepare / assemble / refresh ──────────────────────────────────────────
