@@ -7,6 +7,7 @@ import { scopeLabel, type ScopeKey } from '../scope/scope-key.js'
 import type { ResolvedSystemPromptConfig } from './config.js'
 import {
   describeValue,
+  labelOf,
   PromptLayer,
   SourceKind,
   type ContextEntry,
@@ -182,7 +183,7 @@ export class PromptEngine {
     const text = entry.kind === SourceKind.Static ? entry.value! : this.#read(entry, context)
     if (typeof text === 'string') return text
     throw new TypeError(
-      `${entry.label} text ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(text)}; it must be a string`,
+      `${labelOf(entry)} text ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(text)}; it must be a string`,
     )
   }
 
@@ -190,7 +191,7 @@ export class PromptEngine {
     const value = this.#read(entry, context)
     if (value === undefined || typeof value === 'string') return value
     throw new TypeError(
-      `${entry.label} ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(value)}; it must be a string or undefined`,
+      `${labelOf(entry)} ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(value)}; it must be a string or undefined`,
     )
   }
 
@@ -289,7 +290,7 @@ export class PromptEngine {
     const plan = view.sections.value
     if (plan.complete.length > 1) {
       throw new Error(
-        `multiple complete prompt sections in ${view.key === undefined ? 'the global view' : `scope "${scopeLabel(view.key)}"`}: ${plan.complete.map((entry) => entry.label).join(', ')}; keep one complete section per scope`,
+        `multiple complete prompt sections in ${view.key === undefined ? 'the global view' : `scope "${scopeLabel(view.key)}"`}: ${plan.complete.map(labelOf).join(', ')}; keep one complete section per scope`,
       )
     }
     const sections = this.#sections(plan, context)
