@@ -98,7 +98,9 @@ function signalStep(variable: 'turn' | 'contextTurn'): (w: World) => Step {
 function registration(w: World): Step {
   let n = 0
   const sp = w.impl.service(w.agents[0]!.scope.ctx)
-  return () => sp.section({ name: `registered-${n++}`, order: 7, text: 'A short-lived section.' })()
+  return async () => {
+    await sp.section({ name: `registered-${n++}`, order: 7, text: 'A short-lived section.' })()
+  }
 }
 
 /**

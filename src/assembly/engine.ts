@@ -8,6 +8,7 @@ import { scopeLabel, type ScopeKey } from '../scope/scope-key.js'
 import type { ResolvedSystemPromptConfig } from './config.js'
 import {
   describeValue,
+  labelOf,
   PromptLayer,
   SourceKind,
   type ContextEntry,
@@ -16,7 +17,7 @@ import {
   type ToolEntry,
   type VariableEntry,
 } from './entries.js'
-import { namedSourcesOf, recordOf, sectionSourcesOf, withRecord, type AssemblyProvenance, type RenderSlot } from './provenance.js'
+import { assembledFor, namedSourcesOf, recordOf, recordScope, sectionSourcesOf, withRecord, type AssemblyProvenance, type RenderSlot } from './provenance.js'
 import { createStats, type PromptStats } from './stats.js'
 import { collectTools, sameResults, snapshotOf, ToolDetacher, toolProviderLabel, type ToolMemo } from './tools.js'
 import type {
@@ -29,6 +30,7 @@ import type {
   ToolSchema,
 } from './types.js'
 import { ScopeView, type SectionPlan, type ViewHost } from './view.js'
+import { checkWaterfallResult } from './waterfall-result.js'
 
 /** The slice of Cordis' events service the engine dispatches through (the raw object, no proxy). */
 export interface EventDispatcher {
@@ -37,10 +39,13 @@ export interface EventDispatcher {
   dispatch(mode: 'emit', args: [name: string]): (() => unknown)[]
 }
 
-const NO_NAMES: ReadonlySet<string> = new Set()
-
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason
+}
+
+/** `scope "agent-1"`, or `the global view`, for error messages. */
+function viewName(scope: ScopeKey | undefined): string {
+  return scope === undefined ? 'the global view' : `scope "${scopeLabel(scope)}"`
 }
 
 /**
@@ -206,7 +211,7 @@ export class PromptEngine {
     const text = entry.kind === SourceKind.Static ? entry.value! : this.#read(entry, context)
     if (typeof text === 'string') return text
     throw new TypeError(
-      `${entry.label} text ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(text)}; it must be a string`,
+      `${labelOf(entry)} text ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(text)}; it must be a string`,
     )
   }
 
@@ -214,13 +219,15 @@ export class PromptEngine {
     const value = this.#read(entry, context)
     if (value === undefined || typeof value === 'string') return value
     throw new TypeError(
-      `${entry.label} ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(value)}; it must be a string or undefined`,
+      `${labelOf(entry)} ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(value)}; it must be a string or undefined`,
     )
   }
 
   #context(entry: ContextEntry, context: AssembleContext): AssembledContext {
     const text = this.#text(entry, context)
-    return entry.interpolate ? { name: entry.name, text } : { name: entry.name, text, interpolate: false }
+    return entry.interpolate
+      ? { name: entry.name, text, registered: true }
+      : { name: entry.name, text, interpolate: false, registered: true }
   }
 
   /** The render slot of `view`, created on first use. */
@@ -279,21 +286,9 @@ export class PromptEngine {
   ): Promise<T> {
     const result = (await this.#events.waterfall(view.carrier, name, value, context, () =>
       Promise.resolve(value),
-    )) as Partial<PromptPresentation> | null | undefined
-    const missing =
-      typeof result !== 'object' || result === null
-        ? describeValue(result)
-        : !Array.isArray(result.contexts)
-          ? 'an object without a contexts array'
-          : typeof result.variables !== 'object' || result.variables === null
-            ? 'an object without a variables record'
-            : 'sections' in value && !Array.isArray(result.sections)
-              ? 'an object without a sections array'
-              : undefined
-    if (missing === undefined) return result as T
-    throw new Error(
-      `a "${name}" listener resolved to ${missing}; return (or resolve to) the value of next(), or a modified copy of it`,
-    )
+    )) as unknown
+    checkWaterfallResult(name, 'sections' in value, result)
+    return result as T
   }
 
   // ── prepare / assemble / refresh ──────────────────────────────────────────
@@ -318,11 +313,12 @@ export class PromptEngine {
       ? result.contexts.filter((c) => contextsNow.requiredNames.has(c.name))
       : result.contexts
     const out = result === preparation && enforced === result.contexts ? result : { ...result, contexts: enforced }
+    // Only an array this call made is tied to the scope (a listener's might be shared).
+    if (out.contexts === contexts || out.contexts !== result.contexts) recordScope(out.contexts, view.key)
     const provenance: AssemblyProvenance = {
       scope: view.key,
       contexts: namedSourcesOf(contextPlan.entries),
       variables: namedSourcesOf(variablePlan.entries),
-      registeredContexts: suppressed ? contextPlan.requiredNames : contextPlan.names,
     }
     return withRecord(out, { provenance, slot: this.#slotOf(view) })
   }
@@ -336,7 +332,7 @@ export class PromptEngine {
     const plan = view.derive('sections')
     if (plan.complete.length > 1) {
       throw new Error(
-        `multiple complete prompt sections in ${view.key === undefined ? 'the global view' : `scope "${scopeLabel(view.key)}"`}: ${plan.complete.map((entry) => entry.label).join(', ')}; keep one complete section per scope`,
+        `multiple complete prompt sections in ${view.key === undefined ? 'the global view' : `scope "${scopeLabel(view.key)}"`}: ${plan.complete.map(labelOf).join(', ')}; keep one complete section per scope`,
       )
     }
     const collected = new Array<string>(plan.entries.length)
@@ -358,6 +354,10 @@ export class PromptEngine {
       contexts: suppressed ? result.contexts.filter((c) => requiredNames.has(c.name)) : result.contexts,
       tools: tools.slice(),
     }
+    // Only an array this call made is tied to the scope (a listener's might be shared).
+    if (assembly.contexts === presentation.contexts || assembly.contexts !== result.contexts) {
+      recordScope(assembly.contexts, view.key)
+    }
     const prepared_ = recordOf(prepared)?.provenance
     const provenance: AssemblyProvenance = {
       scope: view.key,
@@ -365,31 +365,41 @@ export class PromptEngine {
       collected,
       contexts: prepared_?.contexts ?? namedSourcesOf(view.derive('contexts').entries),
       variables: prepared_?.variables ?? namedSourcesOf(view.derive('variables').entries),
-      registeredContexts: prepared_?.registeredContexts ?? NO_NAMES,
     }
     return withRecord(assembly, { provenance, slot: this.#slotOf(view) })
   }
 
-  /** See `SystemPrompt.refreshContext`. */
+  /**
+   * See `SystemPrompt.refreshContext`. Which contexts were registrations
+   * travels on the contexts themselves (`registered: true`), so a refreshed
+   * result or any structural copy refreshes like the original acceptance.
+   */
   refreshContext<T extends PromptPreparation>(accepted: T, context: AssembleContext): T {
+    const known = assembledFor(accepted)
+    if (known !== undefined && known.scope !== context.scope) {
+      throw new Error(
+        `an accepted result assembled for ${viewName(known.scope)} cannot be refreshed for ${viewName(context.scope)}: its contexts would be read from the wrong registry; pass the scope it was assembled for`,
+      )
+    }
     const view = this.view(context.scope)
     const plan = view.derive('contexts')
     const suppressed = view.derive('suppressed')
-    const record = recordOf(accepted)
-    const registeredThen = record?.provenance.registeredContexts ?? NO_NAMES
     const contexts: AssembledContext[] = []
-    for (const accepted_ of accepted.contexts) {
-      const entry = plan.byName.get(accepted_.name)
-      if (entry !== undefined) {
-        if (!suppressed || entry.required) contexts.push(this.#context(entry, context))
-      } else if (!registeredThen.has(accepted_.name) && !suppressed) {
+    for (const item of accepted.contexts) {
+      if (item.registered === true) {
+        // Re-read while its registration is effective; dropped once it is gone.
+        const entry = plan.byName.get(item.name)
+        if (entry !== undefined && (!suppressed || entry.required)) contexts.push(this.#context(entry, context))
+      } else if (!suppressed || plan.requiredNames.has(item.name)) {
         // Only a waterfall listener supplied it: keep the accepted text.
-        contexts.push({ ...accepted_ })
+        contexts.push({ ...item })
       }
     }
     const present = new Set(contexts.map((c) => c.name))
     for (const entry of plan.required) if (!present.has(entry.name)) contexts.push(this.#context(entry, context))
+    recordScope(contexts, view.key)
     const refreshed = { ...accepted, contexts }
+    const record = recordOf(accepted)
     return record === undefined ? refreshed : withRecord(refreshed, record)
   }
 }

@@ -59,8 +59,6 @@ export interface AssemblyProvenance {
   readonly contexts: SourceTable<NamedSource>
   /** The effective variables it was prepared from. */
   readonly variables: SourceTable<NamedSource>
-  /** Names of the contexts the registry produced (not a waterfall listener), for `refreshContext`. */
-  readonly registeredContexts: ReadonlySet<string>
 }
 
 /**
@@ -89,6 +87,31 @@ export function withRecord<T extends object>(target: T, record: AssemblyRecord):
 /** The record of a result made by `prepare`/`assemble`/`refreshContext`; `undefined` for anything else (a copy, say). */
 export function recordOf(target: object): AssemblyRecord | undefined {
   return records.get(target)
+}
+
+/** The scope a result was assembled for (`undefined`: the global view). */
+export interface AssembledFor {
+  readonly scope: ScopeKey | undefined
+}
+
+// Keyed by a `contexts` array the engine itself created for one result (never
+// one a listener supplied, which it might share between scopes): a shallow
+// spread of the result shares that array, so it still knows its scope. A
+// structuredClone or JSON copy does not, and `refreshContext` then uses the
+// scope it is given. The key itself never becomes enumerable data (a
+// structuredClone of an agent object with methods would throw).
+const scopes = new WeakMap<object, AssembledFor>()
+
+/** Records that the engine-made `contexts` array belongs to a result assembled for `scope`. */
+export function recordScope(contexts: object, scope: ScopeKey | undefined): void {
+  scopes.set(contexts, { scope })
+}
+
+/** The scope `result` was assembled for, when it (or the `contexts` array it shares) is known. */
+export function assembledFor(result: { readonly contexts: object }): AssembledFor | undefined {
+  const record = records.get(result)
+  if (record !== undefined) return { scope: record.provenance.scope }
+  return typeof result.contexts === 'object' && result.contexts !== null ? scopes.get(result.contexts) : undefined
 }
 
 function layerOf(scope: ScopeKey | undefined): LayerRef {

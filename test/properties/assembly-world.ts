@@ -50,7 +50,7 @@ export interface Registration {
   readonly order: number
   /** `complete: true` on a section, `required: true` on a context, `rewrite` on a listener. */
   readonly flagged: boolean
-  readonly disposers: readonly (() => Promise<void>)[]
+  readonly disposers: readonly (() => Promise<void> | undefined)[]
   alive: boolean
 }
 
@@ -164,7 +164,7 @@ export class World {
     name: string,
     order: number,
     flagged: boolean,
-    call: (service: Pick<SystemPrompt, 'section' | 'context' | 'variable' | 'tools' | 'suppressRuntimeContext'>) => () => Promise<void>,
+    call: (service: Pick<SystemPrompt, 'section' | 'context' | 'variable' | 'tools' | 'suppressRuntimeContext'>) => () => Promise<void> | undefined,
   ): void {
     const ctx = at === GLOBAL ? this.minter : this.scope(at).ctx
     const mine = attempt(() => call(ctx.systemPrompt))
