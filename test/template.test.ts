@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { compileTemplate, fillTemplate, interpolate } from '../src/assembly/template.js'
+import { compileTemplate, fillTemplate } from '../src/assembly/template.js'
+
+/** Compile, then fill: how the renderer uses a template once. */
+function interpolate(text: string, variables: Readonly<Record<string, string | undefined>>, owner: string): string {
+  return fillTemplate(compileTemplate(text, owner), variables, owner)
+}
 
 // Speed at scale is measured by the benchmark (npm run bench, "template" rows), never here.
 

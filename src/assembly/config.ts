@@ -1,3 +1,4 @@
+import { describeValue } from './errors.js'
 import { CONTEXT_ORDERS, SECTION_ORDERS, TOOL_ORDER_REST } from './orders.js'
 import { compileTemplate } from './template.js'
 
@@ -51,23 +52,17 @@ const KEYS = [
   'contextOrders',
 ] as const
 
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value)
-  if (Array.isArray(value)) return 'an array'
-  if (value === null) return 'null'
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`
-}
 
 function toolOrderIssues(value: unknown): Issue[] {
   if (!Array.isArray(value)) {
-    return [{ message: `toolOrder must be an array of tool names (got ${describe(value)})`, path: ['toolOrder'] }]
+    return [{ message: `toolOrder must be an array of tool names (got ${describeValue(value)})`, path: ['toolOrder'] }]
   }
   const issues: Issue[] = []
   const seen = new Set<string>()
   value.forEach((name: unknown, index) => {
     if (typeof name !== 'string' || name === '') {
       issues.push({
-        message: `toolOrder[${index}] must be a non-empty tool name (got ${describe(name)})`,
+        message: `toolOrder[${index}] must be a non-empty tool name (got ${describeValue(name)})`,
         path: ['toolOrder', index],
       })
     } else if (seen.has(name)) {
@@ -102,7 +97,7 @@ function orderTable(
   const table = Object.create(null) as Record<string, number>
   if (value === undefined) return Object.freeze(table)
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    issues.push({ message: `${key} must be a record of band names to orders (got ${describe(value)})`, path: [key] })
+    issues.push({ message: `${key} must be a record of band names to orders (got ${describeValue(value)})`, path: [key] })
     return Object.freeze(table)
   }
   const kind = key === 'sectionOrders' ? 'section' : 'context'
@@ -113,7 +108,7 @@ function orderTable(
         path: [key, name],
       })
     } else if (typeof order !== 'number' || !Number.isFinite(order)) {
-      issues.push({ message: `${key} "${name}" must be a finite number (got ${describe(order)})`, path: [key, name] })
+      issues.push({ message: `${key} "${name}" must be a finite number (got ${describeValue(order)})`, path: [key, name] })
     } else table[name] = order
   }
   return Object.freeze(table)
@@ -147,7 +142,7 @@ export function resolveSystemPromptConfig(
 ): { value: ResolvedSystemPromptConfig; issues?: undefined } | { issues: Issue[] } {
   const input = (config ?? {}) as Record<string, unknown>
   if (typeof input !== 'object' || Array.isArray(input)) {
-    return { issues: [{ message: `systemPrompt config must be an object (got ${describe(config)})` }] }
+    return { issues: [{ message: `systemPrompt config must be an object (got ${describeValue(config)})` }] }
   }
   const issues: Issue[] = []
   for (const key of Object.keys(input)) {
@@ -159,14 +154,14 @@ export function resolveSystemPromptConfig(
     const value = input[key]
     if (value === undefined) return fallback
     if (typeof value === 'boolean') return value
-    issues.push({ message: `${key} must be a boolean (got ${describe(value)})`, path: [key] })
+    issues.push({ message: `${key} must be a boolean (got ${describeValue(value)})`, path: [key] })
     return fallback
   }
   const text = (key: (typeof KEYS)[number], fallback: string): string => {
     const value = input[key]
     if (value === undefined) return fallback
     if (typeof value === 'string') return value
-    issues.push({ message: `${key} must be a string (got ${describe(value)})`, path: [key] })
+    issues.push({ message: `${key} must be a string (got ${describeValue(value)})`, path: [key] })
     return fallback
   }
   const value: ResolvedSystemPromptConfig = {

@@ -2,7 +2,9 @@ import type { ReadonlySignal } from '@preact/signals-core'
 import { isReadonlySignal } from '../signals/is-signal.js'
 import { AnonymousEntries } from '../scope/anonymous-entries.js'
 import { NamedEntries } from '../scope/named-entries.js'
-import { scopeLabel, type ScopeKey } from '../scope/scope-key.js'
+import type { ScopeKey } from '../scope/scope-key.js'
+import { describeValue, entryLabel, inScope, layerPhrase } from './errors.js'
+import { VARIABLE_NAME } from './template.js'
 import type {
   AssembleContext,
   PromptContext,
@@ -12,6 +14,8 @@ import type {
   ToolProviderResult,
   VariableSource,
 } from './types.js'
+
+export { describeValue, entryLabel } from './errors.js'
 
 /** Where an entry lives: the global layer or a scope's own layer. */
 export type LayerRef = 'global' | ScopeKey
@@ -86,9 +90,7 @@ export class PromptLayer {
   constructor(scope: ScopeKey | undefined) {
     // Labelled when the error is built: the key is read only then.
     const duplicate = (kind: string, remedy: string) => (name: string) =>
-      new Error(
-        `${kind} "${name}" is already registered ${scope === undefined ? 'in the global layer' : `in scope "${scopeLabel(scope)}"`}; ${remedy}`,
-      )
+      new Error(`${kind} "${name}" is already registered ${layerPhrase(scope)}; ${remedy}`)
     const remedy =
       scope === undefined
         ? 'dispose the earlier registration first, or register it through a scope to shadow it there'
@@ -109,36 +111,11 @@ export class PromptLayer {
   }
 }
 
-/** `prompt section "intro"`, plus `in scope "agent-1"` for a scoped entry. */
-export function entryLabel(kind: string, name: string, scope: ScopeKey | undefined): string {
-  return scope === undefined ? `${kind} "${name}"` : `${kind} "${name}" in scope "${scopeLabel(scope)}"`
-}
-
-/** A short description of a wrong value for error messages. */
-export function describeValue(value: unknown): string {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'an array'
-  switch (typeof value) {
-    case 'string':
-      return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`
-    case 'object':
-      return 'an object'
-    case 'function':
-      return 'a function'
-    case 'undefined':
-      return 'undefined'
-    default:
-      return `${typeof value} ${String(value)}`
-  }
-}
-
 const STABILITIES: readonly Stability[] = ['static', 'session', 'volatile']
-const VARIABLE_NAME = /^[a-z][a-z0-9_]*$/
 
 function requireName(kind: string, name: unknown, scope: ScopeKey | undefined): string {
   if (typeof name === 'string' && name !== '') return name
-  const where = scope === undefined ? '' : ` in scope "${scopeLabel(scope)}"`
-  throw new TypeError(`${kind} name${where} must be a non-empty string (got ${describeValue(name)})`)
+  throw new TypeError(`${kind} name${inScope(scope)} must be a non-empty string (got ${describeValue(name)})`)
 }
 
 /** An entry's label, built only when an error needs it (see `labelOf`). */
@@ -262,9 +239,8 @@ export function toVariableEntry(
   scope: ScopeKey | undefined,
 ): VariableEntry {
   if (typeof name !== 'string' || !VARIABLE_NAME.test(name)) {
-    const where = scope === undefined ? '' : ` in scope "${scopeLabel(scope)}"`
     throw new TypeError(
-      `invalid prompt variable name ${typeof name === 'string' ? `"${name}"` : describeValue(name)}${where}; names match /^[a-z][a-z0-9_]*$/ (lowercase letter first, then lowercase letters, digits or _)`,
+      `invalid prompt variable name ${typeof name === 'string' ? `"${name}"` : describeValue(name)}${inScope(scope)}; names match /^[a-z][a-z0-9_]*$/ (lowercase letter first, then lowercase letters, digits or _)`,
     )
   }
   const label: Label = () => entryLabel(VARIABLE, name, scope)
@@ -278,6 +254,6 @@ export function toToolEntry(provider: ToolProvider, scope: ScopeKey | undefined)
   if (typeof provider === 'function') {
     return { kind: SourceKind.Provider, signal: undefined, fn: provider as (context: AssembleContext) => ToolProviderResult, scope }
   }
-  const label = scope === undefined ? 'tool provider' : `tool provider in scope "${scopeLabel(scope)}"`
+  const label = `tool provider${inScope(scope)}`
   throw new TypeError(`${label} must be a function or a signal of { schemas, knownNames? } (got ${describeValue(provider)})`)
 }

@@ -19,7 +19,8 @@ export interface Template {
   readonly refs: readonly string[]
 }
 
-const NAME = /^[a-z][a-z0-9_]*$/
+/** What a prompt variable's name must match, here and at registration. */
+export const VARIABLE_NAME = /^[a-z][a-z0-9_]*$/
 const OPEN = '{{'
 const CLOSE = '}}'
 /** Longest group quoted whole in an error; a longer one is shortened so a huge text stays readable. */
@@ -42,7 +43,7 @@ export function compileTemplate(text: string, owner: string): Template {
     // No `}}` after this `{{` means none after any later `{{` either: all literal.
     if (close < 0) break
     const name = text.slice(open + OPEN.length, close)
-    if (!NAME.test(name)) throw malformedReference(text.slice(open, close + CLOSE.length), owner)
+    if (!VARIABLE_NAME.test(name)) throw malformedReference(text.slice(open, close + CLOSE.length), owner)
     parts.push(text.slice(literalStart, open))
     refs.push(name)
     literalStart = close + CLOSE.length
@@ -86,19 +87,6 @@ function valueOf(name: string, variables: Readonly<Record<string, string | undef
   const value = variables[name]
   if (value === undefined) throw missingValue(name, owner)
   return value
-}
-
-/**
- * `compileTemplate` then `fillTemplate`: a malformed group anywhere in `text`
- * is reported before an unknown or valueless name, because compiling scans the
- * whole text before anything is substituted.
- */
-export function interpolate(
-  text: string,
-  variables: Readonly<Record<string, string | undefined>>,
-  owner: string,
-): string {
-  return fillTemplate(compileTemplate(text, owner), variables, owner)
 }
 
 function malformedReference(group: string, owner: string): Error {

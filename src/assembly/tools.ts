@@ -1,20 +1,13 @@
 import { TOOL_ORDER_REST } from './orders.js'
 import { describeValue, type ToolEntry } from './entries.js'
-import { scopeLabel } from '../scope/scope-key.js'
+import { deepFreeze } from './deep-freeze.js'
+import { toolProviderLabel as providerLabel } from './errors.js'
 import type { ToolSchema } from './types.js'
 
 /** One provider's raw result in an assembly, with the label that names the provider. */
 export interface ProvidedTools {
   readonly result: unknown
   readonly label: string
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value)
-    for (const key of Reflect.ownKeys(value)) deepFreeze((value as Record<PropertyKey, unknown>)[key])
-  }
-  return value
 }
 
 /** A detached clone with the schema fields it was made from (by identity). */
@@ -125,8 +118,9 @@ export function collectTools(
 }
 
 /**
- * Orders tool names for the model. Pure; exported for the step surface and
- * tests. `known` is the union of the providers' `knownNames`.
+ * Orders tool names for the model: `toolOrder`'s names at their position,
+ * the rest in code-unit order at `TOOL_ORDER_REST`; without `toolOrder`,
+ * code-unit order. `known` is the union of the providers' `knownNames`.
  */
 export function orderToolNames(
   present: readonly string[],
@@ -211,13 +205,12 @@ export function sameResults(before: readonly unknown[], snapshot: readonly Resul
   return true
 }
 
-/** `tool provider #1 in scope "agent-1"`: numbered by position in its layer, as `inspect()` lists it. */
+/** `tool provider #1 in scope "agent-1"`: numbered from 1 by position in its layer. */
 export function toolProviderLabel(entries: readonly ToolEntry[], index: number): string {
   const { scope } = entries[index]!
   let first = index
   while (first > 0 && entries[first - 1]!.scope === scope) first--
-  const where = scope === undefined ? '' : ` in scope "${scopeLabel(scope)}"`
-  return `tool provider #${index - first}${where}`
+  return providerLabel(index - first, scope)
 }
 
 /** The tools last built for one view, with the provider list and results they came from. */

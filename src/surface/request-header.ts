@@ -4,6 +4,8 @@
  * is sent), with a readable reason for what changed.
  */
 
+import { deepFreeze } from '../assembly/deep-freeze.js'
+
 /** The config and tools of the last step, serialized. */
 export interface HeaderState {
   readonly configJson: string
@@ -64,13 +66,5 @@ function toolsChange(before: HeaderState, after: HeaderState): string {
 /** Parses `json` into a deep-frozen value the caller may keep. */
 export function frozenJson(json: string): unknown {
   return deepFreeze(JSON.parse(json))
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const child of Object.values(value)) deepFreeze(child)
-    Object.freeze(value)
-  }
-  return value
 }
 

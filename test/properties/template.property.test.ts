@@ -1,6 +1,11 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { compileTemplate, interpolate } from '../../src/assembly/template.js'
+import { compileTemplate, fillTemplate } from '../../src/assembly/template.js'
+
+/** Compile, then fill: how the renderer uses a template once. */
+function interpolate(text: string, variables: Readonly<Record<string, string | undefined>>, owner: string): string {
+  return fillTemplate(compileTemplate(text, owner), variables, owner)
+}
 
 const numRuns = Number(process.env.PROPERTY_RUNS ?? 200)
 const OWNER = 'prompt section "intro"'
