@@ -7,6 +7,7 @@ import { signal, type Signal } from '@preact/signals-core'
 import { Context } from 'cordis'
 import {
   createScope,
+  scopeParentOf,
   renderContextSnapshot,
   renderPrompt,
   SystemPrompt,
@@ -53,7 +54,13 @@ export const reference: Impl = {
   name: 'reference',
   load: (app) =>
     // The original harness emits system-prompt/change on every registration and disposal.
-    app.plugin(ReferenceSystemPrompt, { personaPrefix: 'You are {{model}}.', personaSuffix: 'Workspace: {{cwd}}', emitChanges: true }),
+    // The baseline reads the same parent links the harness binds (the oracle keeps none of its own).
+    app.plugin(ReferenceSystemPrompt, {
+      personaPrefix: 'You are {{model}}.',
+      personaSuffix: 'Workspace: {{cwd}}',
+      emitChanges: true,
+      parentOf: scopeParentOf,
+    }),
   service: (ctx) => ctx.referencePrompt as unknown as PromptService,
   renderPrompt: referenceRenderPrompt,
   renderContextSnapshot: referenceRenderContextSnapshot,

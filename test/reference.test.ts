@@ -27,9 +27,12 @@ import {
 /** Config that registers no built-in text, so assemblies show only what a test registers. */
 const BARE: ReferenceSystemPromptConfig = { includeHarnessIdentity: false }
 
+// The parent links the oracle is told about: it never reads promptloom's own relation.
+const parents = new WeakMap<object, object>()
+
 async function mount(config?: ReferenceSystemPromptConfig): Promise<Context> {
   const app = new Context()
-  await app.plugin(ReferenceSystemPrompt, config)
+  await app.plugin(ReferenceSystemPrompt, { ...config, parentOf: (key: object) => parents.get(key) })
   return app
 }
 
@@ -37,6 +40,8 @@ async function mount(config?: ReferenceSystemPromptConfig): Promise<Context> {
 async function family(app: Context) {
   const keys = { preset: { name: 'preset' }, agent1: { name: 'agent-1' }, agent2: { name: 'agent-2' } }
   let scopes!: { preset: Scope; agent1: Scope; agent2: Scope }
+  parents.set(keys.agent1, keys.preset)
+  parents.set(keys.agent2, keys.preset)
   await app.inject(['referencePrompt'], (ctx) => {
     scopes = {
       preset: createScope(ctx, keys.preset),
@@ -111,7 +116,7 @@ describe('registration', () => {
   test('rejects a non-finite order with a TypeError', async () => {
     const app = await mount(BARE)
     expect(() => app.referencePrompt.section({ name: 'a', order: NaN, text: 'x' })).toThrow(
-      new TypeError('prompt section "a" order must be a finite number (got NaN)'),
+      new TypeError('prompt section "a" order must be a finite number (got number NaN)'),
     )
     expect(() => app.referencePrompt.context({ name: 'c', order: Infinity, text: 'x' })).toThrow(
       'order must be a finite number',
@@ -193,7 +198,7 @@ describe('assembly', () => {
     app.referencePrompt.context({ name: 'c', order: 0, text: 'C', interpolate: false, required: true })
     const assembly = await app.referencePrompt.assemble()
     expect(ownSections(assembly)).toStrictEqual([{ name: 'a', order: 0, text: 'A', interpolate: false }])
-    expect(assembly.contexts).toStrictEqual([{ name: 'c', text: 'C', interpolate: false }])
+    expect(assembly.contexts).toStrictEqual([{ name: 'c', text: 'C', interpolate: false, registered: true }])
   })
 
   test('a provider returning a non-string fails the assembly, naming the entry', async () => {
@@ -209,7 +214,8 @@ describe('assembly', () => {
     app.referencePrompt.section({ name: 's', order: 0, text: section })
     app.referencePrompt.tools(tools)
     app.referencePrompt.variable('v', 'V')
-    expect(await app.referencePrompt.prepare()).toEqual({ variables: { v: 'V' }, contexts: [] })
+    const prepared = await app.referencePrompt.prepare()
+    expect([prepared.variables, prepared.contexts]).toEqual([{ v: 'V' }, []])
     expect(section).not.toHaveBeenCalled()
     expect(tools).not.toHaveBeenCalled()
   })
@@ -280,7 +286,7 @@ describe('shadowing along a preset → agent chain', () => {
     scopes.agent1.ctx.referencePrompt.suppressRuntimeContext()
     const other = await app.referencePrompt.assemble({ scope: keys.agent2 })
     expect(ownSections(other)).toEqual([])
-    expect(other.contexts).toEqual([{ name: 'date', text: 'today' }])
+    expect(other.contexts).toEqual([{ name: 'date', text: 'today', registered: true }])
     expect((await app.referencePrompt.assemble({ scope: keys.agent1 })).contexts).toEqual([])
   })
 })
@@ -382,7 +388,7 @@ describe('runtime-context suppression', () => {
       return next()
     })
     const assembly = await app.referencePrompt.assemble()
-    expect(assembly.contexts).toEqual([{ name: 'sandbox', text: 'sandboxed' }])
+    expect(assembly.contexts).toEqual([{ name: 'sandbox', text: 'sandboxed', registered: true }])
     expect(optional).not.toHaveBeenCalled()
   })
 
@@ -394,7 +400,7 @@ describe('runtime-context suppression', () => {
     scopes.preset.ctx.referencePrompt.suppressRuntimeContext()
     await first()
     expect((await app.referencePrompt.prepare({ scope: keys.agent1 })).contexts).toEqual([])
-    expect((await app.referencePrompt.prepare()).contexts).toEqual([{ name: 'date', text: 'today' }])
+    expect((await app.referencePrompt.prepare()).contexts).toEqual([{ name: 'date', text: 'today', registered: true }])
   })
 })
 
@@ -414,10 +420,10 @@ describe('refreshContext', () => {
     await dispose()
     const refreshed = app.referencePrompt.refreshContext(accepted)
     expect(refreshed.contexts).toEqual([
-      { name: 'time', text: '10:05' },
+      { name: 'time', text: '10:05', registered: true },
       { name: 'added', text: 'by listener' },
     ])
-    expect(accepted).toEqual(snapshot)
+    expect([accepted.variables, accepted.contexts]).toStrictEqual([snapshot.variables, snapshot.contexts])
   })
 
   test('applies current suppression and appends missing required registrations in registry order', async () => {
@@ -430,8 +436,8 @@ describe('refreshContext', () => {
     scopes.preset.ctx.referencePrompt.context({ name: 'alpha', order: 1, text: 'A', required: true })
     const refreshed = app.referencePrompt.refreshContext(assembly, { scope: keys.agent1 })
     expect(refreshed.contexts).toEqual([
-      { name: 'alpha', text: 'A' },
-      { name: 'zeta', text: 'Z' },
+      { name: 'alpha', text: 'A', registered: true },
+      { name: 'zeta', text: 'Z', registered: true },
     ])
     expect(refreshed.sections).toBe(assembly.sections)
     expect(refreshed.tools).toBe(assembly.tools)
@@ -481,7 +487,7 @@ describe('scoped waterfalls', () => {
   test('a listener that returns nothing fails the assembly', async () => {
     const app = await mount(BARE)
     app.on('system-prompt/prepare', (async () => undefined) as never)
-    await expect(app.referencePrompt.prepare()).rejects.toThrow('returned no preparation')
+    await expect(app.referencePrompt.prepare()).rejects.toThrow('a "system-prompt/prepare" listener resolved to undefined')
   })
 })
 
