@@ -133,6 +133,7 @@ interface Expected {
   shadows: LayerRef[]
   order: number
   flagged: boolean
+  registration: Registration
 }
 
 /** The effective entries of `kind` in view `v` by the model: the nearest layer wins a name; shadows farthest first. */
@@ -149,6 +150,7 @@ function effective(world: World, v: number, kind: Registration['kind']): Map<str
         shadows: hidden === undefined ? [] : [...hidden.shadows, hidden.layer],
         order: r.order,
         flagged: r.flagged,
+        registration: r,
       })
     }
   }
@@ -165,6 +167,27 @@ function sortedByLaw<T extends { order: number; name: string }>(items: Iterable<
 }
 
 const inspected = ({ name, layer, shadows }: Expected) => ({ name, layer, shadows })
+
+/** Every object reachable from `value` (own properties, symbols included). */
+function reachable(value: unknown, into = new Set<object>()): Set<object> {
+  if (typeof value !== 'object' || value === null || into.has(value)) return into
+  into.add(value)
+  for (const key of Reflect.ownKeys(value)) reachable((value as Record<PropertyKey, unknown>)[key], into)
+  return into
+}
+
+/** Tools are deep-frozen and share no object with any provider's result (detached copies). */
+function expectDetachedTools(world: World, assembly: PromptAssembly, where: string): void {
+  const owned = new Set<object>()
+  for (const result of world.results) reachable(result, owned)
+  for (const signal of world.toolSignals) reachable(signal.peek(), owned)
+  for (const tool of assembly.tools) {
+    for (const object of reachable(tool)) {
+      expect(Object.isFrozen(object), `tool "${tool.name}" of ${where} is deep-frozen`).toBe(true)
+      expect(owned.has(object), `tool "${tool.name}" of ${where} shares no object with its provider`).toBe(false)
+    }
+  }
+}
 
 const obeysLaws: Check = async (world, v, where) => {
   const { sp } = world
@@ -186,17 +209,36 @@ const obeysLaws: Check = async (world, v, where) => {
   )
   expect(inspection.tools, `inspect().tools of ${where}`).toStrictEqual(tools)
 
+  const visible = [GLOBAL, ...world.chainOf(v)]
+  const callsBefore = world.registrations.map((r) => r.calls?.n ?? 0)
+  const evaluationsBefore = sp.stats().providerEvaluations
   const assembly = await attemptAsync(() => sp.assemble(world.context(v)))
+  // Provider calls: providerEvaluations counts exactly the function providers
+  // called, a shadowed (or invisible, or disposed) provider is never called,
+  // and an effective one at most once per assembly.
+  const called = world.registrations.map((r, i) => (r.calls?.n ?? 0) - callsBefore[i]!)
+  expect(sp.stats().providerEvaluations - evaluationsBefore, `providerEvaluations assembling ${where}`).toBe(
+    called.reduce((sum, n) => sum + n, 0),
+  )
+  const winners = new Set(
+    [sections, contexts, effective(world, v, 'variable')].flatMap((map) => [...map.values()].map((e) => e.registration)),
+  )
+  world.registrations.forEach((r, i) => {
+    if (r.calls === undefined) return
+    const live = r.kind === 'tools' ? r.alive && visible.includes(r.layer) : winners.has(r)
+    const what = `calls of the ${live ? 'effective' : 'shadowed, invisible or disposed'} ${r.kind} "${r.name}" provider assembling ${where}`
+    expect(called[i], what).toBeLessThanOrEqual(live ? 1 : 0)
+  })
   const complete = [...sections.values()].filter((entry) => entry.flagged)
   if (complete.length > 1) {
     // Rejected before any section or tool is read (a failing prepare may reject first).
     const prepared = await attemptAsync(() => sp.prepare(world.context(v)))
-    const expected = prepared.ok ? 'multiple complete prompt sections' : prepared.kind
-    expect(assembly.ok ? 'resolved' : assembly.kind, `assemble() of ${where}`).toBe(expected)
+    if (prepared.ok) expect(assembly.ok ? 'resolved' : assembly.message, `assemble() of ${where}`).toMatch('multiple complete prompt sections')
+    else expect(assembly.ok ? 'resolved' : assembly.message, `assemble() of ${where}`).toBe(prepared.message)
   }
   if (!assembly.ok) return
   const { value } = assembly as { value: PromptAssembly }
-  const visible = [GLOBAL, ...world.chainOf(v)]
+  expectDetachedTools(world, value, where)
   const heard = (kind: Registration['kind'], flagged?: boolean) =>
     world.registrations.filter(
       (r) => r.alive && r.kind === kind && visible.includes(r.layer) && (flagged === undefined || r.flagged === flagged),
