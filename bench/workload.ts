@@ -26,10 +26,10 @@ import {
 
 /** The registry surface both implementations share. */
 export interface PromptService {
-  section(section: PromptSection): () => Promise<void>
-  context(context: PromptContext): () => Promise<void>
-  variable(name: string, provider: VariableSource): () => Promise<void>
-  tools(provider: () => ToolProviderResult): () => Promise<void>
+  section(section: PromptSection): () => Promise<void> | undefined
+  context(context: PromptContext): () => Promise<void> | undefined
+  variable(name: string, provider: VariableSource): () => Promise<void> | undefined
+  tools(provider: () => ToolProviderResult): () => Promise<void> | undefined
   assemble(context?: { scope?: object }): Promise<PromptAssembly>
 }
 

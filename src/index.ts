@@ -16,6 +16,7 @@ export { AnonymousEntries } from './scope/anonymous-entries.js'
 export { ScopedLayers, type LayerEffectOptions, type ScopeLayer } from './scope/scoped-layers.js'
 export { SystemPrompt, SystemPrompt as default } from './assembly/service.js'
 export type { SystemPromptConfig } from './assembly/config.js'
+export { assembleContextFor, type AgentAssembleContext } from './assembly/assemble-context.js'
 export {
   CONTEXT_ORDERS,
   HARNESS_IDENTITY_SECTION,
@@ -35,6 +36,7 @@ export type {
   PromptPreparation,
   PromptPresentation,
   PromptSection,
+  RegistrationDisposer,
   Stability,
   TextSource,
   ToolProvider,

@@ -19,7 +19,7 @@ describe('prepare', () => {
     app.systemPrompt.tools(tools)
     app.systemPrompt.variable('v', 'V')
     app.systemPrompt.context({ name: 'c', order: 0, text: 'C' })
-    expect(await app.systemPrompt.prepare()).toEqual({ variables: { v: 'V' }, contexts: [{ name: 'c', text: 'C' }] })
+    expect(await app.systemPrompt.prepare()).toEqual({ variables: { v: 'V' }, contexts: [{ name: 'c', text: 'C', registered: true }] })
     expect(section).not.toHaveBeenCalled()
     expect(tools).not.toHaveBeenCalled()
   })
@@ -74,10 +74,10 @@ describe('prepare', () => {
     expect(names((await app.systemPrompt.prepare({ scope: keys.sub })).contexts)).toEqual(['z', 'B', 'a', 'b', 'é'])
   })
 
-  test('copies interpolate: false onto an assembled context and nothing else', async () => {
+  test('copies interpolate: false onto an assembled context, marks it registered, and nothing else', async () => {
     const app = await mount(BARE)
     app.systemPrompt.context({ name: 'lit', order: 0, text: '{{x}}', interpolate: false, required: true, stability: 'volatile' })
-    expect((await app.systemPrompt.prepare()).contexts).toStrictEqual([{ name: 'lit', text: '{{x}}', interpolate: false }])
+    expect((await app.systemPrompt.prepare()).contexts).toStrictEqual([{ name: 'lit', text: '{{x}}', interpolate: false, registered: true }])
   })
 
   test('when suppressed, yields only required contexts and never calls optional providers', async () => {
@@ -87,7 +87,7 @@ describe('prepare', () => {
     app.systemPrompt.context({ name: 'optional', order: 0, text: optional })
     app.systemPrompt.context({ name: 'sandbox', order: 1, text: 'sandboxed', required: true })
     scopes.preset.ctx.systemPrompt.suppressRuntimeContext()
-    expect((await app.systemPrompt.prepare({ scope: keys.sub })).contexts).toEqual([{ name: 'sandbox', text: 'sandboxed' }])
+    expect((await app.systemPrompt.prepare({ scope: keys.sub })).contexts).toEqual([{ name: 'sandbox', text: 'sandboxed', registered: true }])
     expect(optional).not.toHaveBeenCalled()
   })
 
@@ -96,8 +96,8 @@ describe('prepare', () => {
     const { keys, scopes } = await family(app)
     app.systemPrompt.context({ name: 'date', order: 0, text: 'today' })
     scopes.agent.ctx.systemPrompt.suppressRuntimeContext()
-    expect((await app.systemPrompt.prepare()).contexts).toEqual([{ name: 'date', text: 'today' }])
-    expect((await app.systemPrompt.prepare({ scope: keys.agent2 })).contexts).toEqual([{ name: 'date', text: 'today' }])
+    expect((await app.systemPrompt.prepare()).contexts).toEqual([{ name: 'date', text: 'today', registered: true }])
+    expect((await app.systemPrompt.prepare({ scope: keys.agent2 })).contexts).toEqual([{ name: 'date', text: 'today', registered: true }])
     expect((await app.systemPrompt.prepare({ scope: keys.sub })).contexts).toEqual([])
   })
 
@@ -108,7 +108,7 @@ describe('prepare', () => {
       preparation.contexts.push({ name: 'added', text: 'by listener' })
       return next()
     })
-    expect((await app.systemPrompt.prepare()).contexts).toEqual([{ name: 'sandbox', text: 'S' }])
+    expect((await app.systemPrompt.prepare()).contexts).toEqual([{ name: 'sandbox', text: 'S', registered: true }])
   })
 
   test('a suppressor registered by a prepare listener applies to that preparation', async () => {
@@ -226,7 +226,7 @@ describe('prepare', () => {
       return next()
     })
     expect((await app.systemPrompt.assemble()).contexts).toEqual([])
-    expect((await app.systemPrompt.assemble()).contexts).toEqual([{ name: 'late', text: 'L' }])
+    expect((await app.systemPrompt.assemble()).contexts).toEqual([{ name: 'late', text: 'L', registered: true }])
   })
 
   test('a scoped section registered by a scoped prepare listener is in that scope’s assembly', async () => {
@@ -254,7 +254,7 @@ describe('assemble: sections', () => {
     const assembly = await app.systemPrompt.assemble()
     expect(listener).toHaveBeenCalledTimes(1)
     expect({ contexts: assembly.contexts, variables: assembly.variables }).toEqual({
-      contexts: [{ name: 'c', text: 'C' }],
+      contexts: [{ name: 'c', text: 'C', registered: true }],
       variables: { v: 'V' },
     })
   })
@@ -272,7 +272,7 @@ describe('assemble: sections', () => {
     expect(listener).not.toHaveBeenCalled()
     expect(context).toHaveBeenCalledTimes(1)
     expect({ contexts: assembly.contexts, variables: assembly.variables }).toEqual({
-      contexts: [{ name: 'c', text: 'accepted' }],
+      contexts: [{ name: 'c', text: 'accepted', registered: true }],
       variables: { extra: 'kept' },
     })
   })
@@ -621,7 +621,7 @@ describe('assemble: suppression after the waterfall', () => {
       presentation.contexts.push({ name: 'added', text: 'by listener' })
       return next()
     })
-    expect((await app.systemPrompt.assemble()).contexts).toEqual([{ name: 'sandbox', text: 'S' }])
+    expect((await app.systemPrompt.assemble()).contexts).toEqual([{ name: 'sandbox', text: 'S', registered: true }])
   })
 
   test('keeps the listener’s text of a required context', async () => {
@@ -631,7 +631,7 @@ describe('assemble: suppression after the waterfall', () => {
       presentation.contexts[0]!.text = 'rewritten'
       return next()
     })
-    expect((await app.systemPrompt.assemble()).contexts).toEqual([{ name: 'sandbox', text: 'rewritten' }])
+    expect((await app.systemPrompt.assemble()).contexts).toEqual([{ name: 'sandbox', text: 'rewritten', registered: true }])
   })
 
   test('applies to a given preparation that still holds optional contexts', async () => {
@@ -857,9 +857,9 @@ describe('assemble: fresh results and fresh reads', () => {
     first.variables.v = 'mutated'
     const second = await app.systemPrompt.assemble({}, preparation)
     expect([second.contexts, second.variables, preparation.contexts]).toEqual([
-      [{ name: 'c', text: 'C' }],
+      [{ name: 'c', text: 'C', registered: true }],
       { v: 'V' },
-      [{ name: 'c', text: 'C' }],
+      [{ name: 'c', text: 'C', registered: true }],
     ])
   })
 
@@ -932,7 +932,7 @@ describe('assemble: fresh results and fresh reads', () => {
     const app = await mount(BARE)
     const { keys } = await family(app)
     const seen: AssembleContext[] = []
-    const context = { scope: keys.agent, agent: 'me' } as AssembleContext
+    const context: AssembleContext = { scope: keys.agent, agent: { name: 'me' } }
     app.systemPrompt.section({ name: 's', order: 0, text: (c) => (seen.push(c), 'S') })
     app.systemPrompt.tools((c) => (seen.push(c), { schemas: [] }))
     await app.systemPrompt.assemble(context)
@@ -981,8 +981,8 @@ describe('refreshContext', () => {
     time.value = '10:05'
     await gone()
     expect(app.systemPrompt.refreshContext(assembly, { scope: keys.agent }).contexts).toEqual([
-      { name: 'time', text: '10:05' },
-      { name: 'cwd', text: '/work/10:05' },
+      { name: 'time', text: '10:05', registered: true },
+      { name: 'cwd', text: '/work/10:05', registered: true },
       { name: 'added', text: 'by listener' },
     ])
   })
@@ -1018,7 +1018,7 @@ describe('refreshContext', () => {
       return next()
     })
     const preparation = await app.systemPrompt.prepare()
-    expect(app.systemPrompt.refreshContext(preparation).contexts).toEqual([{ name: 'a', text: 'registry' }])
+    expect(app.systemPrompt.refreshContext(preparation).contexts).toEqual([{ name: 'a', text: 'registry', registered: true }])
   })
 
   test('a listener-added context is copied, not shared', async () => {
@@ -1035,6 +1035,7 @@ describe('refreshContext', () => {
     expect(app.systemPrompt.refreshContext(assembly, { scope: keys.agent }).contexts[0]).toEqual({
       name: 'time',
       text: 'agent time',
+      registered: true,
     })
   })
 
@@ -1056,8 +1057,8 @@ describe('refreshContext', () => {
     const preparation = await app.systemPrompt.prepare()
     app.systemPrompt.suppressRuntimeContext()
     expect(app.systemPrompt.refreshContext(preparation).contexts).toEqual([
-      { name: 'c', text: 'C' },
-      { name: 'b', text: 'B1' },
+      { name: 'c', text: 'C', registered: true },
+      { name: 'b', text: 'B1', registered: true },
     ])
   })
 
@@ -1083,14 +1084,14 @@ describe('refreshContext', () => {
     const preparation = await app.systemPrompt.prepare()
     app.systemPrompt.context({ name: 'sandbox', order: 0, text: 'S', required: true })
     app.systemPrompt.context({ name: 'date', order: 0, text: 'today' })
-    expect(app.systemPrompt.refreshContext(preparation).contexts).toEqual([{ name: 'sandbox', text: 'S' }])
+    expect(app.systemPrompt.refreshContext(preparation).contexts).toEqual([{ name: 'sandbox', text: 'S', registered: true }])
   })
 
   test('a required context already in the list is not appended twice', async () => {
     const app = await mount(BARE)
     app.systemPrompt.context({ name: 'sandbox', order: 0, text: 'S', required: true })
     const preparation = await app.systemPrompt.prepare()
-    expect(app.systemPrompt.refreshContext(preparation).contexts).toEqual([{ name: 'sandbox', text: 'S' }])
+    expect(app.systemPrompt.refreshContext(preparation).contexts).toEqual([{ name: 'sandbox', text: 'S', registered: true }])
   })
 
   test('re-reads function providers once per refresh', async () => {
@@ -1111,7 +1112,7 @@ describe('refreshContext', () => {
     date.value = 'tue'
     expect(app.systemPrompt.refreshContext(preparation)).toEqual({
       variables: { v: 'V' },
-      contexts: [{ name: 'date', text: 'tue' }],
+      contexts: [{ name: 'date', text: 'tue', registered: true }],
     })
   })
 
@@ -1121,8 +1122,8 @@ describe('refreshContext', () => {
     time.value = '11:00'
     await gone()
     expect(app.systemPrompt.refreshContext(once, { scope: keys.agent }).contexts).toEqual([
-      { name: 'time', text: '11:00' },
-      { name: 'cwd', text: '/work/11:00' },
+      { name: 'time', text: '11:00', registered: true },
+      { name: 'cwd', text: '/work/11:00', registered: true },
       { name: 'added', text: 'by listener' },
     ])
   })

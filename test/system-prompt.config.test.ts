@@ -153,7 +153,7 @@ describe('includeRuntimeContext', () => {
     const app = await mount({ ...BARE, includeRuntimeContext: false })
     app.systemPrompt.context({ name: 'date', order: 1, text: 'today' })
     app.systemPrompt.context({ name: 'sandbox', order: 0, text: 'sandboxed', required: true })
-    expect((await app.systemPrompt.assemble()).contexts).toEqual([{ name: 'sandbox', text: 'sandboxed' }])
+    expect((await app.systemPrompt.assemble()).contexts).toEqual([{ name: 'sandbox', text: 'sandboxed', registered: true }])
   })
 
   test('false suppresses in every scope too', async () => {
@@ -166,7 +166,7 @@ describe('includeRuntimeContext', () => {
   test('true (the default) keeps optional contexts', async () => {
     const app = await mount(BARE)
     app.systemPrompt.context({ name: 'date', order: 1, text: 'today' })
-    expect((await app.systemPrompt.assemble()).contexts).toEqual([{ name: 'date', text: 'today' }])
+    expect((await app.systemPrompt.assemble()).contexts).toEqual([{ name: 'date', text: 'today', registered: true }])
   })
 
   test('the config suppressor is independent of a registered one', async () => {
@@ -250,8 +250,31 @@ describe('order bands', () => {
       HARNESS_IDENTITY: -1000,
       DEPLOYMENT_PERSONA_PREFIX: 0,
       PLAN_POLICY: 500,
+      TEAM_POLICY: 600,
+      PTC_ONLY: 800,
+      FILE_REFERENCE: 900,
       TOOL_GUIDANCE: 1000,
+      TOOL_BASH: 1000,
+      TOOL_PWSH: 1010,
+      TOOL_READ: 1100,
+      TOOL_WRITE: 1200,
+      TOOL_EDIT: 1300,
+      TOOL_GLOB: 1400,
+      TOOL_GREP: 1500,
+      TOOL_JOBS: 1600,
+      TOOL_PTY: 1700,
+      TOOL_WEB_SEARCH: 2000,
+      TOOL_WEB_FETCH: 2100,
+      TOOL_LSP: 2200,
+      TOOL_SESSION_QUERY: 2300,
+      TOOL_GOAL: 2400,
+      TOOL_CORDIS: 2500,
+      TOOL_WORKFLOW: 2600,
+      TOOL_RALPH: 2700,
+      TOOL_SUBAGENT: 2800,
+      TOOL_REPORT: 2900,
       TOOLS_SDK: 5000,
+      DELIVERABLE_FILE_REFERENCES: 9000,
       STRUCTURED_OUTPUT: 9900,
       HARNESS_SOURCE: 10000,
       WEB_SURFACE: 10100,

@@ -4,7 +4,7 @@ import { describe, expect, test, vi } from 'vitest'
 import { createScope, renderPrompt, type Scope, type ScopeKey, type SystemPrompt } from '../src/index.js'
 import { BARE, family, mintScope, mount, names, ownSections, tool } from './system-prompt.fixtures.js'
 
-type Registrar = (sp: SystemPrompt, name: string) => () => Promise<void>
+type Registrar = (sp: SystemPrompt, name: string) => () => Promise<void> | undefined
 
 /** One registration of each kind, keyed by the Cordis effect label it must carry. */
 const REGISTRATIONS: [string, Registrar][] = [
@@ -86,7 +86,7 @@ describe('the returned disposer', () => {
     const dispose = app.systemPrompt.suppressRuntimeContext()
     expect((await app.systemPrompt.prepare()).contexts).toEqual([])
     await dispose()
-    expect((await app.systemPrompt.prepare()).contexts).toEqual([{ name: 'date', text: 'today' }])
+    expect((await app.systemPrompt.prepare()).contexts).toEqual([{ name: 'date', text: 'today', registered: true }])
   })
 
   test('suppressors are independent: disposing one leaves another in force', async () => {
@@ -157,7 +157,7 @@ describe('disposal with the owning fiber', () => {
     const assembly = await app.systemPrompt.assemble({ scope: keys.agent })
     expect({ ...assembly, sections: ownSections(assembly) }).toEqual({
       sections: [],
-      contexts: [{ name: 'date', text: 'today' }],
+      contexts: [{ name: 'date', text: 'today', registered: true }],
       variables: {},
       tools: [],
     })

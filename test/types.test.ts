@@ -8,7 +8,10 @@ import {
   type PromptInspection,
   type PromptPreparation,
   type PromptPresentation,
+  type PromptContextOrderName,
+  type PromptSectionOrderName,
   type PromptStats,
+  type RegistrationDisposer,
   type Scoped,
   type ToolSchema,
 } from '../src/index.js'
@@ -124,13 +127,17 @@ describe('listener signatures', () => {
 })
 
 describe('service surface', () => {
-  test('registration methods return a Cordis disposer', async () => {
+  test('registration methods return a Cordis disposer, typed as what it returns', async () => {
     const app = await mount(BARE)
-    expectTypeOf(app.systemPrompt.section).returns.toEqualTypeOf<() => Promise<void>>()
-    expectTypeOf(app.systemPrompt.context).returns.toEqualTypeOf<() => Promise<void>>()
-    expectTypeOf(app.systemPrompt.variable).returns.toEqualTypeOf<() => Promise<void>>()
-    expectTypeOf(app.systemPrompt.tools).returns.toEqualTypeOf<() => Promise<void>>()
-    expectTypeOf(app.systemPrompt.suppressRuntimeContext).returns.toEqualTypeOf<() => Promise<void>>()
+    expectTypeOf(app.systemPrompt.section).returns.toEqualTypeOf<RegistrationDisposer>()
+    expectTypeOf(app.systemPrompt.context).returns.toEqualTypeOf<RegistrationDisposer>()
+    expectTypeOf(app.systemPrompt.variable).returns.toEqualTypeOf<RegistrationDisposer>()
+    expectTypeOf(app.systemPrompt.tools).returns.toEqualTypeOf<RegistrationDisposer>()
+    expectTypeOf(app.systemPrompt.suppressRuntimeContext).returns.toEqualTypeOf<RegistrationDisposer>()
+    expectTypeOf<RegistrationDisposer>().toEqualTypeOf<() => Promise<void> | undefined>()
+    const dispose = app.systemPrompt.section({ name: 'a', order: 0, text: 'A' })
+    // @ts-expect-error the disposer may return undefined: await it instead of chaining
+    expect(() => dispose().then(() => {})).toThrow(TypeError)
   })
 
   test('texts accept a string, a signal or a function of the assemble context, and nothing else', async () => {
@@ -158,12 +165,14 @@ describe('service surface', () => {
     expectTypeOf((await app.systemPrompt.assemble()).tools).toEqualTypeOf<ToolSchema[]>()
   })
 
-  test('order band lookups accept only the known band names', async () => {
+  test('order band lookups name the built-in bands and accept configured ones (checked at run time)', async () => {
     const app = await mount(BARE)
     expectTypeOf(app.systemPrompt.getSectionOrder('TOOLS_SDK')).toEqualTypeOf<number>()
-    // @ts-expect-error a context band is not a section band
+    expectTypeOf(app.systemPrompt.getSectionOrder).parameter(0).toEqualTypeOf<PromptSectionOrderName | (string & {})>()
+    expectTypeOf(app.systemPrompt.getContextOrder).parameter(0).toEqualTypeOf<PromptContextOrderName | (string & {})>()
+    expectTypeOf<'SANDBOX_POLICY'>().not.toMatchTypeOf<PromptSectionOrderName>()
+    expectTypeOf<'TOOLS_SDK'>().not.toMatchTypeOf<PromptContextOrderName>()
     expect(() => app.systemPrompt.getSectionOrder('SANDBOX_POLICY')).toThrow(TypeError)
-    // @ts-expect-error a section band is not a context band
     expect(() => app.systemPrompt.getContextOrder('TOOLS_SDK')).toThrow(TypeError)
   })
 

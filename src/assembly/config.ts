@@ -1,4 +1,5 @@
-import { TOOL_ORDER_REST } from './orders.js'
+import { CONTEXT_ORDERS, SECTION_ORDERS, TOOL_ORDER_REST } from './orders.js'
+import { compileTemplate } from './template.js'
 
 /** Configuration of the `SystemPrompt` service; every key is optional. */
 export interface SystemPromptConfig {
@@ -14,6 +15,10 @@ export interface SystemPromptConfig {
   personaSuffix?: string
   /** Model-facing tool order with `TOOL_ORDER_REST` exactly once; absent means lexicographic. */
   toolOrder?: readonly string[]
+  /** A deployment's own named section bands for `getSectionOrder` (not a built-in name; finite). */
+  sectionOrders?: Readonly<Record<string, number>>
+  /** A deployment's own named context bands for `getContextOrder` (not a built-in name; finite). */
+  contextOrders?: Readonly<Record<string, number>>
 }
 
 /** The validated configuration with every default applied. */
@@ -24,6 +29,10 @@ export interface ResolvedSystemPromptConfig {
   readonly personaPrefix: string
   readonly personaSuffix: string
   readonly toolOrder: readonly string[] | undefined
+  /** The configured section bands, without the built-in ones (a frozen, prototype-free table). */
+  readonly sectionOrders: Readonly<Record<string, number>>
+  /** The configured context bands, without the built-in ones (a frozen, prototype-free table). */
+  readonly contextOrders: Readonly<Record<string, number>>
 }
 
 interface Issue {
@@ -38,6 +47,8 @@ const KEYS = [
   'personaPrefix',
   'personaSuffix',
   'toolOrder',
+  'sectionOrders',
+  'contextOrders',
 ] as const
 
 function describe(value: unknown): string {
@@ -73,6 +84,57 @@ function toolOrderIssues(value: unknown): Issue[] {
     })
   }
   return issues
+}
+
+/**
+ * The configured bands as a frozen table without a prototype (so
+ * `constructor` is no band); a name that is already a built-in band, or a
+ * non-finite order, is an issue. The built-in bands stay out of it, so the
+ * resolved config validates again unchanged (Cordis validates, then the
+ * constructor resolves what it got).
+ */
+function orderTable(
+  key: 'sectionOrders' | 'contextOrders',
+  builtIn: Readonly<Record<string, number>>,
+  value: unknown,
+  issues: Issue[],
+): Readonly<Record<string, number>> {
+  const table = Object.create(null) as Record<string, number>
+  if (value === undefined) return Object.freeze(table)
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    issues.push({ message: `${key} must be a record of band names to orders (got ${describe(value)})`, path: [key] })
+    return Object.freeze(table)
+  }
+  const kind = key === 'sectionOrders' ? 'section' : 'context'
+  for (const [name, order] of Object.entries(value)) {
+    if (Object.hasOwn(builtIn, name)) {
+      issues.push({
+        message: `${key} "${name}" is already a ${kind} order band (${builtIn[name]}); pick another name for the deployment's own band`,
+        path: [key, name],
+      })
+    } else if (typeof order !== 'number' || !Number.isFinite(order)) {
+      issues.push({ message: `${key} "${name}" must be a finite number (got ${describe(order)})`, path: [key, name] })
+    } else table[name] = order
+  }
+  return Object.freeze(table)
+}
+
+/** A config text that renders as a template: a malformed reference fails at load, naming the key. */
+function templateIssue(key: string, text: string): Issue | undefined {
+  const owner = `systemPrompt config "${key}"`
+  try {
+    compileTemplate(text, owner)
+    return undefined
+  } catch (error) {
+    // Keep the reference and the key; the template's own remedy mentions
+    // `interpolate: false`, which config texts do not have.
+    const message = (error as Error).message
+    const end = message.lastIndexOf(owner)
+    return {
+      message: `${end < 0 ? message : message.slice(0, end + owner.length)}; write {{name}} with a lowercase name matching /^[a-z][a-z0-9_]*$/ (config texts are always interpolated)`,
+      path: [key],
+    }
+  }
 }
 
 /**
@@ -114,8 +176,14 @@ export function resolveSystemPromptConfig(
     personaPrefix: text('personaPrefix', ''),
     personaSuffix: text('personaSuffix', ''),
     toolOrder: Array.isArray(input.toolOrder) ? Object.freeze([...(input.toolOrder as string[])]) : undefined,
+    sectionOrders: orderTable('sectionOrders', SECTION_ORDERS, input.sectionOrders, issues),
+    contextOrders: orderTable('contextOrders', CONTEXT_ORDERS, input.contextOrders, issues),
   }
   if (input.toolOrder !== undefined) issues.push(...toolOrderIssues(input.toolOrder))
+  for (const key of ['identity', 'personaPrefix', 'personaSuffix'] as const) {
+    const issue = typeof input[key] === 'string' ? templateIssue(key, input[key]) : undefined
+    if (issue !== undefined) issues.push(issue)
+  }
   return issues.length > 0 ? { issues } : { value }
 }
 

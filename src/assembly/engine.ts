@@ -15,7 +15,7 @@ import {
   type ToolEntry,
   type VariableEntry,
 } from './entries.js'
-import { metaOf, withMeta, type AssemblyMeta } from './meta.js'
+import { assembledFor, metaOf, recordScope, withMeta, type AssemblyMeta } from './meta.js'
 import { createStats, type PromptStats } from './stats.js'
 import { collectTools, sameResults, snapshotOf, ToolDetacher, toolProviderLabel } from './tools.js'
 import type {
@@ -36,10 +36,35 @@ export interface EventDispatcher {
   dispatch(mode: 'emit', args: [name: string]): (() => unknown)[]
 }
 
-const NO_NAMES: ReadonlySet<string> = new Set()
-
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason
+}
+
+/** `scope "agent-1"`, or `the global view`, for error messages. */
+function viewName(scope: ScopeKey | undefined): string {
+  return scope === undefined ? 'the global view' : `scope "${scopeLabel(scope)}"`
+}
+
+/** `{ name: string "x", text: undefined }`: what a malformed listener item held. */
+function describeItem(item: unknown): string {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) return describeValue(item)
+  const { name, text } = item as { name?: unknown; text?: unknown }
+  return `{ name: ${describeValue(name)}, text: ${describeValue(text)} }`
+}
+
+/**
+ * Throws unless every item of a listener's `sections` or `contexts` is an
+ * object with a string `name` and `text`, so a bad item fails the call that
+ * received it instead of a later render.
+ */
+function checkItems(event: string, field: 'sections' | 'contexts', items: readonly unknown[]): void {
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as { name?: unknown; text?: unknown } | null | undefined
+    if (typeof item === 'object' && item !== null && typeof item.name === 'string' && typeof item.text === 'string') continue
+    throw new Error(
+      `a "${event}" listener returned ${field}[${i}] = ${describeItem(item)}; every ${field === 'sections' ? 'section' : 'context'} needs a string name and text`,
+    )
+  }
 }
 
 /**
@@ -192,7 +217,9 @@ export class PromptEngine {
 
   #context(entry: ContextEntry, context: AssembleContext): AssembledContext {
     const text = this.#text(entry, context)
-    return entry.interpolate ? { name: entry.name, text } : { name: entry.name, text, interpolate: false }
+    return entry.interpolate
+      ? { name: entry.name, text, registered: true }
+      : { name: entry.name, text, interpolate: false, registered: true }
   }
 
   #sections(plan: SectionPlan, context: AssembleContext): AssembledSection[] {
@@ -253,7 +280,11 @@ export class PromptEngine {
             : 'sections' in value && !Array.isArray(result.sections)
               ? 'an object without a sections array'
               : undefined
-    if (missing === undefined) return result as T
+    if (missing === undefined) {
+      checkItems(name, 'contexts', result!.contexts!)
+      if ('sections' in value) checkItems(name, 'sections', result!.sections!)
+      return result as T
+    }
     throw new Error(
       `a "${name}" listener resolved to ${missing}; return (or resolve to) the value of next(), or a modified copy of it`,
     )
@@ -281,13 +312,9 @@ export class PromptEngine {
       ? result.contexts.filter((c) => contextsNow.requiredNames.has(c.name))
       : result.contexts
     const out = result === preparation && enforced === result.contexts ? result : { ...result, contexts: enforced }
-    return withMeta(out, {
-      view,
-      stats: this.stats,
-      registeredContexts: suppressed ? contextPlan.requiredNames : contextPlan.names,
-      contexts: contextPlan,
-      variables: variablePlan,
-    })
+    // Only an array this call made is tied to the scope (a listener's might be shared).
+    if (out.contexts === contexts || out.contexts !== result.contexts) recordScope(out.contexts, view.key)
+    return withMeta(out, { view, stats: this.stats, contexts: contextPlan, variables: variablePlan })
   }
 
   /** See `SystemPrompt.assemble`. */
@@ -320,10 +347,13 @@ export class PromptEngine {
       contexts: suppressed ? result.contexts.filter((c) => requiredNames.has(c.name)) : result.contexts,
       tools: tools.slice(),
     }
+    // Only an array this call made is tied to the scope (a listener's might be shared).
+    if (assembly.contexts === presentation.contexts || assembly.contexts !== result.contexts) {
+      recordScope(assembly.contexts, view.key)
+    }
     const meta: AssemblyMeta = {
       view,
       stats: this.stats,
-      registeredContexts: metaOf(prepared)?.registeredContexts ?? NO_NAMES,
       sections: plan,
       contexts: metaOf(prepared)?.contexts ?? view.contexts.value,
       variables: metaOf(prepared)?.variables ?? view.variables.value,
@@ -331,26 +361,37 @@ export class PromptEngine {
     return withMeta(assembly, meta)
   }
 
-  /** See `SystemPrompt.refreshContext`. */
+  /**
+   * See `SystemPrompt.refreshContext`. Which contexts were registrations
+   * travels on the contexts themselves (`registered: true`), so a refreshed
+   * result or any structural copy refreshes like the original acceptance.
+   */
   refreshContext<T extends PromptPreparation>(accepted: T, context: AssembleContext): T {
+    const known = assembledFor(accepted)
+    if (known !== undefined && known.scope !== context.scope) {
+      throw new Error(
+        `an accepted result assembled for ${viewName(known.scope)} cannot be refreshed for ${viewName(context.scope)}: its contexts would be read from the wrong registry; pass the scope it was assembled for`,
+      )
+    }
     const view = this.view(context.scope)
     const plan = view.contexts.value
     const suppressed = view.suppressed.value
-    const meta = metaOf(accepted)
-    const registeredThen = meta?.registeredContexts ?? NO_NAMES
     const contexts: AssembledContext[] = []
-    for (const accepted_ of accepted.contexts) {
-      const entry = plan.byName.get(accepted_.name)
-      if (entry !== undefined) {
-        if (!suppressed || entry.required) contexts.push(this.#context(entry, context))
-      } else if (!registeredThen.has(accepted_.name) && !suppressed) {
+    for (const item of accepted.contexts) {
+      if (item.registered === true) {
+        // Re-read while its registration is effective; dropped once it is gone.
+        const entry = plan.byName.get(item.name)
+        if (entry !== undefined && (!suppressed || entry.required)) contexts.push(this.#context(entry, context))
+      } else if (!suppressed || plan.requiredNames.has(item.name)) {
         // Only a waterfall listener supplied it: keep the accepted text.
-        contexts.push({ ...accepted_ })
+        contexts.push({ ...item })
       }
     }
     const present = new Set(contexts.map((c) => c.name))
     for (const entry of plan.required) if (!present.has(entry.name)) contexts.push(this.#context(entry, context))
+    recordScope(contexts, view.key)
     const refreshed = { ...accepted, contexts }
+    const meta = metaOf(accepted)
     return meta === undefined ? refreshed : withMeta(refreshed, meta)
   }
 }

@@ -37,7 +37,11 @@ interface EntryBase<T> extends Source<T> {
   readonly name: string
   /** The scope whose layer holds the entry; `undefined` for the global layer. */
   readonly scope: ScopeKey | undefined
-  /** The entry named for error messages: `prompt section "intro" in scope "agent-1"`. */
+  /**
+   * The entry named for error messages: `prompt section "intro" in scope
+   * "agent-1"`. Built on each read (a getter), because scope keys are opaque:
+   * only a message being built may read a key's `name` or `id`.
+   */
   readonly label: string
   readonly stability: Stability | undefined
 }
@@ -77,9 +81,11 @@ export class PromptLayer {
   readonly suppressors = new AnonymousEntries<true>()
 
   constructor(scope: ScopeKey | undefined) {
-    const where = scope === undefined ? 'in the global layer' : `in scope "${scopeLabel(scope)}"`
+    // Labelled when the error is built: the key is read only then.
     const duplicate = (kind: string, remedy: string) => (name: string) =>
-      new Error(`${kind} "${name}" is already registered ${where}; ${remedy}`)
+      new Error(
+        `${kind} "${name}" is already registered ${scope === undefined ? 'in the global layer' : `in scope "${scopeLabel(scope)}"`}; ${remedy}`,
+      )
     const remedy =
       scope === undefined
         ? 'dispose the earlier registration first, or register it through a scope to shadow it there'
@@ -132,24 +138,27 @@ function requireName(kind: string, name: unknown, scope: ScopeKey | undefined): 
   throw new TypeError(`${kind} name${where} must be a non-empty string (got ${describeValue(name)})`)
 }
 
-function requireOrder(label: string, order: unknown): number {
+/** An entry's label, built only when an error needs it (see `EntryBase.label`). */
+type Label = () => string
+
+function requireOrder(label: Label, order: unknown): number {
   if (typeof order === 'number' && Number.isFinite(order)) return order
-  throw new TypeError(`${label} order must be a finite number (got ${describeValue(order)})`)
+  throw new TypeError(`${label()} order must be a finite number (got ${describeValue(order)})`)
 }
 
-function optionalFlag(label: string, key: string, value: unknown): boolean | undefined {
+function optionalFlag(label: Label, key: string, value: unknown): boolean | undefined {
   if (value === undefined || typeof value === 'boolean') return value
-  throw new TypeError(`${label} option "${key}" must be a boolean (got ${describeValue(value)})`)
+  throw new TypeError(`${label()} option "${key}" must be a boolean (got ${describeValue(value)})`)
 }
 
-function optionalStability(label: string, value: unknown): Stability | undefined {
+function optionalStability(label: Label, value: unknown): Stability | undefined {
   if (value === undefined || STABILITIES.includes(value as Stability)) return value as Stability | undefined
   throw new TypeError(
-    `${label} stability must be one of ${STABILITIES.map((s) => `"${s}"`).join(', ')} (got ${describeValue(value)})`,
+    `${label()} stability must be one of ${STABILITIES.map((s) => `"${s}"`).join(', ')} (got ${describeValue(value)})`,
   )
 }
 
-function toSource<T>(label: string, what: string, value: unknown): Source<T> {
+function toSource<T>(label: Label, what: string, value: unknown): Source<T> {
   if (typeof value === 'string') return { kind: SourceKind.Static, value: value as T, signal: undefined, fn: undefined }
   if (isReadonlySignal(value)) return { kind: SourceKind.Signal, value: undefined, signal: value, fn: undefined }
   if (typeof value === 'function') {
@@ -160,7 +169,7 @@ function toSource<T>(label: string, what: string, value: unknown): Source<T> {
       fn: value as (context: AssembleContext) => unknown,
     }
   }
-  throw new TypeError(`${label} ${what} must be a string, a signal or a function (got ${describeValue(value)})`)
+  throw new TypeError(`${label()} ${what} must be a string, a signal or a function (got ${describeValue(value)})`)
 }
 
 function requireObject(kind: string, input: unknown): Record<string, unknown> {
@@ -172,7 +181,7 @@ function requireObject(kind: string, input: unknown): Record<string, unknown> {
 function orderedFields(kind: string, input: unknown, scope: ScopeKey | undefined) {
   const raw = requireObject(kind, input)
   const name = requireName(kind, raw.name, scope)
-  const label = entryLabel(kind, name, scope)
+  const label: Label = () => entryLabel(kind, name, scope)
   return {
     raw,
     name,
@@ -186,14 +195,29 @@ function orderedFields(kind: string, input: unknown, scope: ScopeKey | undefined
 
 // Entries are built as explicit literals, never by spreading: the assembly
 // loop reads them on every call, and spread-built objects get a hidden class
-// whose field loads measured several times slower there.
+// whose field loads measured several times slower there. `label` is a getter
+// at the end of each literal, read only by error and warning messages.
 
 /** Validates a `section()` argument; throws a `TypeError` naming the entry. */
 export function toSectionEntry(input: PromptSection, scope: ScopeKey | undefined): SectionEntry {
   const { raw, name, label, order, source, interpolate, stability } = orderedFields('prompt section', input, scope)
   const complete = optionalFlag(label, 'complete', raw.complete) === true
   const { kind, value, signal, fn } = source
-  return { name, scope, label, order, kind, value, signal, fn, interpolate, complete, stability }
+  return {
+    name,
+    scope,
+    order,
+    kind,
+    value,
+    signal,
+    fn,
+    interpolate,
+    complete,
+    stability,
+    get label() {
+      return label()
+    },
+  }
 }
 
 /** Validates a `context()` argument; throws a `TypeError` naming the entry. */
@@ -201,7 +225,21 @@ export function toContextEntry(input: PromptContext, scope: ScopeKey | undefined
   const { raw, name, label, order, source, interpolate, stability } = orderedFields('runtime context', input, scope)
   const required = optionalFlag(label, 'required', raw.required) === true
   const { kind, value, signal, fn } = source
-  return { name, scope, label, order, kind, value, signal, fn, interpolate, required, stability }
+  return {
+    name,
+    scope,
+    order,
+    kind,
+    value,
+    signal,
+    fn,
+    interpolate,
+    required,
+    stability,
+    get label() {
+      return label()
+    },
+  }
 }
 
 /** Validates a `variable()` call; throws a `TypeError` naming the variable. */
@@ -217,9 +255,20 @@ export function toVariableEntry(
       `invalid prompt variable name ${typeof name === 'string' ? `"${name}"` : describeValue(name)}${where}; names match /^[a-z][a-z0-9_]*$/ (lowercase letter first, then lowercase letters, digits or _)`,
     )
   }
-  const label = entryLabel('prompt variable', name, scope)
+  const label: Label = () => entryLabel('prompt variable', name, scope)
   const { kind, value, signal, fn } = toSource<string | undefined>(label, 'value', provider)
-  return { name, scope, label, kind, value, signal, fn, stability: optionalStability(label, stability) }
+  return {
+    name,
+    scope,
+    kind,
+    value,
+    signal,
+    fn,
+    stability: optionalStability(label, stability),
+    get label() {
+      return label()
+    },
+  }
 }
 
 /** Validates a `tools()` argument; throws a `TypeError` naming the provider. */

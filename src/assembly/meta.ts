@@ -1,3 +1,4 @@
+import type { ScopeKey } from '../scope/scope-key.js'
 import type { ContextPlan, ScopeView, SectionPlan, VariablePlan } from './view.js'
 import type { PromptStats } from './stats.js'
 
@@ -11,8 +12,6 @@ import type { PromptStats } from './stats.js'
 export interface AssemblyMeta {
   readonly view: ScopeView
   readonly stats: PromptStats
-  /** Names of the contexts the registry produced (not a waterfall listener), for `refreshContext`. */
-  readonly registeredContexts: ReadonlySet<string>
   /** The effective sections the assembly was built from (absent on a preparation). */
   readonly sections?: SectionPlan
   /** The effective contexts the preparation was built from (labels for render errors). */
@@ -34,4 +33,29 @@ export function withMeta<T extends object>(target: T, meta: AssemblyMeta): T {
 /** The meta of an object built by `prepare`/`assemble`, or `undefined` for anything else. */
 export function metaOf(target: object): AssemblyMeta | undefined {
   return metas.get(target)
+}
+
+/** The scope a result was assembled for (`undefined`: the global view). */
+export interface AssembledFor {
+  readonly scope: ScopeKey | undefined
+}
+
+// Keyed by a `contexts` array the engine itself created for one result (never
+// one a listener supplied, which it might share between scopes): a shallow
+// spread of the result shares that array, so it still knows its scope. A
+// structuredClone or JSON copy does not, and `refreshContext` then uses the
+// scope it is given. The key itself never becomes enumerable data (a
+// structuredClone of an agent object with methods would throw).
+const scopes = new WeakMap<object, AssembledFor>()
+
+/** Records that the engine-made `contexts` array belongs to a result assembled for `scope`. */
+export function recordScope(contexts: object, scope: ScopeKey | undefined): void {
+  scopes.set(contexts, { scope })
+}
+
+/** The scope `result` was assembled for, when it (or the `contexts` array it shares) is known. */
+export function assembledFor(result: { readonly contexts: object }): AssembledFor | undefined {
+  const meta = metas.get(result)
+  if (meta !== undefined) return { scope: meta.view.key }
+  return typeof result.contexts === 'object' && result.contexts !== null ? scopes.get(result.contexts) : undefined
 }

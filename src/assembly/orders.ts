@@ -20,10 +20,56 @@ export const SECTION_ORDERS = Object.freeze({
   DEPLOYMENT_PERSONA_PREFIX: 0,
   /** Planning policy. */
   PLAN_POLICY: 500,
+  /** Team policy. */
+  TEAM_POLICY: 600,
+  /** Programmatic-tool-calling-only guidance. */
+  PTC_ONLY: 800,
+  /** How to reference files. */
+  FILE_REFERENCE: 900,
   /** Guidance on using tools. */
   TOOL_GUIDANCE: 1000,
+  /** The bash tool's guidance. */
+  TOOL_BASH: 1000,
+  /** The PowerShell tool's guidance. */
+  TOOL_PWSH: 1010,
+  /** The read tool's guidance. */
+  TOOL_READ: 1100,
+  /** The write tool's guidance. */
+  TOOL_WRITE: 1200,
+  /** The edit tool's guidance. */
+  TOOL_EDIT: 1300,
+  /** The glob tool's guidance. */
+  TOOL_GLOB: 1400,
+  /** The grep tool's guidance. */
+  TOOL_GREP: 1500,
+  /** The background-jobs tool's guidance. */
+  TOOL_JOBS: 1600,
+  /** The pseudo-terminal tool's guidance. */
+  TOOL_PTY: 1700,
+  /** The web-search tool's guidance. */
+  TOOL_WEB_SEARCH: 2000,
+  /** The web-fetch tool's guidance. */
+  TOOL_WEB_FETCH: 2100,
+  /** The language-server tool's guidance. */
+  TOOL_LSP: 2200,
+  /** The session-query tool's guidance. */
+  TOOL_SESSION_QUERY: 2300,
+  /** The goal tool's guidance. */
+  TOOL_GOAL: 2400,
+  /** The Cordis tool's guidance. */
+  TOOL_CORDIS: 2500,
+  /** The workflow tool's guidance. */
+  TOOL_WORKFLOW: 2600,
+  /** The Ralph-loop tool's guidance. */
+  TOOL_RALPH: 2700,
+  /** The sub-agent tool's guidance. */
+  TOOL_SUBAGENT: 2800,
+  /** The report tool's guidance. */
+  TOOL_REPORT: 2900,
   /** The generated tool SDK. */
   TOOLS_SDK: 5000,
+  /** References to the deliverable files. */
+  DELIVERABLE_FILE_REFERENCES: 9000,
   /** Structured-output guidance. */
   STRUCTURED_OUTPUT: 9900,
   /** Where the harness checkout lives (environment suffix). */
@@ -44,7 +90,7 @@ export const CONTEXT_ORDERS = Object.freeze({
   SUBAGENT_DELEGATION: 120,
 } as const)
 
-/** A named section placement. */
+/** A built-in section placement (config `sectionOrders` adds a deployment's own names). */
 export type PromptSectionOrderName = keyof typeof SECTION_ORDERS
-/** A named runtime-context placement. */
+/** A built-in runtime-context placement (config `contextOrders` adds a deployment's own names). */
 export type PromptContextOrderName = keyof typeof CONTEXT_ORDERS

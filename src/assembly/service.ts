@@ -2,7 +2,12 @@ import { Context, Service } from 'cordis'
 import { ownedEffect } from '../signals/owned-effect.js'
 import { scopeKeyOfFiber } from '../scope/create-scope.js'
 import { SCOPE_TAG, scopeOf, type ScopeKey, type Scoped } from '../scope/scope-key.js'
-import { resolveSystemPromptConfig, SystemPromptConfigSchema, type SystemPromptConfig } from './config.js'
+import {
+  resolveSystemPromptConfig,
+  SystemPromptConfigSchema,
+  type ResolvedSystemPromptConfig,
+  type SystemPromptConfig,
+} from './config.js'
 import { PromptEngine, type EventDispatcher } from './engine.js'
 import { toContextEntry, toSectionEntry, toToolEntry, toVariableEntry } from './entries.js'
 import { inspectView, type PromptInspection } from './inspect.js'
@@ -23,6 +28,7 @@ import type {
   PromptPreparation,
   PromptPresentation,
   PromptSection,
+  RegistrationDisposer,
   ToolProvider,
   VariableOptions,
   VariableSource,
@@ -63,7 +69,34 @@ declare module 'cordis' {
 
 /** Where the service keeps its engine; a symbol, because `this` in a method is Cordis' proxy. */
 const ENGINE: unique symbol = Symbol('promptloom.engine')
+/** The validated config (order tables); a symbol for the same reason. */
+const CONFIG: unique symbol = Symbol('promptloom.config')
 const ORIGINAL = Symbol.for('cordis.original')
+
+/** Engines whose service was unloaded: a registration through one would land in a dead registry. */
+const disposed = new WeakSet<PromptEngine>()
+
+/** The engine of `service`, for a registration; throws once the service's plugin was disposed. */
+function liveEngine(service: SystemPrompt, method: string): PromptEngine {
+  const engine = service[ENGINE]
+  if (!disposed.has(engine)) return engine
+  throw new Error(
+    `systemPrompt.${method}() cannot register: this "systemPrompt" service is disposed; its plugin was unloaded, so register through the ctx.systemPrompt of a loaded SystemPrompt plugin`,
+  )
+}
+
+/** A band's order: a built-in one, else a configured one; a `TypeError` listing both for any other name. */
+function orderOf(
+  kind: 'section' | 'context',
+  name: string,
+  builtIn: Readonly<Record<string, number>>,
+  configured: Readonly<Record<string, number>>,
+): number {
+  if (Object.hasOwn(builtIn, name)) return builtIn[name]!
+  if (Object.hasOwn(configured, name)) return configured[name]!
+  const known = [...Object.keys(builtIn), ...Object.keys(configured)].join(', ')
+  throw new TypeError(`unknown ${kind} order "${String(name)}"; known: ${known}`)
+}
 
 /**
  * The `systemPrompt` service: the registry of prompt sections, runtime
@@ -79,12 +112,15 @@ export class SystemPrompt extends Service {
 
   /** @internal */
   readonly [ENGINE]: PromptEngine
+  /** @internal */
+  readonly [CONFIG]: ResolvedSystemPromptConfig
 
   constructor(ctx: Context, config: SystemPromptConfig = {}) {
     super(ctx, 'systemPrompt')
     const resolved = resolveSystemPromptConfig(config)
     if (resolved.issues) throw new TypeError(`invalid config:\n${resolved.issues.map((i) => `  - ${i.message}`).join('\n')}`)
     const { value } = resolved
+    this[CONFIG] = value
     const events = (ctx.events as unknown as Record<symbol, EventDispatcher>)[ORIGINAL]!
     const engine = (this[ENGINE] = new PromptEngine(value, events, this))
     // The configured sections live in the global layer even when the service
@@ -112,7 +148,13 @@ export class SystemPrompt extends Service {
       }
     }
     ownedEffect(ctx, engine.changeEffect(emit), 'systemPrompt change effect')
-    ctx.effect(() => () => engine.close(), 'systemPrompt parent watch')
+    ctx.effect(
+      () => () => {
+        disposed.add(engine)
+        engine.close()
+      },
+      'systemPrompt parent watch',
+    )
     // A disposed scope keeps nothing here, even while its key lives on.
     ctx.on('internal/plugin', (fiber) => {
       if (fiber.uid !== null) return
@@ -126,12 +168,14 @@ export class SystemPrompt extends Service {
    * section shadows a same-named global or ancestor section in that scope's
    * assemblies. Throws a `TypeError` for a bad name, a non-finite order or a
    * text that is not a string, signal or function, and an `Error` ("already
-   * registered") for a duplicate name in the same layer.
+   * registered") for a duplicate name in the same layer, or when the service
+   * is disposed.
    */
-  section(section: PromptSection): () => Promise<void> {
+  section(section: PromptSection): RegistrationDisposer {
+    const engine = liveEngine(this, 'section')
     const ctx = this.ctx
     const entry = toSectionEntry(section, scopeOf(ctx))
-    return this[ENGINE].register(ctx, 'systemPrompt.section()', entry.signal, (layer) =>
+    return engine.register(ctx, 'systemPrompt.section()', entry.signal, (layer) =>
       layer.sections.insert(entry.name, entry),
     )
   }
@@ -141,10 +185,11 @@ export class SystemPrompt extends Service {
    * loop as a user-role snapshot. `required: true` survives suppression.
    * Validated like `section()`.
    */
-  context(context: PromptContext): () => Promise<void> {
+  context(context: PromptContext): RegistrationDisposer {
+    const engine = liveEngine(this, 'context')
     const ctx = this.ctx
     const entry = toContextEntry(context, scopeOf(ctx))
-    return this[ENGINE].register(ctx, 'systemPrompt.context()', entry.signal, (layer) =>
+    return engine.register(ctx, 'systemPrompt.context()', entry.signal, (layer) =>
       layer.contexts.insert(entry.name, entry),
     )
   }
@@ -154,8 +199,8 @@ export class SystemPrompt extends Service {
    * descendants (globally when unscoped) while the returned disposer lives.
    * Suppressors are independent of each other.
    */
-  suppressRuntimeContext(): () => Promise<void> {
-    return this[ENGINE].register(this.ctx, 'systemPrompt.suppressRuntimeContext()', undefined, (layer) =>
+  suppressRuntimeContext(): RegistrationDisposer {
+    return liveEngine(this, 'suppressRuntimeContext').register(this.ctx, 'systemPrompt.suppressRuntimeContext()', undefined, (layer) =>
       layer.suppressors.append(true),
     )
   }
@@ -165,10 +210,11 @@ export class SystemPrompt extends Service {
    * evaluated on every assembly, or a signal of its result. Global and chain
    * providers all contribute.
    */
-  tools(provider: ToolProvider): () => Promise<void> {
+  tools(provider: ToolProvider): RegistrationDisposer {
+    const engine = liveEngine(this, 'tools')
     const ctx = this.ctx
     const entry = toToolEntry(provider, scopeOf(ctx))
-    return this[ENGINE].register(ctx, 'systemPrompt.tools()', entry.signal, (layer) => layer.tools.append(entry))
+    return engine.register(ctx, 'systemPrompt.tools()', entry.signal, (layer) => layer.tools.append(entry))
   }
 
   /**
@@ -176,24 +222,31 @@ export class SystemPrompt extends Service {
    * "invalid prompt variable name") in the caller's scope; scoped values shadow
    * globals. The provider may yield `undefined` ("no value this assembly").
    */
-  variable(name: string, provider: VariableSource, options: VariableOptions = {}): () => Promise<void> {
+  variable(name: string, provider: VariableSource, options: VariableOptions = {}): RegistrationDisposer {
+    const engine = liveEngine(this, 'variable')
     const ctx = this.ctx
     const entry = toVariableEntry(name, provider, options?.stability, scopeOf(ctx))
-    return this[ENGINE].register(ctx, 'systemPrompt.variable()', entry.signal, (layer) =>
+    return engine.register(ctx, 'systemPrompt.variable()', entry.signal, (layer) =>
       layer.variables.insert(entry.name, entry),
     )
   }
 
-  /** The numeric order of a named section placement; throws a `TypeError` for an unknown name. */
-  getSectionOrder(name: PromptSectionOrderName): number {
-    if (Object.hasOwn(SECTION_ORDERS, name)) return SECTION_ORDERS[name]
-    throw new TypeError(`unknown section order "${String(name)}"; known: ${Object.keys(SECTION_ORDERS).join(', ')}`)
+  /**
+   * The numeric order of a section band: a built-in `PromptSectionOrderName`
+   * or a name from config `sectionOrders`. Throws a `TypeError` listing the
+   * known names for any other.
+   */
+  getSectionOrder(name: PromptSectionOrderName | (string & {})): number {
+    return orderOf('section', name, SECTION_ORDERS, this[CONFIG].sectionOrders)
   }
 
-  /** The numeric order of a named runtime-context placement; throws a `TypeError` for an unknown name. */
-  getContextOrder(name: PromptContextOrderName): number {
-    if (Object.hasOwn(CONTEXT_ORDERS, name)) return CONTEXT_ORDERS[name]
-    throw new TypeError(`unknown context order "${String(name)}"; known: ${Object.keys(CONTEXT_ORDERS).join(', ')}`)
+  /**
+   * The numeric order of a runtime-context band: a built-in
+   * `PromptContextOrderName` or a name from config `contextOrders`. Throws a
+   * `TypeError` listing the known names for any other.
+   */
+  getContextOrder(name: PromptContextOrderName | (string & {})): number {
+    return orderOf('context', name, CONTEXT_ORDERS, this[CONFIG].contextOrders)
   }
 
   /**
@@ -221,7 +274,10 @@ export class SystemPrompt extends Service {
    * Returns a copy of `accepted` whose runtime contexts are re-read from their
    * current registrations: gone registrations are dropped, listener-added ones
    * keep their text, suppression applies, and missing required registrations
-   * are appended in registry order. Never mutates `accepted`.
+   * are appended in registry order. Never mutates `accepted`. Works on a
+   * refreshed result and on copies (spread, `structuredClone`, JSON); throws
+   * an `Error` naming both scopes when `accepted` is known to be for another
+   * scope than `context.scope`.
    */
   refreshContext<T extends PromptPreparation>(accepted: T, context: AssembleContext = {}): T {
     return this[ENGINE].refreshContext(accepted, context)

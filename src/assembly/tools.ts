@@ -17,33 +17,46 @@ function deepFreeze<T>(value: T): T {
   return value
 }
 
+/** A detached clone with the schema fields it was made from (by identity). */
+interface Detached {
+  readonly name: unknown
+  readonly description: unknown
+  readonly parameters: unknown
+  readonly clone: ToolSchema
+}
+
 /**
  * Detaches tool schemas from their providers: each schema object is cloned
  * (`structuredClone`) and deep-frozen once, and the clone is reused for as
- * long as the provider keeps returning that same object. Held weakly, so a
+ * long as the provider keeps returning that same object with the same
+ * `name`, `description` and `parameters` (by identity). Held weakly, so a
  * schema the provider dropped takes its clone with it.
  *
- * A provider that mutates a schema in place and returns the same object must
- * return a new object instead: the clone reflects the object as first seen.
+ * A schema renamed or re-described in place, or given a new `parameters`
+ * object, is cloned again; a deep edit inside the same `parameters` object is
+ * not seen (return a new object for that).
  */
 export class ToolDetacher {
-  readonly #clones = new WeakMap<object, ToolSchema>()
+  readonly #clones = new WeakMap<object, Detached>()
   /** The number of clones made so far. */
   clones = 0
 
   detach(schema: ToolSchema, label: string): ToolSchema {
-    let clone = this.#clones.get(schema)
-    if (clone === undefined) {
-      try {
-        clone = deepFreeze(structuredClone(schema))
-      } catch (error) {
-        throw new TypeError(
-          `tool "${schema.name}" from ${label} cannot be detached: its schema must be plain JSON-like data (${(error as Error).message})`,
-        )
-      }
-      this.#clones.set(schema, clone)
-      this.clones++
+    const { name, description, parameters } = schema
+    const held = this.#clones.get(schema)
+    if (held !== undefined && held.name === name && held.description === description && held.parameters === parameters) {
+      return held.clone
     }
+    let clone: ToolSchema
+    try {
+      clone = deepFreeze(structuredClone(schema))
+    } catch (error) {
+      throw new TypeError(
+        `tool "${name}" from ${label} cannot be detached: its schema must be plain JSON-like data (${(error as Error).message})`,
+      )
+    }
+    this.#clones.set(schema, { name, description, parameters, clone })
+    this.clones++
     return clone
   }
 }
@@ -145,33 +158,55 @@ export function orderToolNames(
 
 /**
  * What a provider's result held when its tools were built: its `schemas`
- * array, that array's items and its `knownNames`, all by identity. The tool
- * memo is reused only while every provider hands back the same objects in the
- * same places, so a provider may also return one result object and swap what
- * it holds.
+ * array, that array's items, each item's `name`, `description` and
+ * `parameters`, and its `knownNames`, all by identity. The tool memo is
+ * reused only while every provider hands back the same objects in the same
+ * places with the same fields, so a provider may also return one result
+ * object and swap (or rename in place) what it holds.
  */
 export interface ResultSnapshot {
   readonly schemas: unknown
   readonly items: readonly unknown[] | undefined
+  /** `name`, `description`, `parameters` of each item, flattened (three per item). */
+  readonly fields: readonly unknown[] | undefined
   readonly knownNames: unknown
 }
 
-export function snapshotOf(result: unknown): ResultSnapshot {
-  const { schemas, knownNames } = (result ?? {}) as { schemas?: unknown; knownNames?: unknown }
-  return { schemas, items: Array.isArray(schemas) ? schemas.slice() : undefined, knownNames }
+/** Reads a schema's tracked fields without trusting its shape (the validation comes later). */
+function pushFields(out: unknown[], item: unknown): void {
+  if (typeof item === 'object' && item !== null) {
+    const { name, description, parameters } = item as Partial<ToolSchema>
+    out.push(name, description, parameters)
+  } else out.push(undefined, undefined, undefined)
 }
 
+/** The snapshot of one provider result, taken when its tools are built. */
+export function snapshotOf(result: unknown): ResultSnapshot {
+  const { schemas, knownNames } = (result ?? {}) as { schemas?: unknown; knownNames?: unknown }
+  if (!Array.isArray(schemas)) return { schemas, items: undefined, fields: undefined, knownNames }
+  const fields: unknown[] = []
+  for (const item of schemas) pushFields(fields, item)
+  return { schemas, items: schemas.slice(), fields, knownNames }
+}
+
+/** Whether every provider returned what its snapshot holds, so the memoized tools still apply. */
 export function sameResults(before: readonly unknown[], snapshot: readonly ResultSnapshot[], now: readonly unknown[]): boolean {
   if (before.length !== now.length) return false
   for (let i = 0; i < now.length; i++) {
     const result = now[i] as { schemas?: unknown; knownNames?: unknown } | null
     const held = snapshot[i]!
     if (result !== before[i] || result?.schemas !== held.schemas || result?.knownNames !== held.knownNames) return false
-    const { items } = held
+    const { items, fields } = held
     if (items === undefined) continue
     const schemas = result!.schemas as readonly unknown[]
     if (schemas.length !== items.length) return false
-    for (let k = 0; k < items.length; k++) if (schemas[k] !== items[k]) return false
+    for (let k = 0; k < items.length; k++) {
+      const item = schemas[k]
+      if (item !== items[k]) return false
+      if (typeof item !== 'object' || item === null) continue
+      const { name, description, parameters } = item as Partial<ToolSchema>
+      if (name !== fields![3 * k] || description !== fields![3 * k + 1] || parameters !== fields![3 * k + 2]) return false
+    }
   }
   return true
 }

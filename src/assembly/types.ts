@@ -9,6 +9,12 @@ import type { ScopeKey } from '../scope/scope-key.js'
 export interface AssembleContext {
   /** Scope whose layers and waterfall listeners participate; absent means global only. */
   scope?: ScopeKey
+  /**
+   * The agent the assembly is for, as the original harness passed it
+   * (`assembleContextFor(agent)` sets it to the scope key). promptloom never
+   * reads it; providers and listeners may.
+   */
+  agent?: ScopeKey
   /** Cancels this one request; checked around the waterfalls, never retained. */
   signal?: AbortSignal
 }
@@ -85,6 +91,13 @@ export interface ToolProviderResult {
   readonly knownNames?: readonly string[]
 }
 
+/**
+ * What a registration method returns: the exact Cordis effect disposer. It
+ * returns `undefined` (every registration's undo is synchronous), so call it
+ * or `await` it, but never chain `.then` on its result.
+ */
+export type RegistrationDisposer = () => Promise<void> | undefined
+
 /** A tool provider: evaluated on every assembly, or a signal of its result. */
 export type ToolProvider =
   | ((context: AssembleContext) => ToolProviderResult)
@@ -94,8 +107,12 @@ export type ToolProvider =
 export interface AssembledSection {
   /** The contributing section's name. */
   name: string
-  /** The section's sort order. */
-  order: number
+  /**
+   * The section's sort order; set on every section the registry produced. A
+   * listener may return sections without one: the order of the sections a
+   * listener returns is kept as returned.
+   */
+  order?: number
   /** The resolved text before variable interpolation. */
   text: string
   /** `false` keeps the text literal when rendering. */
@@ -112,6 +129,13 @@ export interface AssembledContext {
   text: string
   /** `false` keeps the text literal when rendering. */
   interpolate?: boolean
+  /**
+   * Present (and `true`) on a context the registry produced; absent on one a
+   * listener added. `refreshContext` re-reads a marked context from its
+   * registration (or drops it when the registration is gone) and keeps an
+   * unmarked one's text. Plain data, so copies and JSON round trips keep it.
+   */
+  registered?: true
 }
 
 /** Resolved variables and runtime contexts: the output of `prepare()`. */

@@ -1,7 +1,7 @@
 /**
  * An opaque scope identity, compared by reference. A harness typically uses
  * the live agent object itself. promptloom never looks inside a key except to
- * label it in error messages (`name` or `id`, when present).
+ * label an error that is being thrown (`name` or `id`, when present).
  */
 export type ScopeKey = object
 
@@ -38,12 +38,19 @@ let nextSerial = 1
 
 /**
  * A short human label for `key` in error messages: its string `name` or
- * `id` when it has one, else a stable serial such as `scope#3`.
+ * `id` when it has one, else a stable serial such as `scope#3`. Never
+ * throws: a key whose property reads throw (a locked-down or revoked Proxy)
+ * gets its serial. Call it only while building a message, because keys are
+ * opaque everywhere else.
  */
 export function scopeLabel(key: ScopeKey): string {
-  const { name, id } = key as { name?: unknown; id?: unknown }
-  if (typeof name === 'string' && name !== '') return name
-  if (typeof id === 'string' || typeof id === 'number') return String(id)
+  try {
+    const { name, id } = key as { name?: unknown; id?: unknown }
+    if (typeof name === 'string' && name !== '') return name
+    if (typeof id === 'string' || typeof id === 'number') return String(id)
+  } catch {
+    // The key refuses property reads: fall back to its serial.
+  }
   let serial = serials.get(key)
   if (serial === undefined) serials.set(key, (serial = nextSerial++))
   return `scope#${serial}`

@@ -51,7 +51,7 @@ export interface Registration {
   readonly order: number
   /** `complete: true` on a section, `required: true` on a context, `rewrite` on a listener. */
   readonly flagged: boolean
-  readonly disposers: readonly (() => Promise<void>)[]
+  readonly disposers: readonly (() => Promise<void> | undefined)[]
   alive: boolean
   /** Calls of its function provider (by either engine); `undefined` for a registration without one. */
   readonly calls: { n: number } | undefined
@@ -180,7 +180,7 @@ export class World {
     name: string,
     order: number,
     flagged: boolean,
-    call: (service: Pick<SystemPrompt, 'section' | 'context' | 'variable' | 'tools' | 'suppressRuntimeContext'>) => () => Promise<void>,
+    call: (service: Pick<SystemPrompt, 'section' | 'context' | 'variable' | 'tools' | 'suppressRuntimeContext'>) => () => Promise<void> | undefined,
     calls?: { n: number },
   ): void {
     const ctx = at === GLOBAL ? this.minter : this.scope(at).ctx

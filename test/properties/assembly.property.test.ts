@@ -158,7 +158,10 @@ function effective(world: World, v: number, kind: Registration['kind']): Map<str
 }
 
 /** Ascending order, ties by code-unit name: the law, written out. */
-function precedes(a: { order: number; name: string }, b: { order: number; name: string }): boolean {
+/** The registry sets `order` on every section it produced (it is optional in `AssembledSection`). */
+type Ordered = { order: number; name: string }
+
+function precedes(a: Ordered, b: Ordered): boolean {
   return a.order < b.order || (a.order === b.order && a.name < b.name)
 }
 
@@ -251,7 +254,7 @@ const obeysLaws: Check = async (world, v, where) => {
     // result is authoritative); every effective name once, at its supplier's order.
     const plan = heard('listen', true) % 2 === 1 ? [...value.sections].reverse() : value.sections
     plan.forEach((section, i) => {
-      if (i > 0) expect(precedes(plan[i - 1]!, section), `section order in ${where}`).toBe(true)
+      if (i > 0) expect(precedes(plan[i - 1] as Ordered, section as Ordered), `section order in ${where}`).toBe(true)
       expect(section.order, `order of "${section.name}" in ${where}`).toBe(sections.get(section.name)?.order)
     })
     expect(plan.map((s) => s.name), `sections of ${where}`).toEqual(sortedByLaw(sections.values()).map((s) => s.name))

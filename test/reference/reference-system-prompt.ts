@@ -267,13 +267,13 @@ export class ReferenceSystemPrompt extends Service {
    * appended in registry order. A result made for another scope throws.
    */
   refreshContext<T extends PromptPreparation>(accepted: T, context: AssembleContext = {}): T {
-    const scope = checkScope(context.scope)
     const madeFor = (accepted as Made)[MADE_FOR]
-    if (madeFor !== undefined && madeFor.scope !== scope) {
+    if (madeFor !== undefined && madeFor.scope !== context.scope) {
       throw new Error(
-        `refreshContext got a result assembled for ${viewLabel(madeFor.scope)} but was asked to refresh it for ${viewLabel(scope)}; pass the scope it was assembled for, or assemble again`,
+        `an accepted result assembled for ${viewLabel(madeFor.scope)} cannot be refreshed for ${viewLabel(context.scope)}: its contexts would be read from the wrong registry; pass the scope it was assembled for`,
       )
     }
+    const scope = checkScope(context.scope)
     const effective = this.layers.merged(scope, (layer) => layer.contexts)
     const suppressed = this.layers.isSuppressed(scope)
     const required = this.requiredNames(scope)

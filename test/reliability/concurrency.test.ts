@@ -80,7 +80,7 @@ function random(seed: number): () => number {
 
 const macrotask = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
-type Dispose = () => Promise<unknown>
+type Dispose = () => Promise<unknown> | undefined
 
 interface Agent {
   key: { readonly name: string }
