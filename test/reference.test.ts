@@ -15,6 +15,7 @@ import type {
   ToolSchema,
 } from '../src/assembly/types.js'
 import { createScope, type Scope } from '../src/scope/create-scope.js'
+import { SystemPrompt } from '../src/index.js'
 import {
   ReferenceSystemPrompt,
   referenceJoinContextSections,
@@ -573,5 +574,55 @@ describe('reference: change events (benchmark option)', () => {
     app.on('system-prompt/change', () => void changes++)
     await app.referencePrompt.section({ name: 'a', order: 0, text: 'A' })()
     expect(changes).toBe(0)
+  })
+})
+
+describe('reference: the scope a result remembers', () => {
+  /** An agent-1 assembly with one agent-1 context, on the oracle and (when asked) the engine. */
+  async function accepted(withEngine: boolean) {
+    const app = new Context()
+    if (withEngine) await app.plugin(SystemPrompt, { includeHarnessIdentity: false })
+    await app.plugin(ReferenceSystemPrompt, { ...BARE, parentOf: (key: object) => parents.get(key) })
+    let minter!: Context
+    await app.inject(withEngine ? ['systemPrompt', 'referencePrompt'] : ['referencePrompt'], (ctx) => void (minter = ctx))
+    const agent1 = { name: 'agent-1' }
+    const agent2 = { name: 'agent-2' }
+    const scope = createScope(minter, agent1)
+    createScope(minter, agent2)
+    scope.ctx.referencePrompt.context({ name: 'cwd', order: 0, text: '/agent-1' })
+    if (withEngine) scope.ctx.systemPrompt.context({ name: 'cwd', order: 0, text: '/agent-1' })
+    return { app, agent1, agent2 }
+  }
+
+  const deepSpread = <T extends PromptPreparation>(result: T): T => ({ ...result, contexts: result.contexts.map((c) => ({ ...c })) })
+
+  test('a spread copy refreshed for another scope throws, naming both scopes', async () => {
+    const { app, agent1, agent2 } = await accepted(false)
+    const assembly = await app.referencePrompt.assemble({ scope: agent1 })
+    expect(() => app.referencePrompt.refreshContext({ ...assembly }, { scope: agent2 })).toThrow(
+      'an accepted result assembled for scope "agent-1" cannot be refreshed for scope "agent-2"',
+    )
+  })
+
+  test('a deep-spread copy (new contexts array) refreshed for another scope throws too (it can carry the scope)', async () => {
+    const { app, agent1, agent2 } = await accepted(false)
+    const assembly = await app.referencePrompt.assemble({ scope: agent1 })
+    expect(() => app.referencePrompt.refreshContext(deepSpread(assembly), { scope: agent2 })).toThrow('cannot be refreshed for scope "agent-2"')
+  })
+
+  test('a JSON copy, which cannot carry the scope, is refreshed for the given scope', async () => {
+    const { app, agent1, agent2 } = await accepted(false)
+    const assembly = await app.referencePrompt.assemble({ scope: agent1 })
+    const copy = JSON.parse(JSON.stringify(assembly)) as PromptPreparation
+    expect(app.referencePrompt.refreshContext(copy, { scope: agent2 }).contexts).toEqual([])
+  })
+
+  // Known disagreement (README "Known limitations"): the engine ties the scope to the contexts array
+  // it made, so a copy with a new contexts array is silently refreshed from another scope's registry.
+  // This test passes while the engine disagrees and fails once the engine throws like the oracle.
+  test.fails('the engine throws for a deep-spread copy refreshed for another scope, as the oracle does', async () => {
+    const { app, agent1, agent2 } = await accepted(true)
+    const assembly = await app.systemPrompt.assemble({ scope: agent1 })
+    expect(() => app.systemPrompt.refreshContext(deepSpread(assembly), { scope: agent2 })).toThrow('cannot be refreshed for scope "agent-2"')
   })
 })
