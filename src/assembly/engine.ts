@@ -1,4 +1,5 @@
 import { signal, untracked, type ReadonlySignal } from '@preact/signals-core'
+import { ChangeRelay } from '../signals/change-relay.js'
 import type { Context } from 'cordis'
 import { watchParentChanges } from '../scope/parent-chain.js'
 import { ScopedLayers } from '../scope/scoped-layers.js'
@@ -27,7 +28,7 @@ import type {
   PromptPresentation,
   ToolSchema,
 } from './types.js'
-import { ScopeView, type SectionPlan } from './view.js'
+import { ScopeView, type SectionPlan, type ViewHost } from './view.js'
 
 /** The slice of Cordis' events service the engine dispatches through (the raw object, no proxy). */
 export interface EventDispatcher {
@@ -76,12 +77,13 @@ export class PromptEngine {
   readonly store: ScopedLayers<PromptLayer>
   readonly stats: PromptStats = createStats()
   readonly #detacher = new ToolDetacher()
-  /** Moves on every registration and disposal; read by the change effect. */
+  /** Moves on every registration, disposal and parent re-link; watched by `#changes`. */
   readonly #revision = signal(0)
-  /** Signal-valued inputs currently registered (with a count), read by the change effect. */
-  readonly #signalInputs = new Map<ReadonlySignal<unknown>, number>()
-  readonly #views = new WeakMap<ScopeKey, ScopeView>()
-  readonly #globalView: ScopeView
+  /** Watches the revision and every registered signal-valued input; the change effect reads its pulse. */
+  readonly #changes = new ChangeRelay()
+  #views = new WeakMap<ScopeKey, ScopeView>()
+  #globalView: ScopeView
+  readonly #host: ViewHost
   readonly #config: ResolvedSystemPromptConfig
   readonly #events: EventDispatcher
   readonly #carrierBase: object
@@ -91,31 +93,58 @@ export class PromptEngine {
     this.#config = config
     this.#events = events
     this.#carrierBase = carrierBase
-    this.store = new ScopedLayers((scope) => new PromptLayer(scope), () => void this.#revision.value++)
+    // peek, not value: a registration made inside someone's effect must not subscribe it to the revision.
+    this.store = new ScopedLayers(
+      (scope) => new PromptLayer(scope),
+      () => void (this.#revision.value = this.#revision.peek() + 1),
+    )
+    this.#changes.add(this.#revision)
     // Any re-link may change some scope's effective view here (a scope with no
     // layer of its own inherits from its new parent), so every one counts.
     this.#unwatchParents = watchParentChanges(this.#revision)
-    this.#globalView = new ScopeView(undefined, this.store, this.stats, carrierBase, this.#viewOf)
+    const host: ViewHost = {
+      viewOf: (scope) => this.#viewOf(scope),
+      current: (scope) => this.view(scope),
+      generation: 0,
+      deriving: false,
+    }
+    this.#host = host
+    this.#globalView = new ScopeView(undefined, this.store, this.stats, carrierBase, host)
   }
 
-  readonly #viewOf = (scope: ScopeKey | undefined): ScopeView => this.view(scope)
-
-  /** The memoized view of `scope` (the global view for `undefined`), created on first use. */
+  /**
+   * The memoized view of `scope` (the global view for `undefined`), created on
+   * first use. After a derivation that threw, every view is dropped first (a
+   * new generation): its computeds may hold the error, or be left marked
+   * running by a stack overflow inside preact, and nothing else clears that.
+   */
   view(scope: ScopeKey | undefined): ScopeView {
+    const host = this.#host
+    if (host.deriving) {
+      this.#views = new WeakMap()
+      host.generation++
+      this.#globalView = new ScopeView(undefined, this.store, this.stats, this.#carrierBase, this.#host)
+      host.deriving = false
+    }
+    return this.#viewOf(scope)
+  }
+
+  #viewOf(scope: ScopeKey | undefined): ScopeView {
     if (scope === undefined) return this.#globalView
     let view = this.#views.get(scope)
     if (view === undefined) {
       if (typeof scope !== 'object' || scope === null) {
         throw new TypeError(`assemble context "scope" must be a scope key object (got ${describeValue(scope)})`)
       }
-      this.#views.set(scope, (view = new ScopeView(scope, this.store, this.stats, this.#carrierBase, this.#viewOf)))
+      this.#views.set(scope, (view = new ScopeView(scope, this.store, this.stats, this.#carrierBase, this.#host)))
     }
     return view
   }
 
-  /** Stops hearing about parent re-links; called when the service unloads. */
+  /** Stops hearing about parent re-links and registered signals; called when the service unloads. */
   close(): void {
     this.#unwatchParents()
+    this.#changes.clear()
   }
 
   /**
@@ -135,8 +164,9 @@ export class PromptEngine {
 
   /**
    * Registers through `ctx` (visibility and ownership) with `insert`, which
-   * must throw before changing anything. A signal-valued input is tracked by
-   * the change effect for as long as the registration lives.
+   * must throw before changing anything. A signal-valued input is watched for
+   * the change effect for as long as the registration lives (O(1) to add and
+   * to remove, whatever else is registered).
    */
   register(
     ctx: Context,
@@ -149,12 +179,10 @@ export class PromptEngine {
       (layer) => {
         const undo = insert(layer)
         if (input === undefined) return undo
-        this.#signalInputs.set(input, (this.#signalInputs.get(input) ?? 0) + 1)
+        this.#changes.add(input)
         return () => {
           undo()
-          const count = this.#signalInputs.get(input)! - 1
-          if (count === 0) this.#signalInputs.delete(input)
-          else this.#signalInputs.set(input, count)
+          this.#changes.delete(input)
         }
       },
       { label },
@@ -165,20 +193,13 @@ export class PromptEngine {
    * The body of the effect that calls `emit` after every effective registry
    * change (a registration, a disposal, a layer or parent change, or a new
    * value of a registered signal), once per `batch()`; the first run only
-   * subscribes.
+   * subscribes. It reads one signal, the relay's pulse, so a write costs the
+   * same however many signal inputs are registered (see `ChangeRelay`).
    */
   changeEffect(emit: () => void): () => void {
     let first = true
     return () => {
-      this.#revision.value
-      for (const input of this.#signalInputs.keys()) {
-        try {
-          input.value
-        } catch {
-          // A signal input whose derivation throws still counts as changed;
-          // the error belongs to the next assembly, never to the writer.
-        }
-      }
+      this.#changes.pulse.value
       if (first) {
         first = false
         return
@@ -241,7 +262,7 @@ export class PromptEngine {
   }
 
   #tools(view: ScopeView, context: AssembleContext): readonly ToolSchema[] {
-    const entries = view.tools.value
+    const entries = view.derive('tools')
     const results = new Array<unknown>(entries.length)
     for (let i = 0; i < entries.length; i++) results[i] = this.#toolResult(entries[i]!, context)
     const memo = view.toolMemo
@@ -297,18 +318,18 @@ export class PromptEngine {
     const view = this.view(context.scope)
     throwIfAborted(context.signal)
     const variables: Record<string, string | undefined> = {}
-    const variablePlan = view.variables.value
+    const variablePlan = view.derive('variables')
     for (const entry of variablePlan.entries) variables[entry.name] = this.#variable(entry, context)
-    const contextPlan = view.contexts.value
-    const suppressed = view.suppressed.value
+    const contextPlan = view.derive('contexts')
+    const suppressed = view.derive('suppressed')
     const registered = suppressed ? contextPlan.required : contextPlan.entries
     const contexts = registered.map((entry) => this.#context(entry, context))
     const preparation: PromptPreparation = { variables, contexts }
     const result = await this.#waterfall(view, 'system-prompt/prepare', preparation, context)
     throwIfAborted(context.signal)
     // Suppression as of now: a prepare listener may have registered a suppressor.
-    const contextsNow = view.contexts.value
-    const enforced = view.suppressed.value
+    const contextsNow = view.derive('contexts')
+    const enforced = view.derive('suppressed')
       ? result.contexts.filter((c) => contextsNow.requiredNames.has(c.name))
       : result.contexts
     const out = result === preparation && enforced === result.contexts ? result : { ...result, contexts: enforced }
@@ -323,7 +344,7 @@ export class PromptEngine {
     const view = this.view(context.scope)
     const prepared = preparation ?? (await this.prepare(context))
     throwIfAborted(context.signal)
-    const plan = view.sections.value
+    const plan = view.derive('sections')
     if (plan.complete.length > 1) {
       throw new Error(
         `multiple complete prompt sections in ${view.key === undefined ? 'the global view' : `scope "${scopeLabel(view.key)}"`}: ${plan.complete.map((entry) => entry.label).join(', ')}; keep one complete section per scope`,
@@ -332,8 +353,8 @@ export class PromptEngine {
     const sections = this.#sections(plan, context)
     const tools = this.#tools(view, context)
     const complete = plan.complete.length === 1 ? { ...sections[plan.entries.indexOf(plan.complete[0]!)]! } : undefined
-    const suppressed = view.suppressed.value
-    const requiredNames = view.contexts.value.requiredNames
+    const suppressed = view.derive('suppressed')
+    const requiredNames = view.derive('contexts').requiredNames
     const presentation: PromptPresentation = {
       sections,
       contexts: prepared.contexts.map((c) => ({ ...c })),
@@ -355,8 +376,8 @@ export class PromptEngine {
       view,
       stats: this.stats,
       sections: plan,
-      contexts: metaOf(prepared)?.contexts ?? view.contexts.value,
-      variables: metaOf(prepared)?.variables ?? view.variables.value,
+      contexts: metaOf(prepared)?.contexts ?? view.derive('contexts'),
+      variables: metaOf(prepared)?.variables ?? view.derive('variables'),
     }
     return withMeta(assembly, meta)
   }
@@ -374,8 +395,8 @@ export class PromptEngine {
       )
     }
     const view = this.view(context.scope)
-    const plan = view.contexts.value
-    const suppressed = view.suppressed.value
+    const plan = view.derive('contexts')
+    const suppressed = view.derive('suppressed')
     const contexts: AssembledContext[] = []
     for (const item of accepted.contexts) {
       if (item.registered === true) {

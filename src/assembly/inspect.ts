@@ -61,7 +61,7 @@ function shadowsIn<V extends { readonly scope: ScopeKey | undefined }>(
 /** Builds the inspection of `view` from its current layers; reads without subscribing. */
 export function inspectView(view: ScopeView): PromptInspection {
   return untracked(() => {
-    const layers = view.layers.value
+    const layers = view.derive('layers')
     const sections = shadowsIn(layers, (layer) => layer.sections)
     const contexts = shadowsIn(layers, (layer) => layer.contexts)
     const variables = shadowsIn(layers, (layer) => layer.variables)
@@ -70,8 +70,8 @@ export function inspectView(view: ScopeView): PromptInspection {
       layer.tools.forEach((entry, index) => tools.push({ layer: layerRef(entry.scope), index }))
     }
     return {
-      sections: view.sections.value.entries.map((entry) => sections.get(entry.name)!),
-      contexts: view.contexts.value.entries.map((entry) => contexts.get(entry.name)!),
+      sections: view.derive('sections').entries.map((entry) => sections.get(entry.name)!),
+      contexts: view.derive('contexts').entries.map((entry) => contexts.get(entry.name)!),
       variables: [...variables.values()],
       tools,
     }

@@ -67,6 +67,13 @@ declare module 'cordis' {
   }
 }
 
+/** Settles once `fiber` finished unloading (its `inertia` chain is empty); never rejects. */
+async function torndown(fiber: { readonly inertia: Promise<void> | undefined }): Promise<void> {
+  // The unload starts right after the disposal is reported, in the same job.
+  await undefined
+  while (fiber.inertia) await fiber.inertia.catch(() => undefined)
+}
+
 /** Where the service keeps its engine; a symbol, because `this` in a method is Cordis' proxy. */
 const ENGINE: unique symbol = Symbol('promptloom.engine')
 /** The validated config (order tables); a symbol for the same reason. */
@@ -155,11 +162,17 @@ export class SystemPrompt extends Service {
       },
       'systemPrompt parent watch',
     )
-    // A disposed scope keeps nothing here, even while its key lives on.
+    // A disposed scope keeps nothing here, even while its key lives on. Cordis
+    // reports the disposal before it undoes the scope's registrations (one
+    // microtask at a time, each emitting a change), so a change listener that
+    // re-assembles the scope meanwhile builds a fresh view: release it again
+    // once the fiber's teardown has settled.
     ctx.on('internal/plugin', (fiber) => {
       if (fiber.uid !== null) return
       const key = scopeKeyOfFiber(fiber)
-      if (key !== undefined) engine.release(key)
+      if (key === undefined) return
+      engine.release(key)
+      void torndown(fiber).then(() => engine.release(key))
     })
   }
 

@@ -1,4 +1,4 @@
-import { computed, type ReadonlySignal } from '@preact/signals-core'
+import { computed, untracked, type ReadonlySignal } from '@preact/signals-core'
 import type { ScopedLayers } from '../scope/scoped-layers.js'
 import { scopeParentOf } from '../scope/parent-chain.js'
 import type { ScopeKey, Scoped } from '../scope/scope-key.js'
@@ -31,6 +31,30 @@ export interface VariablePlan {
   readonly entries: readonly VariableEntry[]
   readonly byName: ReadonlyMap<string, VariableEntry>
 }
+
+/**
+ * What a view needs from the engine that owns it. A derivation that throws
+ * (a stack overflow part-way through preact's refresh can leave a computed
+ * marked running, or holding the error) leaves `deriving` set; the next
+ * derivation then starts a new generation of views and drops every computed
+ * of the old one, so no error outlives the call that met it.
+ */
+export interface ViewHost {
+  /** The view of `scope` in the current generation, created on demand; never starts a new generation. */
+  viewOf(scope: ScopeKey | undefined): ScopeView
+  /** Like `viewOf`, but first starts a new generation when the last derivation was cut short. */
+  current(scope: ScopeKey | undefined): ScopeView
+  /** The current generation; only the engine moves it. */
+  generation: number
+  /** Set while a view derives a fact; still set afterwards only when that derivation threw. */
+  deriving: boolean
+}
+
+/** The derived facts of a view, each read through `ScopeView.derive`. */
+export type ViewFact = 'layers' | 'sections' | 'contexts' | 'variables' | 'tools' | 'suppressed'
+
+/** The value of one derived fact. */
+export type ViewFactValue<K extends ViewFact> = ScopeView[K] extends ReadonlySignal<infer T> ? T : never
 
 type Ordered = { readonly order: number; readonly name: string }
 
@@ -80,10 +104,13 @@ const NO_VARIABLES: VariablePlan = { entries: [], byName: new Map() }
  * scope's parent link, so a rebind re-derives exactly the views below it.
  * Nothing here subscribes to anything while nobody reads it (computeds
  * without an effect are pulled, not pushed), so a view is garbage as soon as
- * its scope key and its descendants' views are.
+ * its scope key and its descendants' views are. Read a fact through `derive`,
+ * never through `.value` directly: see there for why.
  */
 export class ScopeView {
   readonly key: ScopeKey | undefined
+  /** The engine's view generation this view belongs to (a fault while deriving starts a new one). */
+  readonly generation: number
   /** The routing carrier for this scope's waterfalls. */
   readonly carrier: Scoped<object>
   /** The parent scope's view (the global view for a root scope); `undefined` for the global view. */
@@ -103,17 +130,13 @@ export class ScopeView {
   sectionRenders = new RenderMemo()
   contextRenders = new RenderMemo()
 
-  /**
-   * @param viewOf - the engine's view of a scope (the global view for `undefined`), created on demand.
-   */
-  constructor(
-    key: ScopeKey | undefined,
-    store: ScopedLayers<PromptLayer>,
-    stats: PromptStats,
-    carrierBase: object,
-    viewOf: (scope: ScopeKey | undefined) => ScopeView,
-  ) {
+  readonly #host: ViewHost
+
+  constructor(key: ScopeKey | undefined, store: ScopedLayers<PromptLayer>, stats: PromptStats, carrierBase: object, host: ViewHost) {
     this.key = key
+    this.generation = host.generation
+    this.#host = host
+    const viewOf = host.viewOf
     this.carrier = scopeTarget(carrierBase, key)
     this.parent = computed(() => (key === undefined ? undefined : viewOf(scopeParentOf(key))))
     this.own = computed(() => store.peek(key))
@@ -174,6 +197,38 @@ export class ScopeView {
       const layer = this.own.value
       return (layer !== undefined && layer.suppressors.size > 0) || (this.parent.value?.suppressed.value ?? false)
     })
+  }
+
+  /**
+   * The current value of `fact`, read without subscribing the caller.
+   *
+   * Each fact's computed reads its parent's, and preact refreshes a stale
+   * computed's sources recursively, so reading the nearest view of a chain N
+   * scopes deep after any change would nest N refreshes. Instead the chain is
+   * brought up to date farthest ancestor first, in a loop; each refresh then
+   * finds its parent already fresh in this global version and returns at once,
+   * whatever the depth:
+   *
+   *     global ─▶ root ─▶ … ─▶ parent ─▶ this      refreshed in this order,
+   *     (1)       (2)          (N)       read      each one frame deep
+   *
+   * Untracked, so no caller's effect subscribes to a view (which would make
+   * preact subscribe and notify along the chain recursively, and keep it alive).
+   */
+  derive<K extends ViewFact>(fact: K): ViewFactValue<K> {
+    const host = this.#host
+    // A view of an abandoned generation (or any view after a cut-short
+    // derivation) hands over to the current view of its scope.
+    if (host.deriving || this.generation !== host.generation) return host.current(this.key).derive(fact)
+    host.deriving = true
+    const value = untracked(() => {
+      const chain: ScopeView[] = []
+      for (let at = this.parent.value; at !== undefined; at = at.parent.value) chain.push(at)
+      for (let i = chain.length - 1; i >= 0; i--) chain[i]![fact].value
+      return this[fact].value as ViewFactValue<K>
+    })
+    host.deriving = false
+    return value
   }
 
   /** Forgets the step caches (tool memo, render memos), so a released view holds no rendered text. */

@@ -141,6 +141,30 @@ describe('disposing a scope releases everything promptloom held for it', () => {
   })
 })
 
+describe('views created while a scope is torn down', () => {
+  test('a change listener that re-assembles the scope during its teardown leaves no view behind', async () => {
+    const { app, minter } = await mount()
+    const before = books(app)
+    const key = { name: 'agent' }
+    const scope = createScope(minter, key)
+    const views = [await furnish(app, scope, key)]
+    const reassemblies: Promise<unknown>[] = []
+    // The harness pattern: every change re-assembles the agent, also while its
+    // registrations are removed one microtask at a time.
+    const stop = app.on('system-prompt/change', () => {
+      const assembly = app.systemPrompt.assemble({ scope: key })
+      reassemblies.push(assembly.then((result) => void views.push(new WeakRef(metaOf(result)!.view))))
+    })
+    await scope.dispose()
+    await Promise.all(reassemblies)
+    stop()
+    expect(reassemblies.length).toBeGreaterThan(1)
+    expect(books(app)).toEqual(before)
+    expect(await collected(views)).toBe(views.length)
+    expect(key.name).toBe('agent')
+  })
+})
+
 describe('unloading a plugin releases everything it registered', () => {
   test('its global and scoped registrations, scopes, listeners and views', async () => {
     const { app } = await mount()
