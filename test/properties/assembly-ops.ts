@@ -222,9 +222,9 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
   },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('rebind' as const), s: scopeIndexArb, target: fc.nat(GLOBAL) }) },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('accept' as const), view: fc.nat(GLOBAL), prepare: fc.boolean() }) },
-  { weight: 2, arbitrary: fc.record({ t: fc.constant('refresh' as const), view: fc.nat(GLOBAL) }) },
+  { weight: 3, arbitrary: fc.record({ t: fc.constant('refresh' as const), view: fc.nat(GLOBAL) }) },
   {
-    weight: 2,
+    weight: 3,
     arbitrary: fc.record({
       t: fc.constant('copy' as const),
       view: fc.nat(GLOBAL),
@@ -233,7 +233,7 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('refreshAs' as const), view: fc.nat(GLOBAL), as: fc.nat(GLOBAL) }) },
   {
-    weight: 2,
+    weight: 3,
     arbitrary: fc.record({
       t: fc.constant('mutateTool' as const),
       r: fc.nat(3),

@@ -19,10 +19,9 @@ import {
   type ToolSchema,
 } from '../../src/index.js'
 import { ReferenceSystemPrompt } from '../reference/index.js'
+import { acceptResult, copyAccepted, expectSameRefreshAs, refreshAccepted } from './assembly-acceptance.js'
 import {
   attempt,
-  attemptAsync,
-  copyResult,
   type CopyKind,
   expectSame,
   GLOBAL,
@@ -30,7 +29,6 @@ import {
   SCOPE_NAMES,
   TOOL_NAMES,
   VARIABLE_NAMES,
-  viewName,
   type Op,
   type TextSpec,
   type VariableSpec,
@@ -317,38 +315,20 @@ export class World {
         return
       case 'rebind':
         return this.rebind(op.s, op.target === GLOBAL ? undefined : op.target)
-      case 'accept': {
-        const context = this.context(op.view)
-        const mine = await attemptAsync(() => (op.prepare ? this.sp.prepare(context) : this.sp.assemble(context)))
-        const theirs = await attemptAsync(() => (op.prepare ? this.ref.prepare(context) : this.ref.assemble(context)))
-        expectSame(mine, theirs, `accepting a ${op.prepare ? 'preparation' : 'assembly'} of ${viewName(op.view)}`)
-        if (mine.ok && theirs.ok) this.accepted[op.view] = { mine: mine.value, theirs: theirs.value }
-        return
-      }
-      case 'refresh': {
-        // Chains: the refreshed result becomes the accepted one, so the next check refreshes a refresh.
-        const accepted = this.accepted[op.view]
-        if (accepted === undefined) return
-        const context = this.context(op.view)
-        const mine = attempt(() => this.sp.refreshContext(accepted.mine, context))
-        const theirs = attempt(() => this.ref.refreshContext(accepted.theirs, context))
-        expectSame(mine, theirs, `refreshing the accepted result of ${viewName(op.view)}`)
-        if (mine.ok && theirs.ok) this.accepted[op.view] = { mine: mine.value, theirs: theirs.value }
-        return
-      }
-      case 'copy': {
-        const accepted = this.accepted[op.view]
-        if (accepted === undefined) return
-        this.accepted[op.view] = { mine: copyResult(accepted.mine, op.how), theirs: copyResult(accepted.theirs, op.how), copied: op.how }
-        return
-      }
+      case 'accept':
+        return acceptResult(this, op.view, op.prepare)
+      case 'refresh':
+        return refreshAccepted(this, op.view)
+      case 'copy':
+        return copyAccepted(this, op.view, op.how)
       case 'refreshAs':
-        this.expectSameRefreshAs(op.view, op.as)
-        return
+        return expectSameRefreshAs(this, op.view, op.as)
       case 'mutateTool': {
         // In place, on the object the providers keep returning (SPEC §2 Reliability).
-        const schema = this.results[op.r]?.schemas[op.k] as { name: string; description: string; parameters: object } | undefined
-        if (schema === undefined) return
+        const pool = this.results.filter((result) => result.schemas.length > 0)
+        const result = pool[op.r % Math.max(pool.length, 1)]
+        if (result === undefined) return
+        const schema = result.schemas[op.k % result.schemas.length] as { name: string; description: string; parameters: object }
         if (op.how === 'rename') schema.name = op.to
         else if (op.how === 'description') schema.description = `${op.to} tool, revised`
         else schema.parameters = { type: 'object', properties: { [op.to]: { type: 'number' } } }
@@ -357,28 +337,6 @@ export class World {
       case 'teardownAssemble':
         return this.teardownAssemble(op.s)
     }
-  }
-
-  /**
-   * Refreshes view `v`'s accepted result for view `as` on both engines: a
-   * result that remembers its scope throws naming both scopes, a JSON or
-   * structuredClone copy is refreshed for the given one.
-   *
-   * Not compared for a deep-spread copy (new `contexts` array): the engine
-   * ties the scope to the `contexts` array it made, so it refreshes such a
-   * copy for any scope, while SPEC (and the oracle) exempt only copies that
-   * cannot carry the key. The disagreement is pinned by a `test.fails` in
-   * test/reference.test.ts.
-   */
-  expectSameRefreshAs(v: number, as: number): void {
-    const accepted = this.accepted[v]
-    if (accepted === undefined || (accepted.copied === 'deep spread' && as !== v)) return
-    const context = this.context(as)
-    expectSame(
-      attempt(() => this.sp.refreshContext(accepted.mine, context)),
-      attempt(() => this.ref.refreshContext(accepted.theirs, context)),
-      `refreshing the accepted result of ${viewName(v)} for ${viewName(as)}`,
-    )
   }
 
   /**

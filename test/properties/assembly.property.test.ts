@@ -17,24 +17,36 @@ import {
 import {
   attempt,
   attemptAsync,
+  copyResult,
   expectSame,
   GLOBAL,
   opArb,
   SCOPE_NAMES,
   viewName,
   worldConfigArb,
+  type CopyKind,
 } from './assembly-ops.js'
+import { expectSameRefreshAs } from './assembly-acceptance.js'
 import { World, type Registration } from './assembly-world.js'
 
-/** Headroom for a loaded machine; the file takes about 30 s at the default run count. */
+/** Headroom for a loaded machine; the file takes about 12 s of CPU at the default run count. */
 const TIMEOUT = 120_000
 
 // Model-based runs: one Cordis app per run with the memoized `SystemPrompt`
-// and the recompute-everything `ReferenceSystemPrompt` (the oracle), the same
-// random config, five scopes and a random list of operations mirrored on
-// both. After every operation, every view is checked three ways:
-//   1. differential: assemble/prepare/refreshContext/render agree with the oracle;
-//   2. laws stated against the plain model (not the oracle): order, shadowing, suppression;
+// and the recompute-everything `ReferenceSystemPrompt` (the oracle, which
+// imports nothing from src/), the same random config, five scopes and a
+// random list of operations mirrored on both: registrations and disposals,
+// signal writes, rebinds, listeners (some returning malformed items), tools
+// mutated in place, refreshes chained on refreshes, copies of accepted
+// results (spread, deep spread, structuredClone, JSON), refreshes for another
+// scope, and scope teardown while a change listener re-assembles the scope.
+// After every operation, every view is checked three ways:
+//   1. differential: assemble/prepare/refreshContext/render agree with the
+//      oracle, errors by class and whole message;
+//   2. laws stated against the plain model (not the oracle): order, shadowing,
+//      suppression, provider calls (providerEvaluations counts exactly the
+//      function providers called; a shadowed one is never called), tools
+//      deep-frozen and sharing no object with their providers;
 //   3. memoization: an unchanged registry re-derives and re-renders nothing.
 
 // Lower than the other property files' 200: each run mirrors up to 20 operations on two engines and
@@ -102,6 +114,8 @@ async function expectSameResults(
   if (a.ok && b.ok) expectSameRenders(a.value, b.value, what)
 }
 
+const COPY_KINDS: readonly CopyKind[] = ['JSON', 'structuredClone', 'spread', 'deep spread']
+
 const agreesWithOracle: Check = async (world, v, where) => {
   const { sp, ref } = world
   const context = world.context(v)
@@ -114,8 +128,15 @@ const agreesWithOracle: Check = async (world, v, where) => {
     () => ref.refreshContext(accepted.theirs, context),
     `refreshContext() of ${where}`,
   )
+  // A copy of it refreshes like the original (the copy kind rotates with the view).
+  const how = COPY_KINDS[v % COPY_KINDS.length]!
+  await expectSameResults(
+    () => sp.refreshContext(copyResult(accepted.mine, how), context),
+    () => ref.refreshContext(copyResult(accepted.theirs, how), context),
+    `refreshContext() of a ${how} copy of the accepted result of ${where}`,
+  )
   // The same result refreshed for the next view's scope (a scope mismatch throws naming both).
-  world.expectSameRefreshAs(v, (v + 1) % (GLOBAL + 1))
+  expectSameRefreshAs(world, v, (v + 1) % (GLOBAL + 1))
   // An earlier accepted result handed back as the preparation: its contexts and
   // variables are used, and rendering it alternates variable sets on one memo.
   await expectSameResults(
