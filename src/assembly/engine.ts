@@ -8,6 +8,7 @@ import { scopeLabel, type ScopeKey } from '../scope/scope-key.js'
 import type { ResolvedSystemPromptConfig } from './config.js'
 import {
   describeValue,
+  labelOf,
   PromptLayer,
   SourceKind,
   type ContextEntry,
@@ -29,6 +30,7 @@ import type {
   ToolSchema,
 } from './types.js'
 import { ScopeView, type SectionPlan, type ViewHost } from './view.js'
+import { checkWaterfallResult } from './waterfall-result.js'
 
 /** The slice of Cordis' events service the engine dispatches through (the raw object, no proxy). */
 export interface EventDispatcher {
@@ -44,28 +46,6 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
 /** `scope "agent-1"`, or `the global view`, for error messages. */
 function viewName(scope: ScopeKey | undefined): string {
   return scope === undefined ? 'the global view' : `scope "${scopeLabel(scope)}"`
-}
-
-/** `{ name: string "x", text: undefined }`: what a malformed listener item held. */
-function describeItem(item: unknown): string {
-  if (typeof item !== 'object' || item === null || Array.isArray(item)) return describeValue(item)
-  const { name, text } = item as { name?: unknown; text?: unknown }
-  return `{ name: ${describeValue(name)}, text: ${describeValue(text)} }`
-}
-
-/**
- * Throws unless every item of a listener's `sections` or `contexts` is an
- * object with a string `name` and `text`, so a bad item fails the call that
- * received it instead of a later render.
- */
-function checkItems(event: string, field: 'sections' | 'contexts', items: readonly unknown[]): void {
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i] as { name?: unknown; text?: unknown } | null | undefined
-    if (typeof item === 'object' && item !== null && typeof item.name === 'string' && typeof item.text === 'string') continue
-    throw new Error(
-      `a "${event}" listener returned ${field}[${i}] = ${describeItem(item)}; every ${field === 'sections' ? 'section' : 'context'} needs a string name and text`,
-    )
-  }
 }
 
 /**
@@ -224,7 +204,7 @@ export class PromptEngine {
     const text = entry.kind === SourceKind.Static ? entry.value! : this.#read(entry, context)
     if (typeof text === 'string') return text
     throw new TypeError(
-      `${entry.label} text ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(text)}; it must be a string`,
+      `${labelOf(entry)} text ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(text)}; it must be a string`,
     )
   }
 
@@ -232,7 +212,7 @@ export class PromptEngine {
     const value = this.#read(entry, context)
     if (value === undefined || typeof value === 'string') return value
     throw new TypeError(
-      `${entry.label} ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(value)}; it must be a string or undefined`,
+      `${labelOf(entry)} ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(value)}; it must be a string or undefined`,
     )
   }
 
@@ -290,25 +270,9 @@ export class PromptEngine {
   ): Promise<T> {
     const result = (await this.#events.waterfall(view.carrier, name, value, context, () =>
       Promise.resolve(value),
-    )) as Partial<PromptPresentation> | null | undefined
-    const missing =
-      typeof result !== 'object' || result === null
-        ? describeValue(result)
-        : !Array.isArray(result.contexts)
-          ? 'an object without a contexts array'
-          : typeof result.variables !== 'object' || result.variables === null
-            ? 'an object without a variables record'
-            : 'sections' in value && !Array.isArray(result.sections)
-              ? 'an object without a sections array'
-              : undefined
-    if (missing === undefined) {
-      checkItems(name, 'contexts', result!.contexts!)
-      if ('sections' in value) checkItems(name, 'sections', result!.sections!)
-      return result as T
-    }
-    throw new Error(
-      `a "${name}" listener resolved to ${missing}; return (or resolve to) the value of next(), or a modified copy of it`,
-    )
+    )) as unknown
+    checkWaterfallResult(name, 'sections' in value, result)
+    return result as T
   }
 
   // ── prepare / assemble / refresh ──────────────────────────────────────────
@@ -347,7 +311,7 @@ export class PromptEngine {
     const plan = view.derive('sections')
     if (plan.complete.length > 1) {
       throw new Error(
-        `multiple complete prompt sections in ${view.key === undefined ? 'the global view' : `scope "${scopeLabel(view.key)}"`}: ${plan.complete.map((entry) => entry.label).join(', ')}; keep one complete section per scope`,
+        `multiple complete prompt sections in ${view.key === undefined ? 'the global view' : `scope "${scopeLabel(view.key)}"`}: ${plan.complete.map(labelOf).join(', ')}; keep one complete section per scope`,
       )
     }
     const sections = this.#sections(plan, context)

@@ -1,3 +1,4 @@
+import { labelOf, type ContextEntry, type SectionEntry } from './entries.js'
 import { metaOf, type AssemblyMeta } from './meta.js'
 import { renderItem, type RenderedPart, type RenderItem, type RenderMemo, type RenderOwner } from './render-memo.js'
 import type { PromptPresentation } from './types.js'
@@ -30,11 +31,11 @@ const labelsByPlan = new WeakMap<readonly object[], Map<string, string>>()
  * entry's error says `in scope "agent-1"`; an item only a waterfall listener
  * supplied is `kind "name"`. The global view's labels carry no scope.
  */
-function ownerIn(meta: AssemblyMeta, plan: readonly { name: string; label: string }[] | undefined, kind: string): RenderOwner {
+function ownerIn(meta: AssemblyMeta, plan: readonly (SectionEntry | ContextEntry)[] | undefined, kind: string): RenderOwner {
   if (plan === undefined || meta.view.key === undefined) return kind
   return (name) => {
     let labels = labelsByPlan.get(plan)
-    if (labels === undefined) labelsByPlan.set(plan, (labels = new Map(plan.map((entry) => [entry.name, entry.label]))))
+    if (labels === undefined) labelsByPlan.set(plan, (labels = new Map(plan.map((entry) => [entry.name, labelOf(entry)]))))
     return labels.get(name) ?? `${kind} "${name}"`
   }
 }

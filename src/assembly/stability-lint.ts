@@ -5,7 +5,7 @@
  * meta, so only `assemble()` results carry them.
  */
 
-import type { LayerRef, SectionEntry } from './entries.js'
+import { labelOf, type LayerRef, type SectionEntry } from './entries.js'
 import { metaOf } from './meta.js'
 import type { RenderedPromptSection } from './render.js'
 import type { SectionPlan } from './view.js'
@@ -96,7 +96,7 @@ export function lintStability(
     const layer: LayerRef | undefined = entry === undefined ? undefined : (entry.scope ?? 'global')
     const key = `${kind}\0${section}\0${variable ?? ''}`
     if (reported.has(layer, key) || out.some((p) => p.key === key && p.layer === layer)) return
-    const label = entry?.label ?? `prompt section "${section}"`
+    const label = entry === undefined ? `prompt section "${section}"` : labelOf(entry)
     const warning: StabilityWarning = {
       kind,
       section,
@@ -114,7 +114,7 @@ export function lintStability(
         const variable = variables.get(ref)
         if (variable?.stability !== 'volatile') continue
         add('volatile-variable', name, ref, (label) =>
-          `${label} references volatile ${variable.label}; a value that changes every step invalidates the cached prompt from this section on — move it into a runtime context`,
+          `${label} references volatile ${labelOf(variable)}; a value that changes every step invalidates the cached prompt from this section on — move it into a runtime context`,
         )
       }
     }

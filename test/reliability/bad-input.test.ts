@@ -7,6 +7,7 @@ import {
   renderPrompt,
   SystemPrompt,
   TOOL_ORDER_REST,
+  type PromptAssembly,
   type ScopeParentBinding,
   type SystemPromptConfig,
 } from '../../src/index.js'
@@ -75,6 +76,9 @@ const REGISTRATION: Row[] = [
   { call: 'scoped section() with a non-boolean complete', act: (w) => a1(w).section({ name: 'x', order: 0, text: 'x', complete: 1 as never }), error: TypeError, message: [`prompt section "x" ${SCOPED} option "complete" must be a boolean (got number 1)`] },
   { call: 'scoped context() with a non-boolean required', act: (w) => a1(w).context({ name: 'c', order: 0, text: 'x', required: 'yes' as never }), error: TypeError, message: [`runtime context "c" ${SCOPED} option "required" must be a boolean`] },
   { call: 'variable() with an unknown stability', act: (w) => sp(w).variable('v', 'x', { stability: 'hourly' as never }), error: TypeError, message: ['prompt variable "v" stability must be one of "static", "session", "volatile" (got string "hourly")'] },
+  // order bands
+  { call: 'getSectionOrder() with an unknown name', act: (w) => sp(w).getSectionOrder('NOPE'), error: TypeError, message: ['unknown section order "NOPE"; known: HARNESS_IDENTITY, '] },
+  { call: 'getContextOrder() with a section band', act: (w) => sp(w).getContextOrder('TOOLS_SDK'), error: TypeError, message: ['unknown context order "TOOLS_SDK"; known: SANDBOX_POLICY, APPROVAL_POLICY, SUBAGENT_DELEGATION'] },
 ]
 
 const PROVIDERS: Row[] = [
@@ -96,6 +100,9 @@ const PROVIDERS: Row[] = [
   { call: 'assemble() with a non-object scope', act: (w) => sp(w).assemble({ scope: 'agent-1' as never }), error: TypeError, message: ['assemble context "scope" must be a scope key object (got string "agent-1")'] },
   { call: 'a prepare listener resolving to undefined', arrange: (w) => w.app.on('system-prompt/prepare', async (p, _c, next) => (w.fault ? (undefined as never) : next())), act: assembleA1, error: Error, message: ['a "system-prompt/prepare" listener resolved to undefined'] },
   { call: 'an assemble listener resolving to a presentation without sections', arrange: (w) => w.app.on('system-prompt/assemble', async (p, _c, next) => (w.fault ? ({ contexts: [], variables: {} } as never) : next())), act: assembleA1, error: Error, message: ['a "system-prompt/assemble" listener resolved to an object without a sections array'] },
+  { call: 'an assemble listener returning a null section', arrange: (w) => w.app.on('system-prompt/assemble', async (p, _c, next) => { const result = await next(); return w.fault ? { ...result, sections: [...result.sections, null as never] } : result }), act: (w) => sp(w).assemble(), error: Error, message: ['a "system-prompt/assemble" listener returned sections[', '] = null; every section needs a string name and text'] },
+  { call: 'a prepare listener returning a context without text', arrange: (w) => w.app.on('system-prompt/prepare', async (p, _c, next) => { const result = await next(); return w.fault ? { ...result, contexts: [{ name: 'x' } as never] } : result }), act: assembleA1, error: Error, message: ['a "system-prompt/prepare" listener returned contexts[0] = { name: string "x", text: undefined }; every context needs a string name and text'] },
+  { call: 'refreshContext() of an agent-1 assembly for scope agent-2', arrange: assembleA1, act: (w, accepted: PromptAssembly) => sp(w).refreshContext(accepted, { scope: w.keys.agent2 }), error: Error, message: ['an accepted result assembled for scope "agent-1" cannot be refreshed for scope "agent-2"', 'pass the scope it was assembled for'] },
 ]
 
 const TEMPLATES: Row[] = [
@@ -119,6 +126,11 @@ const CONFIGS: [string, unknown, string][] = [
   ['toolOrder naming a tool twice', { toolOrder: ['bash', TOOL_ORDER_REST, 'bash'] }, 'toolOrder lists "bash" more than once'],
   ['toolOrder with the rest entry twice', { toolOrder: [TOOL_ORDER_REST, 'bash', TOOL_ORDER_REST] }, `toolOrder lists "${TOOL_ORDER_REST}" more than once`],
   ['toolOrder without the rest entry', { toolOrder: ['bash'] }, `toolOrder must list "${TOOL_ORDER_REST}" exactly once (it is missing)`],
+  ['a malformed reference in personaPrefix', { personaPrefix: 'Team {{ team }}' }, 'malformed prompt variable reference "{{ team }}" in systemPrompt config "personaPrefix"; write {{name}}'],
+  ['an empty reference in identity', { identity: 'I am {{}}' }, 'malformed prompt variable reference "{{}}" in systemPrompt config "identity"'],
+  ['sectionOrders redefining a built-in band', { sectionOrders: { TOOLS_SDK: 1 } }, 'sectionOrders "TOOLS_SDK" is already a section order band (5000)'],
+  ['contextOrders with a non-finite order', { contextOrders: { TICKET: Infinity } }, 'contextOrders "TICKET" must be a finite number (got number Infinity)'],
+  ['sectionOrders that is not a record', { sectionOrders: [] }, 'sectionOrders must be a record of band names to orders (got an array)'],
   ['an unknown config key', { identiy: 'x' }, 'unknown systemPrompt config key "identiy"'],
   ['a config that is not an object', 'bash', 'systemPrompt config must be an object (got "bash")'],
 ]

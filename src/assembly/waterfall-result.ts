@@ -1,0 +1,47 @@
+import { describeValue } from './entries.js'
+
+/** `{ name: string "x", text: undefined }`: what a malformed listener item held. */
+function describeItem(item: unknown): string {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) return describeValue(item)
+  const { name, text } = item as { name?: unknown; text?: unknown }
+  return `{ name: ${describeValue(name)}, text: ${describeValue(text)} }`
+}
+
+function checkItems(event: string, field: 'sections' | 'contexts', items: readonly unknown[]): void {
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as { name?: unknown; text?: unknown } | null | undefined
+    if (typeof item === 'object' && item !== null && typeof item.name === 'string' && typeof item.text === 'string') continue
+    throw new Error(
+      `a "${event}" listener returned ${field}[${i}] = ${describeItem(item)}; every ${field === 'sections' ? 'section' : 'context'} needs a string name and text`,
+    )
+  }
+}
+
+/**
+ * Throws unless what the `event` waterfall resolved to is a preparation (or,
+ * with `sections`, a presentation): an object with a `contexts` array, a
+ * `variables` record and a `sections` array, whose every section and context
+ * is an object with a string `name` and `text`. Checked after each waterfall,
+ * so a bad listener result fails the call that received it instead of a later
+ * render; the error names the event and the offending field or index.
+ */
+export function checkWaterfallResult(event: string, sections: boolean, result: unknown): void {
+  const value = result as { contexts?: unknown; variables?: unknown; sections?: unknown } | null | undefined
+  const missing =
+    typeof value !== 'object' || value === null
+      ? describeValue(value)
+      : !Array.isArray(value.contexts)
+        ? 'an object without a contexts array'
+        : typeof value.variables !== 'object' || value.variables === null
+          ? 'an object without a variables record'
+          : sections && !Array.isArray(value.sections)
+            ? 'an object without a sections array'
+            : undefined
+  if (missing !== undefined) {
+    throw new Error(
+      `a "${event}" listener resolved to ${missing}; return (or resolve to) the value of next(), or a modified copy of it`,
+    )
+  }
+  checkItems(event, 'contexts', value!.contexts as readonly unknown[])
+  if (sections) checkItems(event, 'sections', value!.sections as readonly unknown[])
+}
