@@ -1,6 +1,6 @@
 import { signal, untracked, type ReadonlySignal } from '@preact/signals-core'
-import { ChangeRelay } from '../signals/change-relay.js'
 import type { Context } from 'cordis'
+import { ChangeRelay } from '../signals/change-relay.js'
 import { watchParentChanges } from '../scope/parent-chain.js'
 import { ScopedLayers } from '../scope/scoped-layers.js'
 import type { Undo } from '../scope/named-entries.js'

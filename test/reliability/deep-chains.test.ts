@@ -123,8 +123,11 @@ describe('a fault while deriving a view is not cached', () => {
     const agent = { name: 'agent' }
     createScope(ctx, preset).ctx.systemPrompt.section({ name: 'persona', order: 0, text: 'persona text' })
     createScope(ctx, agent, { parent: preset }).ctx.systemPrompt.section({ name: 'task', order: 1, text: 'task text' })
-    expect(nearTheStackLimit(() => app.systemPrompt.inspect(agent))).toBeGreaterThan(1)
-    expect(names(app.systemPrompt.inspect(agent).sections)).toContain('task')
+    // Several sweeps: frame sizes change as the code warms up, and so do the points where it overflows.
+    for (let sweep = 0; sweep < 4; sweep++) {
+      expect(nearTheStackLimit(() => app.systemPrompt.inspect(agent))).toBeGreaterThan(1)
+      expect(names(app.systemPrompt.inspect(agent).sections)).toContain('task')
+    }
     expect(names(ownSections(await app.systemPrompt.assemble({ scope: agent })))).toEqual(['persona', 'task'])
   })
 
