@@ -20,6 +20,7 @@ import { Context } from 'cordis'
 import {
   createScope,
   render,
+  scopeParentOf,
   renderContextSnapshot,
   SystemPrompt,
   type PromptAssembly,
@@ -71,7 +72,8 @@ export const promptloom: Impl = {
 export const reference: Impl = {
   name: 'reference',
   // The original harness emits system-prompt/change on every registration and disposal.
-  load: (app) => app.plugin(ReferenceSystemPrompt, { ...PERSONA, emitChanges: true }),
+  // The baseline reads the same parent links the harness binds (the oracle keeps none of its own).
+  load: (app) => app.plugin(ReferenceSystemPrompt, { ...PERSONA, emitChanges: true, parentOf: scopeParentOf }),
   service: (ctx) => ctx.referencePrompt as unknown as PromptService,
   render: referenceRenderPrompt,
   renderContextSnapshot: referenceRenderContextSnapshot,

@@ -1,4 +1,4 @@
-import { Context } from 'cordis'
+import { Context, Service } from 'cordis'
 import { describe, expect, test } from 'vitest'
 import {
   bindScopeParent,
@@ -172,17 +172,58 @@ describe('scopeTarget', () => {
     expect(log).toEqual(['admitted by base'])
   })
 
-  test('hands listeners the carrier as this, inheriting from the base', () => {
-    const base = subject()
-    const carrier = scopeTarget(base, {})
+  test('hands listeners the carrier itself as this', () => {
+    const carrier = scopeTarget(subject(), {})
     const app = new Context()
     const seen: unknown[] = []
     app.on(EVENT, function (this: Scoped<Subject>, payload) {
-      seen.push(this, this.kind, payload)
+      seen.push(this, payload)
     })
     app.emit(carrier, EVENT, 'hello')
-    expect(seen).toEqual([carrier, 'subject', 'hello'])
-    expect(Object.getPrototypeOf(carrier)).toBe(base)
+    expect(seen).toEqual([carrier, 'hello'])
+  })
+
+  test("exposes none of the base's properties (routing-only)", () => {
+    const base = subject()
+    const carrier = scopeTarget(base, {})
+    expect(Object.getPrototypeOf(carrier)).toBeNull()
+    expect('kind' in carrier).toBe(false)
+    expect(Object.keys(carrier)).toEqual([])
+  })
+
+  test('cannot be given properties (frozen)', () => {
+    const carrier = scopeTarget(subject(), {})
+    expect(Object.isFrozen(carrier)).toBe(true)
+  })
+
+  test("calls the base's filter with the base as this", () => {
+    const receivers: unknown[] = []
+    const base = {
+      kind: 'subject' as const,
+      [Context.filter](this: unknown) {
+        receivers.push(this)
+        return true
+      },
+    }
+    const { app } = listeners({})
+    app.emit(scopeTarget(base, {}), EVENT, 'hello')
+    expect(receivers).toEqual([base])
+  })
+
+  test("keeps a Cordis service's isolation filter (a listener in an isolated context is not admitted)", () => {
+    class Subjects extends Service implements Subject {
+      readonly kind = 'subject'
+      constructor(ctx: Context) {
+        super(ctx, 'carrierSubjects')
+      }
+    }
+    const app = new Context()
+    const log: string[] = []
+    const service = new Subjects(app)
+    app.on(EVENT, () => void log.push('same realm'))
+    app.isolate('carrierSubjects').on(EVENT, () => void log.push('isolated'))
+    app.emit(scopeTarget(service, {}), EVENT, 'hello')
+    expect(log).toEqual(['same realm'])
   })
 
   test('leaves the base object untouched', () => {

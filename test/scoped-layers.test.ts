@@ -385,6 +385,87 @@ describe('ScopedLayers.effect failures', () => {
   })
 })
 
+describe('ScopedLayers.effect when onChange throws', () => {
+  /** A ScopedLayers whose onChange throws while `failing.now` is set, counting every call. */
+  function failingOnChange() {
+    const failing = { now: false, calls: 0 }
+    const setup = layered(() => {
+      failing.calls++
+      if (failing.now) throw new Error('listener "audit" failed')
+    })
+    return { ...setup, failing }
+  }
+
+  test('the error reaches the caller', () => {
+    const { agentScope } = family()
+    const { register, failing } = failingOnChange()
+    failing.now = true
+    expect(() => register(agentScope.ctx, 'a', 'A')).toThrow('listener "audit" failed')
+  })
+
+  test('the registration is rolled back (nothing registered)', () => {
+    const { agent, agentScope } = family()
+    const { register, merged, failing } = failingOnChange()
+    failing.now = true
+    expect(() => register(agentScope.ctx, 'a', 'A')).toThrow('listener "audit" failed')
+    expect(merged(agent)).toEqual([])
+  })
+
+  test('the layer the registration created is not left behind', () => {
+    const { agent, agentScope } = family()
+    const { layers, register, failing } = failingOnChange()
+    failing.now = true
+    expect(() => register(agentScope.ctx, 'a', 'A')).toThrow('listener "audit" failed')
+    expect(layers.peek(agent)).toBeUndefined()
+  })
+
+  test('the Cordis effect is disposed (the fiber holds nothing)', () => {
+    const { agentScope } = family()
+    const { register, failing } = failingOnChange()
+    failing.now = true
+    expect(() => register(agentScope.ctx, 'a', 'A', { label: 'test.register()' })).toThrow('listener "audit" failed')
+    expect(effectLabels(agentScope.ctx)).toEqual([])
+  })
+
+  test('the rollback does not call onChange a second time', () => {
+    const { agentScope } = family()
+    const { register, failing } = failingOnChange()
+    failing.now = true
+    expect(() => register(agentScope.ctx, 'a', 'A')).toThrow('listener "audit" failed')
+    expect(failing.calls).toBe(1)
+  })
+
+  test("an earlier registration in the same layer survives (only the failed one is undone)", () => {
+    const { agent, agentScope } = family()
+    const { layers, register, merged, failing } = failingOnChange()
+    register(agentScope.ctx, 'a', 'A')
+    const layer = layers.peek(agent)
+    failing.now = true
+    expect(() => register(agentScope.ctx, 'b', 'B')).toThrow('listener "audit" failed')
+    expect(merged(agent)).toEqual([['a', 'A']])
+    expect(layers.peek(agent)).toBe(layer)
+  })
+
+  test('the same name registers again once onChange stops throwing', () => {
+    const { agent, agentScope } = family()
+    const { register, merged, failing } = failingOnChange()
+    failing.now = true
+    expect(() => register(agentScope.ctx, 'a', 'A')).toThrow('listener "audit" failed')
+    failing.now = false
+    register(agentScope.ctx, 'a', 'again')
+    expect(merged(agent)).toEqual([['a', 'again']])
+  })
+
+  test('a global registration is rolled back too (the global layer stays)', () => {
+    const { app } = family()
+    const { layers, register, merged, failing } = failingOnChange()
+    failing.now = true
+    expect(() => register(app, 'a', 'A')).toThrow('listener "audit" failed')
+    expect(merged(undefined)).toEqual([])
+    expect(layers.peek(undefined)).toBe(layers.global)
+  })
+})
+
 describe('ScopedLayers.effect notification', () => {
   test('calls onChange once after a registration', () => {
     const { agentScope } = family()

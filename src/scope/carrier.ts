@@ -14,27 +14,32 @@ interface Carrier {
  * A routing-only receiver for scope-filtered dispatch: pass it as the first
  * argument of `ctx.emit`/`ctx.waterfall`/…. Its `Context.filter`
  *
- * - keeps `base`'s own filter (e.g. a service's isolation check);
+ * - keeps `base`'s own filter (e.g. a service's isolation check), called with
+ *   `base` as its receiver, since such a filter reads `this.ctx`/`this.name`;
  * - admits listeners registered from an unscoped context;
  * - admits a listener tagged with `key` or one of its ancestors — events flow
  *   up the chain, never down to a descendant or across to a sibling;
  * - with `key === undefined`, admits unscoped listeners only.
  *
  * Listeners registered with `{ global: true }` bypass every filter (Cordis).
- * The carrier inherits from `base`, so listeners can still read it as `this`.
+ * Cordis hands listeners the carrier as `this`; it is routing-only, as in the
+ * original harness: a frozen null-prototype object exposing none of `base`'s
+ * properties (the `T` of `Scoped<T>` names the subject for the type checker
+ * only). Listeners get what they need from the event's arguments.
  */
 export function scopeTarget<T extends object>(base: T, key: ScopeKey | undefined): Scoped<T> {
   const baseFilter = (base as { [Context.filter]?: Filter })[Context.filter]
-  const filter: Filter = function (this: unknown, ctx) {
-    if (baseFilter !== undefined && !baseFilter.call(this, ctx)) return false
+  const filter: Filter = (ctx) => {
+    if (baseFilter !== undefined && !baseFilter.call(base, ctx)) return false
     const tag = scopeOf(ctx)
     if (tag === undefined) return true
     return key !== undefined && isScopeWithin(key, tag)
   }
-  return Object.create(base, {
+  const carrier = Object.create(null, {
     [Context.filter]: { value: filter },
     [CARRIER]: { value: { key } },
   }) as Scoped<T>
+  return Object.freeze(carrier)
 }
 
 /** Whether `value` is a carrier made by `scopeTarget`. */

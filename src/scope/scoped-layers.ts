@@ -99,6 +99,9 @@ export class ScopedLayers<L extends ScopeLayer> {
    *   notifies nobody.
    * - The undo is installed (Cordis holds the disposer) before any
    *   notification: the whole call runs in one `batch`.
+   * - An `onChange` that throws on registration rolls it back (the effect is
+   *   disposed, so nothing stays registered and a created layer is reclaimed)
+   *   and the error reaches the caller; the rollback does not notify again.
    * - Undoing empties and reclaims the exact layer when it was its last entry.
    *
    * Returns the exact `ctx.effect` disposer.
@@ -106,6 +109,9 @@ export class ScopedLayers<L extends ScopeLayer> {
   effect(ctx: Context, action: (layer: L) => Undo, options: LayerEffectOptions): () => Promise<void> {
     const scope = scopeOf(ctx)
     const notify = options.notify !== false
+    // Set while a registration whose notification threw is being undone: the
+    // listener that just failed is not called a second time for the rollback.
+    let rollingBack = false
     return batch(() => {
       const dispose = ctx.effect(() => {
         const slot = scope === undefined ? undefined : this.#slot(scope)
@@ -122,13 +128,21 @@ export class ScopedLayers<L extends ScopeLayer> {
             if (slot !== undefined && slot.peek() === layer && untracked(() => layer.isEmpty())) {
               slot.value = undefined
             }
-            if (notify) this.#onChange?.()
+            if (notify && !rollingBack) this.#onChange?.()
           })
         }
       }, options.label)
       // Only now does Cordis hold the disposer, so even a plain (non-signal)
       // onChange that disposes the registration at once finds it installed.
-      if (notify) this.#onChange?.()
+      if (notify) {
+        try {
+          this.#onChange?.()
+        } catch (error) {
+          rollingBack = true
+          void dispose()
+          throw error
+        }
+      }
       return dispose
     })
   }

@@ -26,29 +26,14 @@ export const CONTEXT_NAMES = ['cwd', 'time', 'todo'] as const
 export const VARIABLE_NAMES = ['a', 'b', 'c'] as const
 export const TOOL_NAMES = ['bash', 'read', 'grep', 'edit'] as const
 
-/** An outcome of one call on one engine, reduced to what the two must agree on. */
-export type Outcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly kind: string; readonly message: string }
-
-/** The SPEC/STYLE phrases an error is classified by; checked in this order. */
-const ERROR_KINDS = [
-  'multiple complete prompt sections',
-  'provided more than once',
-  'reserved',
-  'unregistered tool',
-  'malformed prompt variable reference',
-  'unknown prompt variable',
-  'has no value',
-  'already registered',
-  'cycle',
-  'boom',
-] as const
+/** An outcome of one call on one engine, reduced to what the two must agree on: the value, or the whole error message. */
+export type Outcome<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string }
 
 function failure(error: unknown): Outcome<never> {
-  const message = error instanceof Error ? error.message : String(error)
-  return { ok: false, kind: ERROR_KINDS.find((kind) => message.includes(kind)) ?? `unclassified: ${message}`, message }
+  return { ok: false, message: error instanceof Error ? `${error.name}: ${error.message}` : `thrown ${String(error)}` }
 }
 
-/** Runs `run`, turning a throw into a classified failure. */
+/** Runs `run`, turning a throw into a failure carrying the error's class and message. */
 export function attempt<T>(run: () => T): Outcome<T> {
   try {
     return { ok: true, value: run() }
@@ -57,7 +42,7 @@ export function attempt<T>(run: () => T): Outcome<T> {
   }
 }
 
-/** Awaits `run`, turning a rejection into a classified failure. */
+/** Awaits `run`, turning a rejection into a failure carrying the error's class and message. */
 export async function attemptAsync<T>(run: () => Promise<T>): Promise<Outcome<T>> {
   try {
     return { ok: true, value: await run() }
@@ -66,19 +51,31 @@ export async function attemptAsync<T>(run: () => Promise<T>): Promise<Outcome<T>
   }
 }
 
-/** Both engines rejected with the same kind of error, or both produced equal values. */
+/**
+ * The string-keyed data of a result, recursively: what a harness sees and
+ * JSON keeps. Symbol-keyed bookkeeping (each engine remembers the scope a
+ * result was made for in its own symbol) is left out; whether both engines
+ * remember it alike is checked by refreshing with another scope.
+ */
+export function plain(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(plain)
+  if (typeof value !== 'object' || value === null) return value
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(value)) out[key] = plain((value as Record<string, unknown>)[key])
+  return out
+}
+
+/** Both engines failed with the same error class and the same whole message, or both produced equal data. */
 export function expectSame<T>(mine: Outcome<T>, theirs: Outcome<T>, what: string): void {
   if (mine.ok !== theirs.ok) {
     const describe = (o: Outcome<T>) => (o.ok ? `resolved ${JSON.stringify(o.value)}` : `rejected: ${o.message}`)
     throw new Error(`${what}: engine ${describe(mine)}\n  but oracle ${describe(theirs)}`)
   }
   if (!mine.ok && !theirs.ok) {
-    if (mine.kind !== theirs.kind) {
-      throw new Error(`${what}: engine rejected with "${mine.message}"\n  but oracle with "${theirs.message}"`)
-    }
+    expect(mine.message, `${what}: the engine's error message (expected: the oracle's)`).toBe(theirs.message)
     return
   }
-  expect((mine as { value: T }).value, what).toStrictEqual((theirs as { value: T }).value)
+  expect(plain((mine as { value: T }).value), what).toStrictEqual(plain((theirs as { value: T }).value))
 }
 
 // ── generated inputs ─────────────────────────────────────────────────────────
@@ -119,7 +116,7 @@ export type Op =
   | { t: 'variable'; at: number; name: string; src: VariableSpec }
   | { t: 'tools'; at: number; src: ToolSpec }
   | { t: 'suppress'; at: number }
-  | { t: 'listen'; at: number; name: string; rewrite: boolean }
+  | { t: 'listen'; at: number; name: string; rewrite: boolean; bad: 'no' | 'section' | 'context' }
   | { t: 'dispose'; pick: number }
   | { t: 'disposeScope'; s: number }
   | { t: 'remint'; s: number }
@@ -129,6 +126,25 @@ export type Op =
   | { t: 'setCell'; text: string; value: string | undefined; tools: number; boom: boolean }
   | { t: 'rebind'; s: number; target: number }
   | { t: 'accept'; view: number; prepare: boolean }
+  | { t: 'refresh'; view: number }
+  | { t: 'copy'; view: number; how: CopyKind }
+  | { t: 'refreshAs'; view: number; as: number }
+  | { t: 'mutateTool'; r: number; k: number; how: 'rename' | 'parameters' | 'description'; to: string }
+  | { t: 'teardownAssemble'; s: number }
+
+/** How an accepted result is copied before it is refreshed (SPEC §2 Reliability). */
+export type CopyKind = 'spread' | 'deep spread' | 'structuredClone' | 'JSON'
+
+/** Copies an accepted result the way a harness might persist or pass it on. */
+export function copyResult<T extends object>(value: T, how: CopyKind): T {
+  if (how === 'spread') return { ...value }
+  if (how === 'deep spread') {
+    const contexts = (value as { contexts?: object[] }).contexts?.map((c) => ({ ...c }))
+    return { ...value, contexts }
+  }
+  if (how === 'structuredClone') return structuredClone(value)
+  return JSON.parse(JSON.stringify(value)) as T
+}
 
 const scopeIndexArb = fc.nat(GLOBAL - 1)
 
@@ -182,6 +198,7 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
       at: layerArb,
       name: fc.constantFrom('note', ...CONTEXT_NAMES),
       rewrite: fc.boolean(),
+      bad: fc.constantFrom('no', 'no', 'no', 'no', 'section', 'context'),
     }),
   },
   { weight: 4, arbitrary: fc.record({ t: fc.constant('dispose' as const), pick: fc.nat(63) }) },
@@ -205,6 +222,27 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
   },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('rebind' as const), s: scopeIndexArb, target: fc.nat(GLOBAL) }) },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('accept' as const), view: fc.nat(GLOBAL), prepare: fc.boolean() }) },
+  { weight: 3, arbitrary: fc.record({ t: fc.constant('refresh' as const), view: fc.nat(GLOBAL) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      t: fc.constant('copy' as const),
+      view: fc.nat(GLOBAL),
+      how: fc.constantFrom<CopyKind>('spread', 'deep spread', 'structuredClone', 'JSON'),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('refreshAs' as const), view: fc.nat(GLOBAL), as: fc.nat(GLOBAL) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      t: fc.constant('mutateTool' as const),
+      r: fc.nat(3),
+      k: fc.nat(1),
+      how: fc.constantFrom('rename' as const, 'parameters' as const, 'description' as const),
+      to: fc.constantFrom(...TOOL_NAMES, 'zap'),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('teardownAssemble' as const), s: scopeIndexArb }) },
 )
 
 /** A tool provider result in the run's pool, built once so providers hand back the same object. */
@@ -248,9 +286,14 @@ export const worldConfigArb: fc.Arbitrary<WorldConfig> = fc.record({
       personaPrefix: fc.constantFrom('', 'Prefix.', 'Be {{a}}.'),
       personaSuffix: fc.constantFrom('', 'Suffix.', 'Bye {{b}}.'),
       toolOrder: fc.option(toolOrderArb, { nil: undefined }),
+      bands: fc.boolean(),
     })
     // An absent toolOrder is left out, not passed as `undefined`.
-    .map(({ toolOrder, ...rest }): SystemPromptConfig => (toolOrder === undefined ? rest : { ...rest, toolOrder })),
+    .map(({ toolOrder, bands, ...rest }): SystemPromptConfig => ({
+      ...rest,
+      ...(toolOrder === undefined ? {} : { toolOrder }),
+      ...(bands ? { sectionOrders: { DEPLOY_NOTES: 4200 }, contextOrders: { TICKET: 130 } } : {}),
+    })),
   results: fc.array(resultSpecArb, { minLength: 4, maxLength: 4 }),
 })
 

@@ -19,16 +19,16 @@ import {
   type ToolSchema,
 } from '../../src/index.js'
 import { ReferenceSystemPrompt } from '../reference/index.js'
+import { acceptResult, copyAccepted, expectSameRefreshAs, refreshAccepted } from './assembly-acceptance.js'
 import {
   attempt,
-  attemptAsync,
+  type CopyKind,
   expectSame,
   GLOBAL,
   INITIAL_PARENTS,
   SCOPE_NAMES,
   TOOL_NAMES,
   VARIABLE_NAMES,
-  viewName,
   type Op,
   type TextSpec,
   type VariableSpec,
@@ -52,9 +52,12 @@ export interface Registration {
   readonly flagged: boolean
   readonly disposers: readonly (() => Promise<void> | undefined)[]
   alive: boolean
+  /** Calls of its function provider (by either engine); `undefined` for a registration without one. */
+  readonly calls: { n: number } | undefined
 }
 
-type Accepted = { readonly mine: PromptPreparation; readonly theirs: PromptPreparation }
+/** An accepted result on both engines; `copied` says how it was last copied (absent: as an engine returned it). */
+export type Accepted = { readonly mine: PromptPreparation; readonly theirs: PromptPreparation; readonly copied?: CopyKind }
 
 function schema(name: string): ToolSchema {
   return { name, description: `${name} tool`, parameters: { type: 'object', properties: { [name]: { type: 'string' } } } }
@@ -95,18 +98,23 @@ export class World {
     const world = new World(setup)
     const { app, keys } = world
     await app.plugin(SystemPrompt, setup.config)
-    await app.plugin(ReferenceSystemPrompt, setup.config)
+    // The oracle learns the parent links from the model, never from promptloom's relation.
+    const parentOf = (key: ScopeKey): ScopeKey | undefined => {
+      const parent = world.parents[keys.indexOf(key)]
+      return parent === undefined ? undefined : keys[parent]
+    }
+    await app.plugin(ReferenceSystemPrompt, { ...setup.config, parentOf })
     await app.inject(['systemPrompt', 'referencePrompt'], (ctx) => {
       world.minter = ctx
     })
     const { config } = setup
     const configured = (name: string, order: number) =>
-      world.registrations.push({ layer: GLOBAL, kind: 'section', name, order, flagged: false, disposers: [], alive: true })
+      world.registrations.push({ layer: GLOBAL, kind: 'section', name, order, flagged: false, disposers: [], alive: true, calls: undefined })
     if (config.includeHarnessIdentity !== false) configured(HARNESS_IDENTITY_SECTION, SECTION_ORDERS.HARNESS_IDENTITY)
     configured(PERSONA_PREFIX_SECTION, SECTION_ORDERS.DEPLOYMENT_PERSONA_PREFIX)
     configured(PERSONA_SUFFIX_SECTION, SECTION_ORDERS.DEPLOYMENT_PERSONA_SUFFIX)
     if (config.includeRuntimeContext === false) {
-      world.registrations.push({ layer: GLOBAL, kind: 'suppress', name: '', order: 0, flagged: false, disposers: [], alive: true })
+      world.registrations.push({ layer: GLOBAL, kind: 'suppress', name: '', order: 0, flagged: false, disposers: [], alive: true, calls: undefined })
     }
     INITIAL_PARENTS.forEach((parent, s) => {
       if (parent !== undefined) world.bindings[s] = bindScopeParent(keys[s]!, keys[parent]!)
@@ -116,12 +124,20 @@ export class World {
       // A global catalog that knows every generated tool name, so a toolOrder
       // naming them is not an "unregistered tool" in every view (until disposed).
       const catalog = { schemas: [], knownNames: [...TOOL_NAMES] }
-      world.register(GLOBAL, 'tools', '', 0, false, (sp) => sp.tools(() => catalog))
+      const calls = { n: 0 }
+      world.register(GLOBAL, 'tools', '', 0, false, (sp) => sp.tools(() => (calls.n++, catalog)), calls)
     }
     // Every variable starts with a global value, so templates mostly resolve
     // until a registration is disposed or shadowed by one without a value.
     for (const name of VARIABLE_NAMES) world.register(GLOBAL, 'variable', name, 0, false, (sp) => sp.variable(name, name.toUpperCase()))
     for (let v = 0; v <= GLOBAL; v++) await world.apply({ t: 'accept', view: v, prepare: v % 2 === 0 })
+    for (const name of ['TOOL_BASH', 'DELIVERABLE_FILE_REFERENCES', 'DEPLOY_NOTES', 'SANDBOX_POLICY', 'TICKET', 'NOPE']) {
+      const sp = world.sp as unknown as Record<'getSectionOrder' | 'getContextOrder', (name: string) => number>
+      const ref = world.ref as unknown as typeof sp
+      for (const getter of ['getSectionOrder', 'getContextOrder'] as const) {
+        expectSame(attempt(() => sp[getter](name)), attempt(() => ref[getter](name)), `${getter}("${name}")`)
+      }
+    }
     return world
   }
 
@@ -165,6 +181,7 @@ export class World {
     order: number,
     flagged: boolean,
     call: (service: Pick<SystemPrompt, 'section' | 'context' | 'variable' | 'tools' | 'suppressRuntimeContext'>) => () => Promise<void> | undefined,
+    calls?: { n: number },
   ): void {
     const ctx = at === GLOBAL ? this.minter : this.scope(at).ctx
     const mine = attempt(() => call(ctx.systemPrompt))
@@ -175,24 +192,28 @@ export class World {
       `${kind} "${name}" registered in ${at === GLOBAL ? 'the global layer' : SCOPE_NAMES[at]}`,
     )
     if (mine.ok && theirs.ok) {
-      this.registrations.push({ layer: at, kind, name, order, flagged, disposers: [mine.value, theirs.value], alive: true })
+      this.registrations.push({ layer: at, kind, name, order, flagged, disposers: [mine.value, theirs.value], alive: true, calls })
     }
   }
 
-  #text(spec: TextSpec): string | Signal<string> | ((context: AssembleContext) => string) {
+  #text(spec: TextSpec, calls: { n: number }): string | Signal<string> | ((context: AssembleContext) => string) {
     if (spec.k === 'string') return spec.s
     if (spec.k === 'signal') return this.texts[spec.i]!
     const { cell } = this
-    return () => spec.s + cell.text
+    return () => (calls.n++, spec.s + cell.text)
   }
 
-  #variable(spec: VariableSpec): string | Signal<string | undefined> | ((context: AssembleContext) => string | undefined) {
+  #variable(
+    spec: VariableSpec,
+    calls: { n: number },
+  ): string | Signal<string | undefined> | ((context: AssembleContext) => string | undefined) {
     if (spec.k === 'string') return spec.s
     if (spec.k === 'signal') return this.values[spec.i]!
     const { cell } = this
-    if (spec.mode === 'cell') return () => cell.value
-    if (spec.mode === 'scope') return (context) => `in ${(context.scope as { name?: string } | undefined)?.name ?? 'global'}`
+    if (spec.mode === 'cell') return () => (calls.n++, cell.value)
+    if (spec.mode === 'scope') return (context) => (calls.n++, `in ${(context.scope as { name?: string } | undefined)?.name ?? 'global'}`)
     return () => {
+      calls.n++
       if (cell.boom) throw new Error('boom: variable provider failed')
       return 'fine'
     }
@@ -202,26 +223,30 @@ export class World {
   async apply(op: Op): Promise<void> {
     switch (op.t) {
       case 'section': {
-        const text = this.#text(op.text)
+        const calls = { n: 0 }
+        const text = this.#text(op.text, calls)
         const input = { name: op.name, order: op.order, text, ...(op.interpolate ? {} : { interpolate: false }), ...(op.complete ? { complete: true } : {}) }
-        return this.register(op.at, 'section', op.name, op.order, op.complete, (sp) => sp.section(input))
+        return this.register(op.at, 'section', op.name, op.order, op.complete, (sp) => sp.section(input), calls)
       }
       case 'context': {
-        const text = this.#text(op.text)
+        const calls = { n: 0 }
+        const text = this.#text(op.text, calls)
         const input = { name: op.name, order: op.order, text, interpolate: op.interpolate, required: op.required }
-        return this.register(op.at, 'context', op.name, op.order, op.required, (sp) => sp.context(input))
+        return this.register(op.at, 'context', op.name, op.order, op.required, (sp) => sp.context(input), calls)
       }
       case 'variable': {
-        const source = this.#variable(op.src)
-        return this.register(op.at, 'variable', op.name, 0, false, (sp) => sp.variable(op.name, source))
+        const calls = { n: 0 }
+        const source = this.#variable(op.src, calls)
+        return this.register(op.at, 'variable', op.name, 0, false, (sp) => sp.variable(op.name, source), calls)
       }
       case 'tools': {
         const { cell, results } = this
+        const calls = { n: 0 }
         const provider =
           op.src.k === 'signal'
             ? this.toolSignals[op.src.i % this.toolSignals.length]!
-            : () => results[(op.src.i + cell.tools) % results.length]!
-        return this.register(op.at, 'tools', '', 0, false, (sp) => sp.tools(provider))
+            : () => (calls.n++, results[(op.src.i + cell.tools) % results.length]!)
+        return this.register(op.at, 'tools', '', 0, false, (sp) => sp.tools(provider), calls)
       }
       case 'suppress':
         return this.register(op.at, 'suppress', '', 0, false, (sp) => sp.suppressRuntimeContext())
@@ -237,6 +262,9 @@ export class World {
           async (presentation: PromptPresentation, _context: AssembleContext, next: () => Promise<PromptPresentation>) => {
             presentation.contexts.push({ name: op.name, text })
             const result = await next()
+            // A listener returning malformed items must fail the call on both engines, naming the index.
+            if (op.bad === 'section') return { ...result, sections: [...result.sections, null as never] }
+            if (op.bad === 'context') return { ...result, contexts: [...result.contexts, { name: op.name } as never] }
             if (!op.rewrite) return result
             return { ...result, sections: [...result.sections].reverse(), variables: { ...result.variables, c: text } }
           },
@@ -249,6 +277,7 @@ export class World {
           flagged: op.rewrite,
           disposers: [async () => void dispose()],
           alive: true,
+          calls: undefined,
         })
         return
       }
@@ -286,15 +315,48 @@ export class World {
         return
       case 'rebind':
         return this.rebind(op.s, op.target === GLOBAL ? undefined : op.target)
-      case 'accept': {
-        const context = this.context(op.view)
-        const mine = await attemptAsync(() => (op.prepare ? this.sp.prepare(context) : this.sp.assemble(context)))
-        const theirs = await attemptAsync(() => (op.prepare ? this.ref.prepare(context) : this.ref.assemble(context)))
-        expectSame(mine, theirs, `accepting a ${op.prepare ? 'preparation' : 'assembly'} of ${viewName(op.view)}`)
-        if (mine.ok && theirs.ok) this.accepted[op.view] = { mine: mine.value, theirs: theirs.value }
+      case 'accept':
+        return acceptResult(this, op.view, op.prepare)
+      case 'refresh':
+        return refreshAccepted(this, op.view)
+      case 'copy':
+        return copyAccepted(this, op.view, op.how)
+      case 'refreshAs':
+        return expectSameRefreshAs(this, op.view, op.as)
+      case 'mutateTool': {
+        // In place, on the object the providers keep returning (SPEC §2 Reliability).
+        const pool = this.results.filter((result) => result.schemas.length > 0)
+        const result = pool[op.r % Math.max(pool.length, 1)]
+        if (result === undefined) return
+        const schema = result.schemas[op.k % result.schemas.length] as { name: string; description: string; parameters: object }
+        if (op.how === 'rename') schema.name = op.to
+        else if (op.how === 'description') schema.description = `${op.to} tool, revised`
+        else schema.parameters = { type: 'object', properties: { [op.to]: { type: 'number' } } }
         return
       }
+      case 'teardownAssemble':
+        return this.teardownAssemble(op.s)
     }
+  }
+
+  /**
+   * Disposes scope `s` while a `system-prompt/change` listener re-assembles
+   * it on every retraction (SPEC §2 Reliability: views a listener creates
+   * during teardown retain nothing). The checks after this step then compare
+   * the disposed scope's key against the oracle.
+   */
+  async teardownAssemble(s: number): Promise<void> {
+    const scope = this.scopes[s]
+    if (scope === undefined) return
+    const pending: Promise<unknown>[] = []
+    const stop = this.app.on('system-prompt/change', () => {
+      pending.push(this.sp.assemble(this.context(s)).catch(() => undefined))
+    })
+    await scope.dispose()
+    stop()
+    await Promise.all(pending)
+    this.scopes[s] = undefined
+    for (const r of this.registrations) if (r.layer === s) r.alive = false
   }
 
   /** Re-links scope `s` (binding it first if it never was); a link into its own subtree must throw "cycle" and change nothing. */

@@ -9,3 +9,4 @@ export {
   referenceRenderPrompt,
 } from './render.js'
 export { referenceCollectTools, referenceValidateToolOrder } from './tools.js'
+export { REFERENCE_SCOPE_TAG, type ParentOf } from './scope.js'

@@ -1,31 +1,7 @@
-import type { ReadonlySignal } from '@preact/signals-core'
-import { scopeChainOf } from '../../src/scope/parent-chain.js'
 import type { ScopeKey } from '../../src/scope/scope-key.js'
-import type { AssembleContext, TextSource, ToolProvider, VariableSource } from '../../src/assembly/types.js'
-
-/** A registered section, copied at registration so later edits of the caller's object do nothing. */
-export interface SectionEntry {
-  readonly name: string
-  readonly order: number
-  readonly text: TextSource
-  readonly interpolate: boolean
-  readonly complete: boolean
-}
-
-/** A registered runtime context, copied at registration. */
-export interface ContextEntry {
-  readonly name: string
-  readonly order: number
-  readonly text: TextSource
-  readonly interpolate: boolean
-  readonly required: boolean
-}
-
-/** A registered prompt variable. */
-export interface VariableEntry {
-  readonly name: string
-  readonly value: VariableSource
-}
+import type { ToolProvider } from '../../src/assembly/types.js'
+import type { OrderedEntry, VariableEntry } from './entries.js'
+import { chainFrom, type ParentOf } from './scope.js'
 
 /** A registered tool provider; the wrapper keeps equal providers independent registrations. */
 export interface ToolEntry {
@@ -38,37 +14,35 @@ export interface ToolEntry {
  * it from scratch on every call.
  */
 export interface ReferenceLayer {
-  readonly sections: Map<string, SectionEntry>
-  readonly contexts: Map<string, ContextEntry>
+  readonly scope: ScopeKey | undefined
+  readonly sections: Map<string, OrderedEntry>
+  readonly contexts: Map<string, OrderedEntry>
   readonly variables: Map<string, VariableEntry>
   readonly tools: Set<ToolEntry>
   readonly suppressors: Set<object>
 }
 
-function createLayer(): ReferenceLayer {
-  return {
-    sections: new Map(),
-    contexts: new Map(),
-    variables: new Map(),
-    tools: new Set(),
-    suppressors: new Set(),
-  }
+function createLayer(scope: ScopeKey | undefined): ReferenceLayer {
+  return { scope, sections: new Map(), contexts: new Map(), variables: new Map(), tools: new Set(), suppressors: new Set() }
 }
 
 /**
  * The global layer plus one layer per scope key. Layers are created on first
  * registration and never reclaimed (an empty layer contributes nothing, and
- * the WeakMap lets an unreachable key take its layer with it).
+ * the WeakMap lets an unreachable key take its layer with it). The parent
+ * links come from the harness (`parentOf`), read afresh on every call.
  */
 export class ReferenceLayers {
-  readonly global: ReferenceLayer = createLayer()
+  readonly global: ReferenceLayer = createLayer(undefined)
   readonly #scoped = new WeakMap<ScopeKey, ReferenceLayer>()
+
+  constructor(readonly parentOf: ParentOf) {}
 
   /** The exact layer of `scope` (the global layer for `undefined`), created when missing. */
   layerOf(scope: ScopeKey | undefined): ReferenceLayer {
     if (scope === undefined) return this.global
     let layer = this.#scoped.get(scope)
-    if (layer === undefined) this.#scoped.set(scope, (layer = createLayer()))
+    if (layer === undefined) this.#scoped.set(scope, (layer = createLayer(scope)))
     return layer
   }
 
@@ -79,7 +53,7 @@ export class ReferenceLayers {
    */
   visible(scope: ScopeKey | undefined): ReferenceLayer[] {
     const layers = [this.global]
-    const chain = scopeChainOf(scope)
+    const chain = chainFrom(scope, this.parentOf)
     for (let i = chain.length - 1; i >= 0; i--) {
       const layer = this.#scoped.get(chain[i]!)
       if (layer !== undefined) layers.push(layer)
@@ -87,7 +61,10 @@ export class ReferenceLayers {
     return layers
   }
 
-  /** The named entries visible from `scope`, the nearest layer winning each name. */
+  /**
+   * The named entries visible from `scope`, the nearest layer winning each
+   * name; a name keeps the position where it first appeared.
+   */
   merged<V>(scope: ScopeKey | undefined, pick: (layer: ReferenceLayer) => Map<string, V>): Map<string, V> {
     const merged = new Map<string, V>()
     for (const layer of this.visible(scope)) {
@@ -101,59 +78,16 @@ export class ReferenceLayers {
     return this.visible(scope).some((layer) => layer.suppressors.size > 0)
   }
 
-  /** Every tool provider visible from `scope`: global ones first, then farthest to nearest. */
-  toolProviders(scope: ScopeKey | undefined): ToolProvider[] {
-    const providers: ToolProvider[] = []
+  /**
+   * Every tool provider visible from `scope` (global ones first, then farthest
+   * to nearest), labelled by its position in its own layer.
+   */
+  toolProviders(scope: ScopeKey | undefined): { provider: ToolProvider; layer: ReferenceLayer; index: number }[] {
+    const providers: { provider: ToolProvider; layer: ReferenceLayer; index: number }[] = []
     for (const layer of this.visible(scope)) {
-      for (const entry of layer.tools) providers.push(entry.provider)
+      let index = 0
+      for (const entry of layer.tools) providers.push({ provider: entry.provider, layer, index: index++ })
     }
     return providers
   }
-}
-
-const SIGNAL_BRAND = Symbol.for('preact-signals')
-
-/** Whether `value` is a @preact/signals-core signal (recognised by the library's brand). */
-export function isSignalLike(value: unknown): value is ReadonlySignal<unknown> {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    (value as { brand?: unknown }).brand === SIGNAL_BRAND
-  )
-}
-
-/** Whether `value` may be registered as a text or variable source. */
-export function isSource(value: unknown): boolean {
-  return typeof value === 'string' || typeof value === 'function' || isSignalLike(value)
-}
-
-/** Evaluates a source: a string is itself, a signal its current value, a function its result. */
-export function evaluateSource(source: unknown, context: AssembleContext): unknown {
-  if (typeof source === 'string') return source
-  if (isSignalLike(source)) return source.value
-  return (source as (context: AssembleContext) => unknown)(context)
-}
-
-/** A short description of a wrong value's type for error messages. */
-export function describe(value: unknown): string {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'array'
-  return typeof value
-}
-
-/** Ascending `order`, ties by code-unit name order (`<`, never `localeCompare`). */
-export function byOrderThenName(
-  a: { readonly order: number; readonly name: string },
-  b: { readonly order: number; readonly name: string },
-): number {
-  if (a.order < b.order) return -1
-  if (a.order > b.order) return 1
-  if (a.name < b.name) return -1
-  if (a.name > b.name) return 1
-  return 0
-}
-
-/** Code-unit string order for `Array.prototype.sort`. */
-export function byCodeUnit(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0
 }

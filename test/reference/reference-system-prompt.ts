@@ -1,13 +1,4 @@
 import { Service, type Context } from 'cordis'
-import {
-  CONTEXT_ORDERS,
-  HARNESS_IDENTITY_SECTION,
-  PERSONA_PREFIX_SECTION,
-  PERSONA_SUFFIX_SECTION,
-  SECTION_ORDERS,
-  type PromptContextOrderName,
-  type PromptSectionOrderName,
-} from '../../src/assembly/orders.js'
 import type {
   AssembleContext,
   AssembledContext,
@@ -21,22 +12,31 @@ import type {
   VariableOptions,
   VariableSource,
 } from '../../src/assembly/types.js'
-import { scopeTarget } from '../../src/scope/carrier.js'
-import { scopeOf, type ScopeKey } from '../../src/scope/scope-key.js'
-import '../../src/assembly/service.js'
+import type { ScopeKey } from '../../src/scope/scope-key.js'
+import { resolveReferenceConfig, type ReferenceSystemPromptConfig } from './config.js'
 import {
   byOrderThenName,
+  checkToolProvider,
   describe,
-  evaluateSource,
-  isSignalLike,
-  isSource,
-  ReferenceLayers,
-  type ContextEntry,
-  type ReferenceLayer,
-  type SectionEntry,
-} from './layers.js'
-import { resolveReferenceConfig, type ReferenceSystemPromptConfig } from './config.js'
+  duplicateError,
+  orderedEntry,
+  textOf,
+  valueOf,
+  variableEntry,
+  type OrderedEntry,
+} from './entries.js'
+import { ReferenceLayers, type ReferenceLayer } from './layers.js'
+import {
+  REFERENCE_CONTEXT_BANDS,
+  REFERENCE_IDENTITY_SECTION,
+  REFERENCE_PREFIX_SECTION,
+  REFERENCE_SECTION_BANDS,
+  REFERENCE_SUFFIX_SECTION,
+} from './orders.js'
+import { labelsOf, rememberLabels } from './render.js'
+import { referenceCarrier, tagOf, viewLabel, type ParentOf } from './scope.js'
 import { referenceCollectTools } from './tools.js'
+import { checkListenerResult } from './waterfall.js'
 
 declare module 'cordis' {
   interface Context {
@@ -44,37 +44,17 @@ declare module 'cordis' {
   }
 }
 
-const VARIABLE_NAME = /^[a-z][a-z0-9_]*$/
+/**
+ * Which scope a result was made for, as enumerable symbol-keyed data: a
+ * spread copy keeps it, while `structuredClone` and JSON drop symbol keys
+ * (so such a copy is refreshed with whatever scope the caller gives).
+ */
+const MADE_FOR: unique symbol = Symbol('referencePrompt.madeFor') as never
 
-// The context names of an accepted preparation/assembly that came from
-// registrations (before any waterfall), so `refreshContext` can tell a
-// since-disposed registration (drop) from a listener's addition (keep).
-const registeredContexts = new WeakMap<object, ReadonlySet<string>>()
-const NONE: ReadonlySet<string> = new Set()
+type Made = { [MADE_FOR]?: { readonly scope: ScopeKey | undefined } }
 
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason
-}
-
-function isObject(value: unknown): value is object {
-  return typeof value === 'object' && value !== null
-}
-
-function validateEntry(kind: 'section' | 'context', entry: PromptSection | PromptContext): void {
-  if (!isObject(entry)) throw new TypeError(`prompt ${kind} must be an object (got ${describe(entry)})`)
-  if (typeof entry.name !== 'string') {
-    throw new TypeError(`prompt ${kind} name must be a string (got ${describe(entry.name)})`)
-  }
-  if (typeof entry.order !== 'number' || !Number.isFinite(entry.order)) {
-    throw new TypeError(
-      `prompt ${kind} "${entry.name}" order must be a finite number (got ${String(entry.order)})`,
-    )
-  }
-  if (!isSource(entry.text)) {
-    throw new TypeError(
-      `prompt ${kind} "${entry.name}" text must be a string, a signal or a function (got ${describe(entry.text)})`,
-    )
-  }
 }
 
 /** Inserts `value` under `name`; the undo removes exactly this insertion. */
@@ -86,42 +66,51 @@ function insertNamed<V>(map: Map<string, V>, name: string, value: V, duplicate: 
   }
 }
 
-function layerLabel(scope: ScopeKey | undefined): string {
-  return scope === undefined ? 'the global layer' : 'this scope'
+function labelsByName(entries: Iterable<OrderedEntry>): Map<string, string> {
+  const labels = new Map<string, string>()
+  for (const entry of entries) labels.set(entry.name, entry.label)
+  return labels
+}
+
+function checkScope(scope: unknown): ScopeKey | undefined {
+  if (scope === undefined || (typeof scope === 'object' && scope !== null)) return scope as ScopeKey | undefined
+  throw new TypeError(`assemble context "scope" must be a scope key object (got ${describe(scope)})`)
 }
 
 /**
  * The ORACLE for the production `SystemPrompt`: the same contract (SPEC §2),
- * implemented the plain way. Registrations go into plain per-scope Maps, and
- * every `prepare`/`assemble`/`refreshContext` call recomputes everything from
- * scratch: merge the layers, call every effective provider, sort, clone.
- * Provides `ctx.referencePrompt`.
+ * implemented the plain way and without importing the code it checks.
+ * Registrations go into plain per-scope Maps, and every `prepare`/`assemble`/
+ * `refreshContext` call recomputes everything from scratch: merge the layers,
+ * call every effective provider, sort, clone. Provides `ctx.referencePrompt`.
  */
 export class ReferenceSystemPrompt extends Service {
   // TS-private, not `#`: Cordis hands methods a proxy of the instance as `this`.
-  private readonly layers = new ReferenceLayers()
+  private readonly layers: ReferenceLayers
+  private readonly parentOf: ParentOf
   private readonly toolOrder: readonly string[] | undefined
   private readonly emitChanges: boolean
+  private readonly sectionBands: Readonly<Record<string, number>>
+  private readonly contextBands: Readonly<Record<string, number>>
 
   /** Validates `config` (throws `TypeError` at load) and registers the configured global sections. */
   constructor(ctx: Context, config: ReferenceSystemPromptConfig = {}) {
     const resolved = resolveReferenceConfig(config)
     super(ctx, 'referencePrompt')
+    this.parentOf = resolved.parentOf
+    this.layers = new ReferenceLayers(resolved.parentOf)
     this.toolOrder = resolved.toolOrder
     this.emitChanges = resolved.emitChanges
+    this.sectionBands = { ...REFERENCE_SECTION_BANDS, ...resolved.sectionOrders }
+    this.contextBands = { ...REFERENCE_CONTEXT_BANDS, ...resolved.contextOrders }
     const global = this.layers.global
-    const configSection = (name: string, order: number, text: string): void => {
-      const entry: SectionEntry = { name, order, text, interpolate: true, complete: false }
-      ctx.effect(
-        () => insertNamed(global.sections, name, entry, () => new Error(`prompt section "${name}" is already registered`)),
-        'referencePrompt.config',
-      )
+    const configSection = (name: string, band: string, text: string): void => {
+      const entry = orderedEntry('prompt section', { name, order: REFERENCE_SECTION_BANDS[band], text }, undefined)
+      ctx.effect(() => insertNamed(global.sections, name, entry, () => duplicateError('prompt section', name, undefined)), 'referencePrompt.config')
     }
-    if (resolved.includeHarnessIdentity) {
-      configSection(HARNESS_IDENTITY_SECTION, SECTION_ORDERS.HARNESS_IDENTITY, resolved.identity)
-    }
-    configSection(PERSONA_PREFIX_SECTION, SECTION_ORDERS.DEPLOYMENT_PERSONA_PREFIX, resolved.personaPrefix)
-    configSection(PERSONA_SUFFIX_SECTION, SECTION_ORDERS.DEPLOYMENT_PERSONA_SUFFIX, resolved.personaSuffix)
+    if (resolved.includeHarnessIdentity) configSection(REFERENCE_IDENTITY_SECTION, 'HARNESS_IDENTITY', resolved.identity)
+    configSection(REFERENCE_PREFIX_SECTION, 'DEPLOYMENT_PERSONA_PREFIX', resolved.personaPrefix)
+    configSection(REFERENCE_SUFFIX_SECTION, 'DEPLOYMENT_PERSONA_SUFFIX', resolved.personaSuffix)
     if (!resolved.includeRuntimeContext) {
       ctx.effect(() => {
         const token = {}
@@ -132,15 +121,12 @@ export class ReferenceSystemPrompt extends Service {
   }
 
   // Runs `action` on the caller's exact layer inside an effect owned by the caller's fiber.
-  private register(
-    label: string,
-    action: (layer: ReferenceLayer, scope: ScopeKey | undefined) => () => void,
-  ): () => Promise<void> {
-    const scope = scopeOf(this.ctx)
-    if (!this.emitChanges) return this.ctx.effect(() => action(this.layers.layerOf(scope), scope), label)
-    const root = this.ctx.root
+  private register(label: string, action: (layer: ReferenceLayer) => () => void): () => Promise<void> {
+    const layer = this.layers.layerOf(tagOf(this.ctx))
+    if (!this.emitChanges) return this.ctx.effect(() => action(layer), label)
+    const root = this.ctx.root as unknown as { emit(name: string): void }
     return this.ctx.effect(() => {
-      const undo = action(this.layers.layerOf(scope), scope)
+      const undo = action(layer)
       root.emit('system-prompt/change')
       return () => {
         undo()
@@ -151,35 +137,19 @@ export class ReferenceSystemPrompt extends Service {
 
   /** Registers a section in the caller's scope; returns the exact Cordis effect disposer. */
   section(section: PromptSection): () => Promise<void> {
-    validateEntry('section', section)
-    const entry: SectionEntry = {
-      name: section.name,
-      order: section.order,
-      text: section.text,
-      interpolate: section.interpolate !== false,
-      complete: section.complete === true,
-    }
-    return this.register('referencePrompt.section()', (layer, scope) =>
-      insertNamed(layer.sections, entry.name, entry, () => {
-        return new Error(`prompt section "${entry.name}" is already registered in ${layerLabel(scope)}`)
-      }),
+    const scope = tagOf(this.ctx)
+    const entry = orderedEntry('prompt section', section, scope)
+    return this.register('referencePrompt.section()', (layer) =>
+      insertNamed(layer.sections, entry.name, entry, () => duplicateError('prompt section', entry.name, scope)),
     )
   }
 
   /** Registers a runtime context in the caller's scope; returns the exact Cordis effect disposer. */
   context(context: PromptContext): () => Promise<void> {
-    validateEntry('context', context)
-    const entry: ContextEntry = {
-      name: context.name,
-      order: context.order,
-      text: context.text,
-      interpolate: context.interpolate !== false,
-      required: context.required === true,
-    }
-    return this.register('referencePrompt.context()', (layer, scope) =>
-      insertNamed(layer.contexts, entry.name, entry, () => {
-        return new Error(`prompt context "${entry.name}" is already registered in ${layerLabel(scope)}`)
-      }),
+    const scope = tagOf(this.ctx)
+    const entry = orderedEntry('runtime context', context, scope)
+    return this.register('referencePrompt.context()', (layer) =>
+      insertNamed(layer.contexts, entry.name, entry, () => duplicateError('runtime context', entry.name, scope)),
     )
   }
 
@@ -194,9 +164,7 @@ export class ReferenceSystemPrompt extends Service {
 
   /** Registers a tool provider in the caller's scope; returns the exact Cordis effect disposer. */
   tools(provider: ToolProvider): () => Promise<void> {
-    if (typeof provider !== 'function' && !isSignalLike(provider)) {
-      throw new TypeError(`tool provider must be a function or a signal (got ${describe(provider)})`)
-    }
+    checkToolProvider(provider, tagOf(this.ctx))
     return this.register('referencePrompt.tools()', (layer) => {
       const entry = { provider }
       layer.tools.add(entry)
@@ -206,60 +174,43 @@ export class ReferenceSystemPrompt extends Service {
 
   /** Registers a prompt variable in the caller's scope; returns the exact Cordis effect disposer. */
   variable(name: string, provider: VariableSource, options?: VariableOptions): () => Promise<void> {
-    void options // stability only matters to the step surface's lint
-    if (typeof name !== 'string' || !VARIABLE_NAME.test(name)) {
-      throw new TypeError(`invalid prompt variable name "${String(name)}"; names match /^[a-z][a-z0-9_]*$/`)
-    }
-    if (!isSource(provider)) {
-      throw new TypeError(
-        `prompt variable "${name}" value must be a string, a signal or a function (got ${describe(provider)})`,
-      )
-    }
-    const entry = { name, value: provider }
-    return this.register('referencePrompt.variable()', (layer, scope) =>
-      insertNamed(layer.variables, name, entry, () => {
-        return new Error(`prompt variable "${name}" is already registered in ${layerLabel(scope)}`)
-      }),
+    const scope = tagOf(this.ctx)
+    const entry = variableEntry(name, provider, options?.stability, scope)
+    return this.register('referencePrompt.variable()', (layer) =>
+      insertNamed(layer.variables, name, entry, () => duplicateError('prompt variable', name, scope)),
     )
   }
 
-  /** The order of a named section placement (`SECTION_ORDERS`). */
-  getSectionOrder(name: PromptSectionOrderName): number {
-    if (!Object.hasOwn(SECTION_ORDERS, name)) {
-      throw new TypeError(`unknown prompt section order "${name}"; known: ${Object.keys(SECTION_ORDERS).join(', ')}`)
-    }
-    return SECTION_ORDERS[name]
+  /** The order of a named section band (SPEC's table plus config `sectionOrders`). */
+  getSectionOrder(name: string): number {
+    if (Object.hasOwn(this.sectionBands, name)) return this.sectionBands[name]!
+    throw new TypeError(`unknown section order "${name}"; known: ${Object.keys(this.sectionBands).join(', ')}`)
   }
 
-  /** The order of a named runtime-context placement (`CONTEXT_ORDERS`). */
-  getContextOrder(name: PromptContextOrderName): number {
-    if (!Object.hasOwn(CONTEXT_ORDERS, name)) {
-      throw new TypeError(`unknown prompt context order "${name}"; known: ${Object.keys(CONTEXT_ORDERS).join(', ')}`)
-    }
-    return CONTEXT_ORDERS[name]
+  /** The order of a named runtime-context band (SPEC's table plus config `contextOrders`). */
+  getContextOrder(name: string): number {
+    if (Object.hasOwn(this.contextBands, name)) return this.contextBands[name]!
+    throw new TypeError(`unknown context order "${name}"; known: ${Object.keys(this.contextBands).join(', ')}`)
   }
 
   /**
    * Resolves every effective variable and (unless suppressed, then only the
-   * required ones) every effective context, then runs the scope-filtered
-   * `system-prompt/prepare` waterfall. Rejects with `signal.reason` when
-   * aborted before or after the waterfall.
+   * required ones) every effective context, each marked `registered: true`,
+   * then runs the scope-filtered `system-prompt/prepare` waterfall. Rejects
+   * with `signal.reason` when aborted before or after the waterfall.
    */
   async prepare(context: AssembleContext = {}): Promise<PromptPreparation> {
+    const scope = checkScope(context.scope)
     throwIfAborted(context.signal)
-    const { scope } = context
-    const variables = this.resolveVariables(context)
+    const variables: Record<string, string | undefined> = {}
+    for (const [name, entry] of this.layers.merged(scope, (layer) => layer.variables)) variables[name] = valueOf(entry, context)
+    const effective = this.sortedContexts(scope)
     const suppressed = this.layers.isSuppressed(scope)
-    const contexts = this.sortedContexts(scope)
-      .filter((entry) => !suppressed || entry.required)
-      .map((entry) => this.resolveContext(entry, context))
-    const registered = new Set(contexts.map((item) => item.name))
+    const contexts = effective.filter((entry) => !suppressed || entry.flag).map((entry) => this.readContext(entry, context))
     const result = await this.dispatch('system-prompt/prepare', { variables, contexts }, context)
-    if (!isObject(result)) throw new Error('system-prompt/prepare listener returned no preparation')
     throwIfAborted(context.signal)
-    const prepared = this.enforceSuppression(result as PromptPreparation, scope)
-    registeredContexts.set(prepared, registered)
-    return prepared
+    const prepared: PromptPreparation = { ...result, contexts: this.enforceSuppression(result.contexts, scope) }
+    return this.made(prepared, scope, { contexts: labelsByName(effective) })
   }
 
   /**
@@ -269,134 +220,134 @@ export class ReferenceSystemPrompt extends Service {
    * attaches the provider-owned tools.
    */
   async assemble(context: AssembleContext = {}, preparation?: PromptPreparation): Promise<PromptAssembly> {
+    const scope = checkScope(context.scope)
     const prepared = preparation ?? (await this.prepare(context))
     throwIfAborted(context.signal)
-    const { scope } = context
-    const sections = [...this.layers.merged(scope, (layer) => layer.sections).values()]
-      .sort(byOrderThenName)
-      .map((entry) => this.resolveSection(entry, context))
-    const complete = sections.filter((section) => section.complete === true)
+    const entries = [...this.layers.merged(scope, (layer) => layer.sections).values()].sort(byOrderThenName)
+    const complete = entries.filter((entry) => entry.flag)
     if (complete.length > 1) {
       throw new Error(
-        `multiple complete prompt sections: ${complete.map((s) => `"${s.name}"`).join(', ')}; at most one effective section may be the complete system prompt`,
+        `multiple complete prompt sections in ${viewLabel(scope)}: ${complete.map((entry) => entry.label).join(', ')}; keep one complete section per scope`,
       )
     }
-    const pristineComplete = complete.length === 1 ? { ...complete[0]! } : undefined
-    const tools = referenceCollectTools(this.layers.toolProviders(scope), context, this.toolOrder)
+    const sections = entries.map((entry) => this.readSection(entry, context))
+    const tools = referenceCollectTools(
+      this.layers.toolProviders(scope).map(({ provider, layer, index }) => ({ provider, scope: layer.scope, index })),
+      context,
+      this.toolOrder,
+    )
+    const pristine = complete.length === 1 ? { ...sections[entries.indexOf(complete[0]!)]! } : undefined
     // What the assembly collected before the waterfall is what it keeps,
     // suppression included (SPEC §2 Reliability).
-    const keep = this.requiredIfSuppressed(scope)
+    const suppressed = this.layers.isSuppressed(scope)
+    const required = this.requiredNames(scope)
     const presentation: PromptPresentation = {
       sections,
       contexts: prepared.contexts.map((item) => ({ ...item })),
       variables: { ...prepared.variables },
     }
-    const result = await this.dispatch('system-prompt/assemble', presentation, context)
-    if (!isObject(result)) throw new Error('system-prompt/assemble listener returned no presentation')
+    const result = (await this.dispatch('system-prompt/assemble', presentation, context)) as PromptPresentation
     throwIfAborted(context.signal)
-    let out: PromptPresentation = { ...(result as PromptPresentation) }
-    if (pristineComplete !== undefined) out.sections = [{ ...pristineComplete }]
-    if (keep !== undefined) out = { ...out, contexts: out.contexts.filter((item) => keep.has(item.name)) }
-    const assembly: PromptAssembly = { ...out, tools }
-    registeredContexts.set(assembly, registeredContexts.get(prepared) ?? NONE)
-    return assembly
+    const assembly: PromptAssembly = {
+      ...result,
+      sections: pristine === undefined ? result.sections : [pristine],
+      contexts: suppressed ? result.contexts.filter((item) => required.has(item.name)) : result.contexts,
+      tools,
+    }
+    const contextLabels = labelsOf(prepared)?.contexts ?? labelsByName(this.sortedContexts(scope))
+    return this.made(assembly, scope, { sections: labelsByName(entries), contexts: contextLabels })
   }
 
   /**
-   * A copy of `accepted` with current runtime contexts: still-registered
-   * contexts re-read, since-disposed registrations dropped, listener-added
-   * ones kept; under suppression only effective required registrations stay
-   * (optional ones are dropped without calling their providers); missing
-   * required registrations are appended in registry order.
+   * A copy of `accepted` with current runtime contexts: a `registered: true`
+   * context whose registration is still effective is re-read, one whose
+   * registration is gone is dropped, an unmarked (listener-added) one keeps
+   * its accepted text; then current suppression removes optional ones (their
+   * providers are not called); then missing required registrations are
+   * appended in registry order. A result made for another scope throws.
    */
   refreshContext<T extends PromptPreparation>(accepted: T, context: AssembleContext = {}): T {
-    const { scope } = context
+    const madeFor = (accepted as Made)[MADE_FOR]
+    if (madeFor !== undefined && madeFor.scope !== context.scope) {
+      throw new Error(
+        `an accepted result assembled for ${viewLabel(madeFor.scope)} cannot be refreshed for ${viewLabel(context.scope)}: its contexts would be read from the wrong registry; pass the scope it was assembled for`,
+      )
+    }
+    const scope = checkScope(context.scope)
     const effective = this.layers.merged(scope, (layer) => layer.contexts)
-    const remembered = registeredContexts.get(accepted) ?? NONE
     const suppressed = this.layers.isSuppressed(scope)
+    const required = this.requiredNames(scope)
     const contexts: AssembledContext[] = []
     for (const item of accepted.contexts) {
+      if (suppressed && !required.has(item.name)) continue
+      if ((item as { registered?: unknown }).registered !== true) {
+        contexts.push({ ...item })
+        continue
+      }
       const entry = effective.get(item.name)
-      if (suppressed && entry?.required !== true) continue
-      if (entry !== undefined) contexts.push(this.resolveContext(entry, context))
-      else if (!remembered.has(item.name)) contexts.push({ ...item })
+      if (entry !== undefined) contexts.push(this.readContext(entry, context))
     }
     const present = new Set(contexts.map((item) => item.name))
     for (const entry of [...effective.values()].sort(byOrderThenName)) {
-      if (entry.required && !present.has(entry.name)) contexts.push(this.resolveContext(entry, context))
+      if (entry.flag && !present.has(entry.name)) contexts.push(this.readContext(entry, context))
     }
-    const refreshed = { ...accepted, contexts }
-    registeredContexts.set(refreshed, remembered)
-    return refreshed
+    const labels = labelsOf(accepted)
+    const refreshed = this.made({ ...accepted, contexts }, scope, undefined)
+    return labels === undefined ? refreshed : rememberLabels(refreshed, labels)
   }
 
-  private resolveVariables(context: AssembleContext): Record<string, string | undefined> {
-    const variables: Record<string, string | undefined> = {}
-    for (const [name, entry] of this.layers.merged(context.scope, (layer) => layer.variables)) {
-      const value = evaluateSource(entry.value, context)
-      if (value !== undefined && typeof value !== 'string') {
-        throw new TypeError(`prompt variable "${name}" must resolve to a string or undefined (got ${describe(value)})`)
-      }
-      variables[name] = value
-    }
-    return variables
+  /** Marks `result` as made for `scope` and remembers its render labels (scoped views only). */
+  private made<T extends object>(result: T, scope: ScopeKey | undefined, labels: Parameters<typeof rememberLabels>[1] | undefined): T {
+    ;(result as Made)[MADE_FOR] = { scope }
+    return labels === undefined || scope === undefined ? result : rememberLabels(result, labels)
   }
 
-  private sortedContexts(scope: ScopeKey | undefined): ContextEntry[] {
+  private sortedContexts(scope: ScopeKey | undefined): OrderedEntry[] {
     return [...this.layers.merged(scope, (layer) => layer.contexts).values()].sort(byOrderThenName)
   }
 
-  private resolveSection(entry: SectionEntry, context: AssembleContext): AssembledSection {
-    const text = evaluateSource(entry.text, context)
-    if (typeof text !== 'string') {
-      throw new TypeError(`prompt section "${entry.name}" text must resolve to a string (got ${describe(text)})`)
-    }
-    const section: AssembledSection = { name: entry.name, order: entry.order, text }
+  private requiredNames(scope: ScopeKey | undefined): ReadonlySet<string> {
+    return new Set(this.sortedContexts(scope).filter((entry) => entry.flag).map((entry) => entry.name))
+  }
+
+  private readSection(entry: OrderedEntry, context: AssembleContext): AssembledSection {
+    const section: AssembledSection = { name: entry.name, order: entry.order, text: textOf(entry, context) }
     if (!entry.interpolate) section.interpolate = false
-    if (entry.complete) section.complete = true
+    if (entry.flag) section.complete = true
     return section
   }
 
-  private resolveContext(entry: ContextEntry, context: AssembleContext): AssembledContext {
-    const text = evaluateSource(entry.text, context)
-    if (typeof text !== 'string') {
-      throw new TypeError(`prompt context "${entry.name}" text must resolve to a string (got ${describe(text)})`)
-    }
-    return entry.interpolate ? { name: entry.name, text } : { name: entry.name, text, interpolate: false }
+  private readContext(entry: OrderedEntry, context: AssembleContext): AssembledContext {
+    const text = textOf(entry, context)
+    const marked: AssembledContext & { registered: true } = { name: entry.name, text, registered: true }
+    if (!entry.interpolate) marked.interpolate = false
+    return marked
   }
 
   // Under suppression, keeps only contexts named after an effective required registration.
-  private enforceSuppression<T extends { contexts: AssembledContext[] }>(value: T, scope: ScopeKey | undefined): T {
-    const keep = this.requiredIfSuppressed(scope)
-    return keep === undefined ? value : { ...value, contexts: value.contexts.filter((item) => keep.has(item.name)) }
-  }
-
-  /** The names of the effective required contexts when `scope` is suppressed, else `undefined`. */
-  private requiredIfSuppressed(scope: ScopeKey | undefined): ReadonlySet<string> | undefined {
-    if (!this.layers.isSuppressed(scope)) return undefined
-    return new Set(
-      [...this.layers.merged(scope, (layer) => layer.contexts).values()]
-        .filter((entry) => entry.required)
-        .map((entry) => entry.name),
-    )
+  private enforceSuppression(contexts: AssembledContext[], scope: ScopeKey | undefined): AssembledContext[] {
+    if (!this.layers.isSuppressed(scope)) return contexts
+    const required = this.requiredNames(scope)
+    return contexts.filter((item) => required.has(item.name))
   }
 
   private async dispatch(
     name: 'system-prompt/prepare' | 'system-prompt/assemble',
-    value: object,
+    value: PromptPreparation | PromptPresentation,
     context: AssembleContext,
-  ): Promise<unknown> {
-    const root = this.ctx.root
-    // Loosely typed on purpose, and local to this test helper: the production
-    // engine owns the typed event declarations; a different `this` type there
-    // must not break the oracle. Cordis' waterfall is already bound to `root`.
-    const waterfall = root.waterfall as unknown as (
+  ): Promise<PromptPreparation> {
+    // Loosely typed on purpose: the production engine owns the typed event
+    // declarations, and the oracle must not depend on them. Cordis' waterfall
+    // is already bound to `root`.
+    const waterfall = this.ctx.root.waterfall as unknown as (
       thisArg: object,
       name: string,
       value: object,
       context: AssembleContext,
       next: () => Promise<unknown>,
-    ) => unknown
-    return await waterfall(scopeTarget(this, context.scope), name, value, context, async () => value)
+    ) => Promise<unknown>
+    const carrier = referenceCarrier(this, context.scope, this.parentOf)
+    const result = await waterfall(carrier, name, value, context, async () => value)
+    return checkListenerResult(name, result, 'sections' in value)
   }
 }

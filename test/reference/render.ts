@@ -5,8 +5,50 @@ export const REFERENCE_CONTEXT_HEADER =
   'Current runtime context. This snapshot supersedes earlier runtime-context snapshots.'
 
 const VARIABLE_NAME = /^[a-z][a-z0-9_]*$/
+/** Longest group quoted whole in an error; longer ones are shortened (head … tail). */
+const QUOTE_LIMIT = 64
 
 type Variables = Readonly<Record<string, string | undefined>>
+
+/** Labels naming each section/context of one result after its registration, by name. */
+export interface RenderLabels {
+  readonly sections?: ReadonlyMap<string, string>
+  readonly contexts?: ReadonlyMap<string, string>
+}
+
+// Held beside the exact result the oracle returned, as SPEC's provenance is:
+// a copy renders with plain `kind "name"` labels.
+const labelsByResult = new WeakMap<object, RenderLabels>()
+
+/** Remembers how render errors name the items of `result` (only this exact object). */
+export function rememberLabels<T extends object>(result: T, labels: RenderLabels): T {
+  labelsByResult.set(result, labels)
+  return result
+}
+
+/** The labels remembered for exactly `result`, if any. */
+export function labelsOf(result: object): RenderLabels | undefined {
+  return labelsByResult.get(result)
+}
+
+function malformed(group: string, owner: string): Error {
+  const shown = group.length > QUOTE_LIMIT ? `${group.slice(0, QUOTE_LIMIT - 16)}…${group.slice(-12)}` : group
+  return new Error(
+    `malformed prompt variable reference ${JSON.stringify(shown)} in ${owner}; ` +
+      'write {{name}} with a lowercase name matching /^[a-z][a-z0-9_]*$/, ' +
+      'or register the entry with `interpolate: false` to keep its text literal',
+  )
+}
+
+/** Throws "malformed prompt variable reference" for the first group of `text` that is not a bare name. */
+export function referenceCheckTemplate(text: string, owner: string): void {
+  for (let at = 0, open = text.indexOf('{{'); open >= 0; open = text.indexOf('{{', at)) {
+    const close = text.indexOf('}}', open + 2)
+    if (close < 0) return
+    if (!VARIABLE_NAME.test(text.slice(open + 2, close))) throw malformed(text.slice(open, close + 2), owner)
+    at = close + 2
+  }
+}
 
 /**
  * Interpolates `{{name}}` groups in `text`, scanning it once from left to
@@ -15,23 +57,12 @@ type Variables = Readonly<Record<string, string | undefined>>
  * Substituted values are appended, never scanned again.
  *
  * Throws "malformed prompt variable reference" (the group is not a bare
- * name), "unknown prompt variable" (no own property of `variables`) or
- * "has no value" (registered but `undefined`), each naming `subject`.
+ * name; checked over the whole text first), "unknown prompt variable" (no
+ * own property of `variables`) or "has no value" (registered but
+ * `undefined`), each naming `owner` (e.g. `prompt section "intro"`).
  */
-export function referenceInterpolate(text: string, variables: Variables, subject: string): string {
-  // Malformed groups are a fault of the text itself, so they win over an
-  // earlier unknown or valueless name (the whole text is checked first).
-  for (let at = 0, open = text.indexOf('{{'); open >= 0; open = text.indexOf('{{', at)) {
-    const close = text.indexOf('}}', open + 2)
-    if (close < 0) break
-    const group = text.slice(open, close + 2)
-    if (!VARIABLE_NAME.test(text.slice(open + 2, close))) {
-      throw new Error(
-        `malformed prompt variable reference "${group}" in ${subject}; write {{name}} with a name matching /^[a-z][a-z0-9_]*$/, or set interpolate: false`,
-      )
-    }
-    at = close + 2
-  }
+export function referenceInterpolate(text: string, variables: Variables, owner: string): string {
+  referenceCheckTemplate(text, owner)
   let out = ''
   let at = 0
   for (;;) {
@@ -40,25 +71,15 @@ export function referenceInterpolate(text: string, variables: Variables, subject
     const close = text.indexOf('}}', open + 2)
     if (close < 0) break
     const name = text.slice(open + 2, close)
-    const group = text.slice(open, close + 2)
-    if (!VARIABLE_NAME.test(name)) {
-      throw new Error(
-        `malformed prompt variable reference "${group}" in ${subject}; write {{name}} with a name matching /^[a-z][a-z0-9_]*$/, or set interpolate: false`,
-      )
-    }
     if (!Object.hasOwn(variables, name)) {
-      const known = Object.keys(variables).sort()
+      const known = Object.getOwnPropertyNames(variables).sort()
       throw new Error(
-        `unknown prompt variable "${group}" in ${subject}; registered variables: ${
-          known.length > 0 ? known.join(', ') : '(none)'
-        }`,
+        `unknown prompt variable "{{${name}}}" in ${owner}; registered variables: ${known.length > 0 ? known.join(', ') : 'none'}`,
       )
     }
     const value = variables[name]
     if (value === undefined) {
-      throw new Error(
-        `prompt variable "${group}" in ${subject} has no value in this assembly; give it a value or stop referencing it`,
-      )
+      throw new Error(`prompt variable "${name}" has no value in ${owner}; its provider returned undefined for this assembly`)
     }
     out += text.slice(at, open) + value
     at = close + 2
@@ -66,12 +87,16 @@ export function referenceInterpolate(text: string, variables: Variables, subject
   return out + text.slice(at)
 }
 
-function renderText(
-  entry: { readonly name: string; readonly text: string; readonly interpolate?: boolean },
-  variables: Variables,
-  subject: string,
-): string {
-  return entry.interpolate === false ? entry.text : referenceInterpolate(entry.text, variables, subject)
+type Item = { readonly name: string; readonly text: string; readonly interpolate?: boolean }
+
+function renderItems(items: readonly Item[], variables: Variables, kind: string, labels: ReadonlyMap<string, string> | undefined): string[] {
+  return items.map((item) => {
+    const owner = labels?.get(item.name) ?? `${kind} "${item.name}"`
+    if (typeof item.text !== 'string') {
+      throw new TypeError(`${owner} text must be a string when rendering (got ${typeof item.text})`)
+    }
+    return item.interpolate === false ? item.text : referenceInterpolate(item.text, variables, owner)
+  })
 }
 
 /**
@@ -83,12 +108,10 @@ export function referenceRenderPrompt(assembly: {
   readonly sections: readonly AssembledSection[]
   readonly variables: Variables
 }): string {
-  const parts: string[] = []
-  for (const section of assembly.sections) {
-    const text = renderText(section, assembly.variables, `section "${section.name}"`)
-    if (text !== '') parts.push(text)
-  }
-  return parts.join('\n\n')
+  const labels = labelsOf(assembly)?.sections
+  return renderItems(assembly.sections, assembly.variables, 'prompt section', labels)
+    .filter((text) => text !== '')
+    .join('\n\n')
 }
 
 /** The non-empty rendered runtime contexts of an assembly, in array order. */
@@ -96,11 +119,12 @@ export function referenceRenderContextSections(assembly: {
   readonly contexts: readonly AssembledContext[]
   readonly variables: Variables
 }): { name: string; text: string }[] {
+  const labels = labelsOf(assembly)?.contexts
+  const texts = renderItems(assembly.contexts, assembly.variables, 'runtime context', labels)
   const out: { name: string; text: string }[] = []
-  for (const context of assembly.contexts) {
-    const text = renderText(context, assembly.variables, `context "${context.name}"`)
-    if (text !== '') out.push({ name: context.name, text })
-  }
+  texts.forEach((text, i) => {
+    if (text !== '') out.push({ name: assembly.contexts[i]!.name, text })
+  })
   return out
 }
 

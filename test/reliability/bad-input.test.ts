@@ -88,13 +88,13 @@ const PROVIDERS: Row[] = [
   { call: 'a context text provider returning an object', arrange: (w) => a1(w).context({ name: 'disk', order: 130, text: w.faulty('ok', () => ({})) }), act: assembleA1, error: TypeError, message: [`runtime context "disk" ${SCOPED} text provider returned an object; it must be a string`] },
   { call: 'a variable provider returning a number', arrange: (w) => a1(w).variable('branch', w.faulty<string | undefined>('main', () => 3)), act: assembleA1, error: TypeError, message: [`prompt variable "branch" ${SCOPED} provider returned number 3; it must be a string or undefined`] },
   { call: 'a variable provider returning null', arrange: (w) => sp(w).variable('branch', w.faulty<string | undefined>('main', () => null)), act: assembleA1, error: TypeError, message: ['prompt variable "branch" provider returned null; it must be a string or undefined'] },
-  { call: 'a tool provider returning a non-object', arrange: (w) => a1(w).tools(w.faulty({ schemas: [] }, () => 'bash')), act: assembleA1, error: TypeError, message: [`tool provider #0 ${SCOPED} must return { schemas: ToolSchema[], knownNames? } (got string "bash")`] },
-  { call: 'a tool provider returning schemas that are not an array', arrange: (w) => sp(w).tools(w.faulty({ schemas: [] }, () => ({ schemas: {} }))), act: assembleA1, error: TypeError, message: ['tool provider #1 must return { schemas: ToolSchema[], knownNames? } (got an object)'] },
-  { call: 'a tool provider returning a schema without a name', arrange: (w) => a1(w).tools(w.faulty({ schemas: [] }, () => ({ schemas: [{ description: 'x', parameters: {} }] }))), act: assembleA1, error: TypeError, message: [`tool provider #0 ${SCOPED} returned a tool schema without a string name (got an object)`] },
-  { call: 'a tool provider returning the reserved rest name', arrange: (w) => a1(w).tools(w.faulty({ schemas: [] }, () => ({ schemas: [{ name: TOOL_ORDER_REST, description: '', parameters: {} }] }))), act: assembleA1, error: Error, message: [`tool provider #0 ${SCOPED} returned a tool named "${TOOL_ORDER_REST}", which is reserved`] },
-  { call: 'a tool provider returning knownNames that is not a name array', arrange: (w) => a1(w).tools(w.faulty({ schemas: [] }, () => ({ schemas: [], knownNames: 'read' }))), act: assembleA1, error: TypeError, message: [`tool provider #0 ${SCOPED} returned knownNames that is not an array of tool names (got string "read")`] },
-  { call: 'two tool providers returning the same tool name', arrange: (w) => a1(w).tools(w.faulty({ schemas: [] }, () => GLOBAL_TOOLS)), act: assembleA1, error: Error, message: ['tool "bash" is provided more than once (by tool provider #0 and tool provider #0 in scope "agent-1")'] },
-  { call: 'a tool provider returning a schema that cannot be cloned', arrange: (w) => a1(w).tools(w.faulty({ schemas: [] }, () => ({ schemas: [{ name: 'fn', description: '', parameters: { f: () => 1 } }] }))), act: assembleA1, error: TypeError, message: [`tool "fn" from tool provider #0 ${SCOPED} cannot be detached`] },
+  { call: 'a tool provider returning a non-object', arrange: (w) => a1(w).tools(w.faulty({ schemas: [] }, () => 'bash')), act: assembleA1, error: TypeError, message: [`tool provider #1 ${SCOPED} must return { schemas: ToolSchema[], knownNames? } (got string "bash")`] },
+  { call: 'a tool provider returning schemas that are not an array', arrange: (w) => sp(w).tools(w.faulty({ schemas: [] }, () => ({ schemas: {} }))), act: assembleA1, error: TypeError, message: ['tool provider #2 must return { schemas: ToolSchema[], knownNames? } (got an object)'] },
+  { call: 'a tool provider returning a schema without a name', arrange: (w) => a1(w).tools(w.faulty({ schemas: [] }, () => ({ schemas: [{ description: 'x', parameters: {} }] }))), act: assembleA1, error: TypeError, message: [`tool provider #1 ${SCOPED} returned a tool schema without a string name (got an object)`] },
+  { call: 'a tool provider returning the reserved rest name', arrange: (w) => a1(w).tools(w.faulty({ schemas: [] }, () => ({ schemas: [{ name: TOOL_ORDER_REST, description: '', parameters: {} }] }))), act: assembleA1, error: Error, message: [`tool provider #1 ${SCOPED} returned a tool named "${TOOL_ORDER_REST}", which is reserved`] },
+  { call: 'a tool provider returning knownNames that is not a name array', arrange: (w) => a1(w).tools(w.faulty({ schemas: [] }, () => ({ schemas: [], knownNames: 'read' }))), act: assembleA1, error: TypeError, message: [`tool provider #1 ${SCOPED} returned knownNames that is not an array of tool names (got string "read")`] },
+  { call: 'two tool providers returning the same tool name', arrange: (w) => a1(w).tools(w.faulty({ schemas: [] }, () => GLOBAL_TOOLS)), act: assembleA1, error: Error, message: ['tool "bash" is provided more than once (by tool provider #1 and tool provider #1 in scope "agent-1")'] },
+  { call: 'a tool provider returning a schema that cannot be cloned', arrange: (w) => a1(w).tools(w.faulty({ schemas: [] }, () => ({ schemas: [{ name: 'fn', description: '', parameters: { f: () => 1 } }] }))), act: assembleA1, error: TypeError, message: [`tool "fn" from tool provider #1 ${SCOPED} cannot be detached`] },
   { call: 'tool providers whose knownNames miss a toolOrder name', arrange: (w) => { w.faultTools = { schemas: [GLOBAL_TOOLS.schemas[0]] } }, act: (w) => sp(w).assemble({ scope: w.keys.agent2 }), error: Error, message: ['toolOrder lists unregistered tool "read"; known tools: bash'] },
   { call: 'two effective complete sections', arrange: async (w) => { a1(w).section({ name: 'all', order: 0, text: 'A', complete: true }); const sub = { name: 'agent-3' }; await w.app.inject(['systemPrompt'], (ctx) => void createScope(ctx, sub, { parent: w.keys.agent1 }).ctx.systemPrompt.section({ name: 'whole', order: 0, text: 'W', complete: true })); return sub }, act: (w, sub) => sp(w).assemble({ scope: sub }), error: Error, message: ['multiple complete prompt sections in scope "agent-3": prompt section "all" in scope "agent-1", prompt section "whole" in scope "agent-3"'] },
   { call: 'assemble() with a non-object scope', act: (w) => sp(w).assemble({ scope: 'agent-1' as never }), error: TypeError, message: ['assemble context "scope" must be a scope key object (got string "agent-1")'] },
@@ -116,12 +116,12 @@ const TEMPLATES: Row[] = [
 ]
 
 const CONFIGS: [string, unknown, string][] = [
-  ['includeHarnessIdentity that is not a boolean', { includeHarnessIdentity: 'yes' }, 'includeHarnessIdentity must be a boolean (got "yes")'],
+  ['includeHarnessIdentity that is not a boolean', { includeHarnessIdentity: 'yes' }, 'includeHarnessIdentity must be a boolean (got string "yes")'],
   ['includeRuntimeContext that is not a boolean', { includeRuntimeContext: 0 }, 'includeRuntimeContext must be a boolean (got number 0)'],
   ['identity that is not a string', { identity: 42 }, 'identity must be a string (got number 42)'],
   ['personaPrefix that is not a string', { personaPrefix: null }, 'personaPrefix must be a string (got null)'],
   ['personaSuffix that is not a string', { personaSuffix: ['x'] }, 'personaSuffix must be a string (got an array)'],
-  ['toolOrder that is not an array', { toolOrder: 'bash' }, 'toolOrder must be an array of tool names (got "bash")'],
+  ['toolOrder that is not an array', { toolOrder: 'bash' }, 'toolOrder must be an array of tool names (got string "bash")'],
   ['toolOrder with a non-string entry', { toolOrder: [TOOL_ORDER_REST, 3] }, 'toolOrder[1] must be a non-empty tool name (got number 3)'],
   ['toolOrder naming a tool twice', { toolOrder: ['bash', TOOL_ORDER_REST, 'bash'] }, 'toolOrder lists "bash" more than once'],
   ['toolOrder with the rest entry twice', { toolOrder: [TOOL_ORDER_REST, 'bash', TOOL_ORDER_REST] }, `toolOrder lists "${TOOL_ORDER_REST}" more than once`],
@@ -132,7 +132,7 @@ const CONFIGS: [string, unknown, string][] = [
   ['contextOrders with a non-finite order', { contextOrders: { TICKET: Infinity } }, 'contextOrders "TICKET" must be a finite number (got number Infinity)'],
   ['sectionOrders that is not a record', { sectionOrders: [] }, 'sectionOrders must be a record of band names to orders (got an array)'],
   ['an unknown config key', { identiy: 'x' }, 'unknown systemPrompt config key "identiy"'],
-  ['a config that is not an object', 'bash', 'systemPrompt config must be an object (got "bash")'],
+  ['a config that is not an object', 'bash', 'systemPrompt config must be an object (got string "bash")'],
 ]
 
 const CONFIG_ROWS: Row[] = CONFIGS.map(([what, config, message]) => ({
