@@ -15,7 +15,7 @@ import {
 } from '../../src/index.js'
 import { createSessionLogWriter, readSessionLog } from '../../src/node.js'
 import { referenceRenderContextSnapshot, referenceRenderPrompt } from '../reference/index.js'
-import { BARE, mount } from '../system-prompt.fixtures.js'
+import { BARE, mount } from '../assembly/system-prompt.fixtures.js'
 
 const numRuns = Number(process.env.PROPERTY_RUNS ?? 200)
 

@@ -2,7 +2,7 @@ import { Context } from 'cordis'
 import { describe, expect, test, vi } from 'vitest'
 import type { PromptEngine } from '../../src/assembly/engine.js'
 import { bindScopeParent, createScope, type Scope, type ScopeKey } from '../../src/index.js'
-import { BARE, mount, names, ownSections } from '../system-prompt.fixtures.js'
+import { BARE, mount, names, ownSections } from '../assembly/system-prompt.fixtures.js'
 
 // SPEC §2 Reliability: "No error is cached as a view's value … Parent chains at
 // least 10,000 scopes deep assemble correctly (no recursion proportional to

@@ -1,7 +1,7 @@
 import { batch, signal, type Signal } from '@preact/signals-core'
 import type { Context } from 'cordis'
 import { describe, expect, test } from 'vitest'
-import { BARE, mount } from '../system-prompt.fixtures.js'
+import { BARE, mount } from '../assembly/system-prompt.fixtures.js'
 
 // SPEC §2 Reliability: "Registering N signal-valued inputs costs O(N) overall,
 // and one signal write costs time independent of how many other signal inputs

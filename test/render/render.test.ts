@@ -1,7 +1,7 @@
 import { signal } from '@preact/signals-core'
 import { describe, expect, test } from 'vitest'
 import { comparePrompts, explain, render, renderPrompt } from '../../src/index.js'
-import { BARE, family, mount } from '../system-prompt.fixtures.js'
+import { BARE, family, mount } from '../assembly/system-prompt.fixtures.js'
 
 describe('render(assembly)', () => {
   test('text equals renderPrompt and the parts carry their sources', async () => {

@@ -18,7 +18,7 @@ import {
   type OpenAIChatTool,
   type OpenAIResponsesRequest,
   type OpenAIResponsesTool,
-} from '../src/index.js'
+} from '../../src/index.js'
 
 // Structural compatibility with the official SDKs' parameter types, checked by
 // `npm run typecheck` (vitest also runs these as no-op tests).

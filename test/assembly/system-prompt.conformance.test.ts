@@ -11,7 +11,7 @@ import {
   type AssembledSection,
   type PromptAssembly,
   type ToolSchema,
-} from '../src/index.js'
+} from '../../src/index.js'
 import { BARE, mintScope, mount, names, ownSections, tool } from './system-prompt.fixtures.js'
 
 // Conformance fixes of issue #10 (part B): a disposed service, tools renamed in

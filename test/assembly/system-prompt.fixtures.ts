@@ -11,7 +11,7 @@ import {
   type Scope,
   type SystemPromptConfig,
   type ToolSchema,
-} from '../src/index.js'
+} from '../../src/index.js'
 
 // Shared fixtures of the SystemPrompt integration tests (test/system-prompt.*.test.ts).
 

@@ -3,7 +3,7 @@ import vm from 'node:vm'
 import { signal } from '@preact/signals-core'
 import type { Context } from 'cordis'
 import { describe, expect, test } from 'vitest'
-import { bindScopeParent, createScope, renderContextSnapshot, renderPrompt } from '../src/index.js'
+import { bindScopeParent, createScope, renderContextSnapshot, renderPrompt } from '../../src/index.js'
 import { BARE, mount, tool } from './system-prompt.fixtures.js'
 
 // SPEC §2 Reliability: "Nothing is retained for a disposed scope or an

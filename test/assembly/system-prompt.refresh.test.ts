@@ -1,6 +1,6 @@
 import { signal } from '@preact/signals-core'
 import { describe, expect, test } from 'vitest'
-import { renderContextSnapshot, type PromptAssembly } from '../src/index.js'
+import { renderContextSnapshot, type PromptAssembly } from '../../src/index.js'
 import { BARE, family, mount, names } from './system-prompt.fixtures.js'
 
 // refreshContext on chains and copies (SPEC §2 "Reliability"): which contexts

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest'
-import { bindScopeParent, scopeChainOf, scopeParentOf } from '../src/index.js'
+import { bindScopeParent, scopeChainOf, scopeParentOf } from '../../src/index.js'
 import { signal } from '@preact/signals-core'
-import { isScopeParentBound, isScopeWithin, watchParentChanges } from '../src/scope/parent-chain.js'
-import { counted } from './counted.js'
+import { isScopeParentBound, isScopeWithin, watchParentChanges } from '../../src/scope/parent-chain.js'
+import { counted } from '../assembly/counted.js'
 
 /** A counter that every parent re-link bumps (what a registry watches). */
 function watched(): { readonly value: number } {

@@ -7,15 +7,15 @@ import {
   PERSONA_SUFFIX_SECTION,
   SECTION_ORDERS,
   TOOL_ORDER_REST,
-} from '../src/assembly/orders.js'
+} from '../../src/assembly/orders.js'
 import type {
   AssembleContext,
   PromptPreparation,
   PromptPresentation,
   ToolSchema,
-} from '../src/assembly/types.js'
-import { createScope, type Scope } from '../src/scope/create-scope.js'
-import { SystemPrompt } from '../src/index.js'
+} from '../../src/assembly/types.js'
+import { createScope, type Scope } from '../../src/scope/create-scope.js'
+import { SystemPrompt } from '../../src/index.js'
 import {
   ReferenceSystemPrompt,
   referenceJoinContextSections,
@@ -23,7 +23,7 @@ import {
   referenceRenderContextSnapshot,
   referenceRenderPrompt,
   type ReferenceSystemPromptConfig,
-} from './reference/index.js'
+} from './index.js'
 
 /** Config that registers no built-in text, so assemblies show only what a test registers. */
 const BARE: ReferenceSystemPromptConfig = { includeHarnessIdentity: false }

@@ -10,8 +10,8 @@ import {
   type StepResult,
   type SurfaceEvent,
   type ToolSchema,
-} from '../src/index.js'
-import { BARE, mintScope, mount, tool } from './system-prompt.fixtures.js'
+} from '../../src/index.js'
+import { BARE, mintScope, mount, tool } from '../assembly/system-prompt.fixtures.js'
 
 type Plain = Pick<PromptAssembly, 'sections' | 'contexts' | 'variables' | 'tools'>
 

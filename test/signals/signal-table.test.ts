@@ -1,7 +1,7 @@
 import { effect } from '@preact/signals-core'
 import { describe, expect, test } from 'vitest'
-import { SignalTable } from '../src/index.js'
-import { counted } from './counted.js'
+import { SignalTable } from '../../src/index.js'
+import { counted } from '../assembly/counted.js'
 
 describe('SignalTable', () => {
   test('iterates keys, values and entries in insertion order', () => {

@@ -8,8 +8,8 @@ import {
   renderPrompt,
   RUNTIME_CONTEXT_HEADER,
   type PromptAssembly,
-} from '../src/index.js'
-import { BARE, family, mount } from './system-prompt.fixtures.js'
+} from '../../src/index.js'
+import { BARE, family, mount } from '../assembly/system-prompt.fixtures.js'
 
 const HEADER = 'Current runtime context. This snapshot supersedes earlier runtime-context snapshots.'
 

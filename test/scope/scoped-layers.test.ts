@@ -9,8 +9,8 @@ import {
   type LayerEffectOptions,
   type ScopeKey,
   type ScopeLayer,
-} from '../src/index.js'
-import { counted } from './counted.js'
+} from '../../src/index.js'
+import { counted } from '../assembly/counted.js'
 
 interface TestLayer extends ScopeLayer {
   /** The key the layer was created for (`undefined` for the global layer). */

@@ -1,6 +1,6 @@
 import { computed, signal } from '@preact/signals-core'
 import { describe, expect, test } from 'vitest'
-import { isReadonlySignal } from '../src/index.js'
+import { isReadonlySignal } from '../../src/index.js'
 
 describe('isReadonlySignal', () => {
   test('accepts a plain signal', () => {

@@ -1,7 +1,7 @@
 import { computed, signal } from '@preact/signals-core'
 import { Context } from 'cordis'
 import { describe, expect, test, vi } from 'vitest'
-import { createScope, renderPrompt, type Scope, type ScopeKey, type SystemPrompt } from '../src/index.js'
+import { createScope, renderPrompt, type Scope, type ScopeKey, type SystemPrompt } from '../../src/index.js'
 import { BARE, family, mintScope, mount, names, ownSections, tool } from './system-prompt.fixtures.js'
 
 type Registrar = (sp: SystemPrompt, name: string) => () => Promise<void> | undefined

@@ -14,8 +14,8 @@ import {
   type PromptContextOrderName,
   type PromptSectionOrderName,
   type SystemPromptConfig,
-} from '../src/index.js'
-import DefaultExport from '../src/index.js'
+} from '../../src/index.js'
+import DefaultExport from '../../src/index.js'
 import { BARE, family, mount, names, tool } from './system-prompt.fixtures.js'
 
 describe('config defaults', () => {

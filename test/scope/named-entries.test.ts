@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest'
-import { NamedEntries } from '../src/index.js'
-import { counted } from './counted.js'
+import { NamedEntries } from '../../src/index.js'
+import { counted } from '../assembly/counted.js'
 
 function sections(): NamedEntries<string> {
   return new NamedEntries<string>(

@@ -7,7 +7,7 @@ import {
   type AssembleContext,
   type PromptPreparation,
   type ToolProviderResult,
-} from '../src/index.js'
+} from '../../src/index.js'
 import { BARE, family, mount, names, ownSections, tool } from './system-prompt.fixtures.js'
 
 describe('prepare', () => {

@@ -10,9 +10,9 @@ import {
   type StepInput,
   type StepSurfaceOptions,
   type ToolSchema,
-} from '../src/index.js'
-import { createSessionLogWriter, readSessionLog } from '../src/node.js'
-import { BARE, mintScope, mount, tool } from './system-prompt.fixtures.js'
+} from '../../src/index.js'
+import { createSessionLogWriter, readSessionLog } from '../../src/node.js'
+import { BARE, mintScope, mount, tool } from '../assembly/system-prompt.fixtures.js'
 
 type Plain = Pick<PromptAssembly, 'sections' | 'contexts' | 'variables' | 'tools'>
 

@@ -8,7 +8,7 @@ import {
   scopeTarget,
   type ScopeKey,
   type Scoped,
-} from '../src/index.js'
+} from '../../src/index.js'
 
 interface Subject {
   readonly kind: 'subject'

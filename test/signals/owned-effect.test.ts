@@ -1,7 +1,7 @@
 import { signal } from '@preact/signals-core'
 import { Context } from 'cordis'
 import { describe, expect, test } from 'vitest'
-import { createScope, ownedEffect, type EffectOwner } from '../src/index.js'
+import { createScope, ownedEffect, type EffectOwner } from '../../src/index.js'
 
 /** A minimal owner that records the effects it holds, like a Cordis fiber. */
 function fakeOwner() {

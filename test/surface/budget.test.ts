@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest'
-import { buildRenderedPrompt, type PartInput, type RenderedPrompt } from '../src/render/rendered-prompt.js'
-import { createTokenBudget, type BudgetPlan, type TokenBudget } from '../src/surface/budget.js'
-import { validateBudgetOptions } from '../src/surface/budget-options.js'
-import { COMPARED_PART_FIELDS } from '../src/surface/kept-prompt.js'
+import { buildRenderedPrompt, type PartInput, type RenderedPrompt } from '../../src/render/rendered-prompt.js'
+import { createTokenBudget, type BudgetPlan, type TokenBudget } from '../../src/surface/budget.js'
+import { validateBudgetOptions } from '../../src/surface/budget-options.js'
+import { COMPARED_PART_FIELDS } from '../../src/surface/kept-prompt.js'
 
 // The token budget on its own (an internal module until the step surface
 // takes `budget`): prompts are built with the real builder; a token is a

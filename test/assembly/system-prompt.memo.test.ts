@@ -7,7 +7,7 @@ import {
   renderPrompt,
   type PromptStats,
   type ToolProviderResult,
-} from '../src/index.js'
+} from '../../src/index.js'
 import { BARE, family, mintScope, mount, tool } from './system-prompt.fixtures.js'
 
 /** Runs `action` and returns how much each counter moved. */

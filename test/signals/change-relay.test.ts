@@ -1,6 +1,6 @@
 import { batch, computed, effect, signal } from '@preact/signals-core'
 import { describe, expect, test } from 'vitest'
-import { ChangeRelay } from '../src/signals/change-relay.js'
+import { ChangeRelay } from '../../src/signals/change-relay.js'
 
 /** Counts the runs of an effect reading `relay.pulse`, its first (subscribing) run excluded. */
 function pulses(relay: ChangeRelay): { count: number; stop: () => void } {

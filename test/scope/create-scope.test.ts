@@ -1,6 +1,6 @@
 import { Context } from 'cordis'
 import { describe, expect, test } from 'vitest'
-import { bindScopeParent, createScope, scopeOf, scopeParentOf } from '../src/index.js'
+import { bindScopeParent, createScope, scopeOf, scopeParentOf } from '../../src/index.js'
 
 /** A promise plus the function that resolves it, for gating an async teardown. */
 function gate(): { readonly promise: Promise<void>; open(): void } {

@@ -8,7 +8,7 @@ import {
   isScopeCarrier,
   type AssembleContext,
   type ScopeKey,
-} from '../src/index.js'
+} from '../../src/index.js'
 import { BARE, family, labelOf, mintScope, mount, names, tool } from './system-prompt.fixtures.js'
 
 /** Records `<listener> hears <scope>` for every waterfall a listener on `ctx` is admitted to. */
@@ -461,7 +461,7 @@ describe('system-prompt/change', () => {
 
   test('stops when the service unloads', async () => {
     const app = new Context()
-    const { SystemPrompt } = await import('../src/index.js')
+    const { SystemPrompt } = await import('../../src/index.js')
     const fiber = await app.plugin(SystemPrompt, BARE)
     const text = signal('a')
     app.systemPrompt.section({ name: 's', order: 0, text })

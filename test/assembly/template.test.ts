@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { compileTemplate, fillTemplate } from '../src/assembly/template.js'
+import { compileTemplate, fillTemplate } from '../../src/assembly/template.js'
 
 /** Compile, then fill: how the renderer uses a template once. */
 function interpolate(text: string, variables: Readonly<Record<string, string | undefined>>, owner: string): string {

@@ -1,6 +1,6 @@
 import { Context } from 'cordis'
 import { describe, expect, test } from 'vitest'
-import { createScope, renderPrompt, SystemPrompt } from '../src/index.js'
+import { createScope, renderPrompt, SystemPrompt } from '../../src/index.js'
 
 async function mount(): Promise<{ app: Context; ctx: Context }> {
   const app = new Context()

@@ -14,14 +14,14 @@ import {
   type RegistrationDisposer,
   type Scoped,
   type ToolSchema,
-} from '../src/index.js'
+} from '../../src/index.js'
 import { BARE, mount } from './system-prompt.fixtures.js'
 
 // Compile-time tests of the SystemPrompt events and service surface:
 // `npm run typecheck` covers test/, so every `@ts-expect-error` below must
 // stay an error for the type check to pass.
 
-declare module '../src/assembly/types.js' {
+declare module '../../src/assembly/types.js' {
   interface AssembleContext {
     /** Declared here to prove that AssembleContext is merge-extensible. */
     typesTestAgent?: string

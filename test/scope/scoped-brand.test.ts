@@ -8,7 +8,7 @@ import {
   type ScopeKey,
   type ScopeParentBinding,
   type Scoped,
-} from '../src/index.js'
+} from '../../src/index.js'
 
 // Compile-time tests: `npm run typecheck` covers test/, so every
 // `@ts-expect-error` below must stay an error for the type check to pass.

@@ -1,7 +1,7 @@
 import { Context } from 'cordis'
 import { describe, expect, test } from 'vitest'
-import { createScope, scopeOf } from '../src/index.js'
-import { SCOPE_TAG, scopeLabel } from '../src/scope/scope-key.js'
+import { createScope, scopeOf } from '../../src/index.js'
+import { SCOPE_TAG, scopeLabel } from '../../src/scope/scope-key.js'
 
 describe('scopeOf', () => {
   test('is undefined for an unscoped context', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest'
-import { AnonymousEntries } from '../src/index.js'
-import { counted } from './counted.js'
+import { AnonymousEntries } from '../../src/index.js'
+import { counted } from '../assembly/counted.js'
 
 describe('AnonymousEntries', () => {
   test('values follow append order', () => {
