@@ -14,7 +14,7 @@ const client = new OpenAI({ apiKey: 'dummy', baseURL: `${server.url}/v1`, maxRet
 const app = new Context()
 await app.plugin(SystemPrompt, { identity: 'You are Loom, a coding agent.' })
 const prompt = app.systemPrompt
-prompt.section({ name: 'policy', order: 500, text: 'Run the tests before you commit.' })
+prompt.section({ name: 'policy', order: 500, text: 'Run the tests before you commit.', stability: 'static', cacheBreakpoint: true })
 prompt.tools(() => ({ schemas: [{ name: 'read', description: 'Read a file.', parameters: { type: 'object', properties: { path: { type: 'string' } } } }] }))
 let gitStatus = 'clean'
 prompt.context({ name: 'git', order: 100, text: () => `git status: ${gitStatus}` })

@@ -293,6 +293,11 @@ describe('examples/anthropic-loop.ts body and log', () => {
     const messages = block(stdout, 'recorded Anthropic body').split('\n').filter((line) => line.startsWith('  {"role"'))
     expect(messages.at(-1)).toMatch(/^ {2}\{"role":"user","content":\[\{"type":"tool_result","tool_use_id":"toolu_3".*\{"type":"text","text":"Current runtime context/)
     expect(messages.filter((line) => line.includes('Updated system prompt'))).toHaveLength(1)
+    // The static policy section registered with cacheBreakpoint: true ends a cached block, and the last
+    // tool carries the tools breakpoint.
+    const body = block(stdout, 'recorded Anthropic body')
+    expect(body).toContain('{"type":"text","text":"Run the tests before you commit.","cache_control":{"type":"ephemeral"}}')
+    expect(body.split('\n').filter((line) => line.includes('"input_schema"')).at(-1)).toContain('"cache_control":{"type":"ephemeral"}')
     const replay = readSessionLog(log)
     expect(replay.map((step) => step.usage?.step)).toEqual([1, 2, 3, 4, 5])
     expect(replay[2]).toMatchObject({ toolsChanged: true, reusablePrefixTokens: 0, usage: { predictedTokens: 0 } })
