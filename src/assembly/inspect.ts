@@ -14,6 +14,12 @@ export interface InspectedEntry {
   readonly layer: LayerRef
   /** The layers whose same-named entries it hides, farthest first. */
   readonly shadows: readonly LayerRef[]
+  /**
+   * Present (and `true`) on a section or runtime context registered with
+   * `required: true`: a section no assemble listener can remove or change, a
+   * context that survives suppression (SPEC §5).
+   */
+  readonly required?: true
 }
 
 /** One contributing tool provider of a view. */
@@ -58,6 +64,10 @@ function shadowsIn<V extends { readonly scope: ScopeKey | undefined }>(
   return merged
 }
 
+function flagged(entry: InspectedEntry, required: boolean): InspectedEntry {
+  return required ? { ...entry, required: true } : entry
+}
+
 /** Builds the inspection of `view` from its current layers; reads without subscribing. */
 export function inspectView(view: ScopeView): PromptInspection {
   return untracked(() => {
@@ -70,8 +80,8 @@ export function inspectView(view: ScopeView): PromptInspection {
       layer.tools.forEach((entry, index) => tools.push({ layer: layerRef(entry.scope), index }))
     }
     return {
-      sections: view.derive('sections').entries.map((entry) => sections.get(entry.name)!),
-      contexts: view.derive('contexts').entries.map((entry) => contexts.get(entry.name)!),
+      sections: view.derive('sections').entries.map((entry) => flagged(sections.get(entry.name)!, entry.required)),
+      contexts: view.derive('contexts').entries.map((entry) => flagged(contexts.get(entry.name)!, entry.required)),
       variables: [...variables.values()],
       tools,
     }
