@@ -5,23 +5,26 @@
  *
  * Where each one goes, precisely. Number the required sections 1…k in
  * registry order (order, then code-unit name), and give every other
- * registry section the gap it sat in: how many required sections came before
- * it in that order. Then walk the sections the listener returned, left to
- * right, with `placed` = how many required sections are already out:
+ * registry section its gap: how many required sections precede it in that
+ * order. In the listener's returned sections, an item named like required
+ * section i is an anchor when it is the first such item and i is above every
+ * earlier anchor's number; any other item with a required name (a second
+ * copy, or one moved before an earlier required section) is dropped. The
+ * required sections without an anchor are missing. Then walk the returned
+ * sections left to right, with `placed` = how many required sections are out:
  *
- * - a registry section with gap g: first place required sections
- *   placed+1…g, then it;
- * - an item named like required section i > placed: place sections
- *   placed+1…i there (section i as the listener returned it when its text
- *   and flags are the collected ones, else restored); an item named like one
- *   already placed (a second copy, or one moved before an earlier required
- *   section) is dropped;
+ * - an anchor of section i: place sections placed+1…i-1 (all missing), then
+ *   section i there, as returned when its text and flags are the collected
+ *   ones, else restored to them;
+ * - a registry section with gap g: first place the missing sections
+ *   placed+1…g, stopping at the first anchored one, then it;
  * - a section only the listener added stays where it is;
  *
  * and place the rest at the end. So the listener's other sections keep their
- * returned order, the required ones are in registry order among themselves,
- * a dropped or edited one returns right where it was relative to its
- * registry neighbours, and an untouched presentation comes out unchanged.
+ * returned order, the required ones are in registry order among themselves
+ * and stay where the listener kept them, a dropped one returns right before
+ * the first returned registry section that followed it in the registry, and
+ * an untouched presentation comes out unchanged.
  *
  *   registry   a  R1  b  R2  c          listener returns  c  b  x
  *   gaps       0      1      2          result            R1 R2 c  b  x
@@ -92,12 +95,24 @@ function verbatim(item: AssembledSection, pinned: AssembledSection): boolean {
 function place(items: readonly AssembledSection[], pinned: PinnedSections, kept: Set<string> | undefined): AssembledSection[] {
   const { rank, gap } = pinned.layout
   const required = pinned.sections
+  // Anchors: the first item of each required name whose rank is above every earlier anchor's.
+  const anchored = new Array<boolean>(required.length).fill(false)
+  const anchors = new Set<AssembledSection>()
+  let last = -1
+  for (const item of items) {
+    const r = rank.get(item.name)
+    if (r !== undefined && r > last && !anchored[r]) {
+      anchored[r] = true
+      anchors.add(item)
+      last = r
+    }
+  }
   const out: AssembledSection[] = []
   let placed = 0
   for (const item of items) {
     const r = rank.get(item.name)
     if (r !== undefined) {
-      if (r < placed) continue
+      if (!anchors.has(item)) continue
       while (placed < r) out.push(required[placed++]!)
       if (verbatim(item, required[r]!)) {
         out.push(item)
@@ -107,7 +122,8 @@ function place(items: readonly AssembledSection[], pinned: PinnedSections, kept:
       continue
     }
     const g = gap.get(item.name)
-    if (g !== undefined) while (placed < g) out.push(required[placed++]!)
+    // Missing required sections go back before the first registry section that followed them; an anchored one waits for its anchor.
+    if (g !== undefined) while (placed < g && !anchored[placed]) out.push(required[placed++]!)
     out.push(item)
   }
   while (placed < required.length) out.push(required[placed++]!)
