@@ -104,7 +104,7 @@ interface Live {
 }
 
 /** The effective entries of the scope's view: the scoped entry of a name shadows the global one. */
-function effective<S extends { readonly name: string; readonly scoped: boolean }>(live: readonly Live[], pick: (s: VarSpec | TextSpec) => s is S): Map<string, { spec: S; live: Live }> {
+function effective<S extends VarSpec | TextSpec>(live: readonly Live[], pick: (s: VarSpec | TextSpec) => s is S): Map<string, { spec: S; live: Live }> {
   const out = new Map<string, { spec: S; live: Live }>()
   for (const scoped of [false, true]) {
     for (const l of live) if (!l.disposed && pick(l.spec) && l.spec.scoped === scoped) out.set(l.spec.name, { spec: l.spec, live: l })

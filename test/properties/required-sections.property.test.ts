@@ -2,12 +2,14 @@ import { Context } from 'cordis'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { render, SystemPrompt, type AssembledSection } from '../../src/index.js'
+import { ReferenceSystemPrompt } from '../reference/index.js'
 
 // Required sections (SPEC §5, the placement rule in README "Required sections"):
 // after any listener rewrite (drop, reorder, edit, add, duplicate) and with or
 // without a complete section, every required section is present once with its
 // collected text, in registry order among the required ones, and at the slot
 // the rule gives it; the listener's other sections keep their returned order.
+// The oracle of test/reference, fed the same registry and rewrite, agrees.
 //
 // The model states the rule as slots (how many of the listener's other
 // sections precede each required one), not as the walk src uses:
@@ -127,10 +129,16 @@ describe('required sections (property)', () => {
       fc.asyncProperty(specs, fc.array(op, { maxLength: 8 }), fc.option(fc.nat(7), { nil: undefined }), async (list, ops, completeAt) => {
         const app = new Context()
         await app.plugin(SystemPrompt, { includeHarnessIdentity: false })
+        await app.plugin(ReferenceSystemPrompt, { includeHarnessIdentity: false })
         const sp = app.systemPrompt
+        const oracle = (app as unknown as { referencePrompt: ReferenceSystemPrompt }).referencePrompt
         const optional = list.filter((s) => !s.required)
         const complete = completeAt === undefined || optional.length === 0 ? undefined : optional[completeAt % optional.length]!.name
-        for (const s of list) sp.section({ name: s.name, order: s.order, text: textOf(s.name), required: s.required, complete: s.name === complete })
+        for (const s of list) {
+          const input = { name: s.name, order: s.order, text: textOf(s.name), required: s.required, complete: s.name === complete }
+          sp.section(input)
+          oracle.section(input)
+        }
         let listened: AssembledSection[] = []
         app.on('system-prompt/assemble', async (_p, _c, next) => {
           const p = await next()
@@ -146,6 +154,9 @@ describe('required sections (property)', () => {
         const parts = render(assembly).parts
         expect(parts.filter((p) => p.restored).map((p) => p.name)).toEqual(want.restored)
         for (const p of parts) expect(p.required).toBe(list.some((s) => s.name === p.name && s.required))
+        // The oracle (test/reference) restores them the same way, from the same rewrite.
+        const reference = await oracle.assemble()
+        expect(reference.sections).toEqual(assembly.sections)
       }),
       { numRuns },
     )

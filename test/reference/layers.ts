@@ -10,6 +10,8 @@ export interface SectionEntry {
   readonly text: TextSource
   readonly interpolate: boolean
   readonly complete: boolean
+  /** `required: true` (SPEC §5): restored after the assemble waterfall. */
+  readonly required: boolean
 }
 
 /** A registered runtime context, copied at registration. */

@@ -37,6 +37,7 @@ import {
 } from './layers.js'
 import { resolveReferenceConfig, type ReferenceSystemPromptConfig } from './config.js'
 import { referenceCollectTools } from './tools.js'
+import { restoreRequiredPlainly } from './required.js'
 
 declare module 'cordis' {
   interface Context {
@@ -111,7 +112,7 @@ export class ReferenceSystemPrompt extends Service {
     this.emitChanges = resolved.emitChanges
     const global = this.layers.global
     const configSection = (name: string, order: number, text: string): void => {
-      const entry: SectionEntry = { name, order, text, interpolate: true, complete: false }
+      const entry: SectionEntry = { name, order, text, interpolate: true, complete: false, required: false }
       ctx.effect(
         () => insertNamed(global.sections, name, entry, () => new Error(`prompt section "${name}" is already registered`)),
         'referencePrompt.config',
@@ -158,6 +159,7 @@ export class ReferenceSystemPrompt extends Service {
       text: section.text,
       interpolate: section.interpolate !== false,
       complete: section.complete === true,
+      required: section.required === true,
     }
     return this.register('referencePrompt.section()', (layer, scope) =>
       insertNamed(layer.sections, entry.name, entry, () => {
@@ -272,9 +274,10 @@ export class ReferenceSystemPrompt extends Service {
     const prepared = preparation ?? (await this.prepare(context))
     throwIfAborted(context.signal)
     const { scope } = context
-    const sections = [...this.layers.merged(scope, (layer) => layer.sections).values()]
-      .sort(byOrderThenName)
-      .map((entry) => this.resolveSection(entry, context))
+    const entries = [...this.layers.merged(scope, (layer) => layer.sections).values()].sort(byOrderThenName)
+    const sections = entries.map((entry) => this.resolveSection(entry, context))
+    // Required sections as collected, before any listener can touch them.
+    const pristine = sections.map((section, i) => ({ ...section, required: entries[i]!.required }))
     const complete = sections.filter((section) => section.complete === true)
     if (complete.length > 1) {
       throw new Error(
@@ -295,7 +298,7 @@ export class ReferenceSystemPrompt extends Service {
     if (!isObject(result)) throw new Error('system-prompt/assemble listener returned no presentation')
     throwIfAborted(context.signal)
     let out: PromptPresentation = { ...(result as PromptPresentation) }
-    if (pristineComplete !== undefined) out.sections = [{ ...pristineComplete }]
+    out.sections = restoreRequiredPlainly(pristine, pristineComplete === undefined ? out.sections : [{ ...pristineComplete }])
     if (keep !== undefined) out = { ...out, contexts: out.contexts.filter((item) => keep.has(item.name)) }
     const assembly: PromptAssembly = { ...out, tools }
     registeredContexts.set(assembly, registeredContexts.get(prepared) ?? NONE)
