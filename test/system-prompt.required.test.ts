@@ -187,7 +187,7 @@ describe('restored required sections in the rendered prompt', () => {
 })
 
 describe('inspect() and required entries', () => {
-  test('a required section and a required context carry required: true; others carry nothing', async () => {
+  test('a required section carries required: true; other sections and every context carry nothing', async () => {
     const app = await world()
     app.systemPrompt.context({ name: 'env', order: 1, text: 'E', required: true })
     app.systemPrompt.context({ name: 'note', order: 2, text: 'N' })
@@ -200,7 +200,7 @@ describe('inspect() and required entries', () => {
       { name: 'c', layer: 'global', shadows: [] },
     ])
     expect(inspection.contexts).toEqual([
-      { name: 'env', layer: 'global', shadows: [], required: true },
+      { name: 'env', layer: 'global', shadows: [] },
       { name: 'note', layer: 'global', shadows: [] },
     ])
   })

@@ -15,9 +15,8 @@ export interface InspectedEntry {
   /** The layers whose same-named entries it hides, farthest first. */
   readonly shadows: readonly LayerRef[]
   /**
-   * Present (and `true`) on a section or runtime context registered with
-   * `required: true`: a section no assemble listener can remove or change, a
-   * context that survives suppression (SPEC §5).
+   * Present (and `true`) on a section registered with `required: true`, which
+   * no assemble listener can remove or change (SPEC §5). Sections only.
    */
   readonly required?: true
 }
@@ -81,7 +80,7 @@ export function inspectView(view: ScopeView): PromptInspection {
     }
     return {
       sections: view.derive('sections').entries.map((entry) => flagged(sections.get(entry.name)!, entry.required)),
-      contexts: view.derive('contexts').entries.map((entry) => flagged(contexts.get(entry.name)!, entry.required)),
+      contexts: view.derive('contexts').entries.map((entry) => contexts.get(entry.name)!),
       variables: [...variables.values()],
       tools,
     }
