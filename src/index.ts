@@ -47,6 +47,12 @@ export type {
 } from './assembly/types.js'
 export type { PromptStats } from './assembly/stats.js'
 export type { InspectedEntry, InspectedTools, LayerRef, PromptInspection } from './assembly/inspect.js'
+export type {
+  DiagnosticsOptions,
+  PromptDiagnostic,
+  PromptDiagnosticKind,
+} from './assembly/diagnostics.js'
+export type { StabilityGuard } from './assembly/stability-hazard.js'
 export {
   joinContextSections,
   render,

@@ -181,6 +181,31 @@ describe('focused examples', () => {
     )
   })
 
+  test('authoring-safety: diagnostics before the first step, a required section surviving a hostile listener, the guard failing the render', async () => {
+    const { code, stdout, stderr } = await run('authoring-safety.ts')
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
+    expect(block(stdout, 'diagnostics()').split('\n').map((line) => line.split(':')[0])).toEqual([
+      'no-value workspace {{branch}}',
+      'malformed workspace',
+      'unknown-variable workspace {{cmd}}',
+      'volatile-in-section status {{clock}}',
+      'unchanged registry, same array',
+      'after the fixes',
+      'no findings',
+    ])
+    expect(stdout).toContain('unchanged registry, same array: true')
+    expect(lines(block(stdout, 'hostile listener'))).toEqual([
+      'protocol section: "Always reply with a JSON object." (required: true, restored: true)',
+      'prompt order: harness:identity, plugin:protocol, workspace, status, override',
+      expect.stringMatching(/^warning required-restored plugin:protocol: required prompt section "plugin:protocol" in the global layer was restored/),
+      'second step warnings about it: 0',
+    ])
+    expect(lines(block(stdout, 'stabilityGuard'))).toEqual([
+      'diagnostics: volatile-in-section status',
+      `render failed: prompt section "status" references volatile prompt variable "clock" in the global layer, which config stabilityGuard 'error' forbids`,
+    ])
+  })
+
   test('waterfall-listener: a scoped listener rewrites only its agent and never the registry', async () => {
     const { code, stdout } = await run('waterfall-listener.ts')
     expect(code).toBe(0)

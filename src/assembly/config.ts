@@ -1,5 +1,6 @@
 import { describeValue } from './errors.js'
 import { CONTEXT_ORDERS, SECTION_ORDERS, TOOL_ORDER_REST } from './orders.js'
+import { STABILITY_GUARDS, type StabilityGuard } from './stability-hazard.js'
 import { compileTemplate } from './template.js'
 
 /** Configuration of the `SystemPrompt` service; every key is optional. */
@@ -20,6 +21,12 @@ export interface SystemPromptConfig {
   sectionOrders?: Readonly<Record<string, number>>
   /** A deployment's own named context bands for `getContextOrder` (not a built-in name; finite). */
   contextOrders?: Readonly<Record<string, number>>
+  /**
+   * What a section that references a `stability: 'volatile'` variable (and is
+   * not itself volatile) does: `'warn'` (default) lets the step surface warn;
+   * `'error'` makes rendering it fail (SPEC §5).
+   */
+  stabilityGuard?: StabilityGuard
 }
 
 /** The validated configuration with every default applied. */
@@ -34,6 +41,7 @@ export interface ResolvedSystemPromptConfig {
   readonly sectionOrders: Readonly<Record<string, number>>
   /** The configured context bands, without the built-in ones (a frozen, prototype-free table). */
   readonly contextOrders: Readonly<Record<string, number>>
+  readonly stabilityGuard: StabilityGuard
 }
 
 interface Issue {
@@ -50,6 +58,7 @@ const KEYS = [
   'toolOrder',
   'sectionOrders',
   'contextOrders',
+  'stabilityGuard',
 ] as const
 
 
@@ -114,6 +123,17 @@ function orderTable(
   return Object.freeze(table)
 }
 
+/** `stabilityGuard`, default `'warn'`; anything but the two values is an issue. */
+function guardOf(value: unknown, issues: Issue[]): StabilityGuard {
+  if (value === undefined) return 'warn'
+  if (STABILITY_GUARDS.includes(value as StabilityGuard)) return value as StabilityGuard
+  issues.push({
+    message: `stabilityGuard must be one of ${STABILITY_GUARDS.map((g) => `"${g}"`).join(', ')} (got ${describeValue(value)}); "error" makes a volatile variable referenced from a section fail the render`,
+    path: ['stabilityGuard'],
+  })
+  return 'warn'
+}
+
 /** A config text that renders as a template: a malformed reference fails at load, naming the key. */
 function templateIssue(key: string, text: string): Issue | undefined {
   const owner = `systemPrompt config "${key}"`
@@ -173,6 +193,7 @@ export function resolveSystemPromptConfig(
     toolOrder: Array.isArray(input.toolOrder) ? Object.freeze([...(input.toolOrder as string[])]) : undefined,
     sectionOrders: orderTable('sectionOrders', SECTION_ORDERS, input.sectionOrders, issues),
     contextOrders: orderTable('contextOrders', CONTEXT_ORDERS, input.contextOrders, issues),
+    stabilityGuard: guardOf(input.stabilityGuard, issues),
   }
   if (input.toolOrder !== undefined) issues.push(...toolOrderIssues(input.toolOrder))
   for (const key of ['identity', 'personaPrefix', 'personaSuffix'] as const) {

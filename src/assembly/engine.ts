@@ -18,6 +18,7 @@ import {
   type VariableEntry,
 } from './entries.js'
 import { assembledFor, namedSourcesOf, recordOf, recordScope, sectionSourcesOf, withRecord, type AssemblyProvenance, type RenderSlot } from './provenance.js'
+import { pinRequired, restoreRequired } from './required-sections.js'
 import { createStats, type PromptStats } from './stats.js'
 import { collectTools, sameResults, snapshotOf, ToolDetacher, toolProviderLabel, type ToolMemo } from './tools.js'
 import type {
@@ -339,6 +340,8 @@ export class PromptEngine {
     const sections = this.#sections(plan, context, collected)
     const tools = this.#tools(view, context)
     const complete = plan.complete.length === 1 ? { ...sections[plan.entries.indexOf(plan.complete[0]!)]! } : undefined
+    // Required sections (SPEC §5), copied before any listener can touch them.
+    const pinned = pinRequired(plan.entries, sections)
     const suppressed = view.derive('suppressed')
     const requiredNames = view.derive('contexts').requiredNames
     const presentation: PromptPresentation = {
@@ -348,9 +351,10 @@ export class PromptEngine {
     }
     const result = await this.#waterfall(view, 'system-prompt/assemble', presentation, context)
     throwIfAborted(context.signal)
+    const required = restoreRequired(complete === undefined ? result.sections : [complete], result.sections, pinned)
     const assembly: PromptAssembly = {
       ...result,
-      sections: complete === undefined ? result.sections : [complete],
+      sections: required.sections,
       contexts: suppressed ? result.contexts.filter((c) => requiredNames.has(c.name)) : result.contexts,
       tools: tools.slice(),
     }
@@ -365,6 +369,8 @@ export class PromptEngine {
       collected,
       contexts: prepared_?.contexts ?? namedSourcesOf(view.derive('contexts').entries),
       variables: prepared_?.variables ?? namedSourcesOf(view.derive('variables').entries),
+      restored: required.restored,
+      stabilityGuard: this.#config.stabilityGuard,
     }
     return withRecord(assembly, { provenance, slot: this.#slotOf(view) })
   }

@@ -14,6 +14,11 @@ export interface InspectedEntry {
   readonly layer: LayerRef
   /** The layers whose same-named entries it hides, farthest first. */
   readonly shadows: readonly LayerRef[]
+  /**
+   * Present (and `true`) on a section registered with `required: true`, which
+   * no assemble listener can remove or change (SPEC §5). Sections only.
+   */
+  readonly required?: true
 }
 
 /** One contributing tool provider of a view. */
@@ -58,6 +63,10 @@ function shadowsIn<V extends { readonly scope: ScopeKey | undefined }>(
   return merged
 }
 
+function flagged(entry: InspectedEntry, required: boolean): InspectedEntry {
+  return required ? { ...entry, required: true } : entry
+}
+
 /** Builds the inspection of `view` from its current layers; reads without subscribing. */
 export function inspectView(view: ScopeView): PromptInspection {
   return untracked(() => {
@@ -70,7 +79,7 @@ export function inspectView(view: ScopeView): PromptInspection {
       layer.tools.forEach((entry, index) => tools.push({ layer: layerRef(entry.scope), index }))
     }
     return {
-      sections: view.derive('sections').entries.map((entry) => sections.get(entry.name)!),
+      sections: view.derive('sections').entries.map((entry) => flagged(sections.get(entry.name)!, entry.required)),
       contexts: view.derive('contexts').entries.map((entry) => contexts.get(entry.name)!),
       variables: [...variables.values()],
       tools,

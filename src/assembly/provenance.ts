@@ -14,6 +14,7 @@
 
 import type { ScopeKey } from '../scope/scope-key.js'
 import type { ContextEntry, LayerRef, SectionEntry, VariableEntry } from './entries.js'
+import type { StabilityGuard } from './stability-hazard.js'
 import type { PromptStats } from './stats.js'
 import type { Stability } from './types.js'
 
@@ -59,6 +60,14 @@ export interface AssemblyProvenance {
   readonly contexts: SourceTable<NamedSource>
   /** The effective variables it was prepared from. */
   readonly variables: SourceTable<NamedSource>
+  /**
+   * The required sections the assembly restored after the waterfall (a
+   * listener dropped, edited or reordered them), in prompt order; absent or
+   * empty when none was. Rendering marks their parts `restored`.
+   */
+  readonly restored?: readonly string[]
+  /** Config `stabilityGuard` of the service that assembled it; the render enforces `'error'`. Absent: `'warn'`. */
+  readonly stabilityGuard?: StabilityGuard
 }
 
 /**

@@ -10,6 +10,7 @@ import {
 } from './config.js'
 import { PromptEngine, type EventDispatcher } from './engine.js'
 import { toContextEntry, toSectionEntry, toToolEntry, toVariableEntry } from './entries.js'
+import { diagnosticsOf, type DiagnosticsOptions, type PromptDiagnostic } from './diagnostics.js'
 import { inspectView, type PromptInspection } from './inspect.js'
 import {
   CONTEXT_ORDERS,
@@ -304,6 +305,19 @@ export class SystemPrompt extends Service {
   /** The effective entries of `scope`'s view (the global view without one), with their layers. */
   inspect(scope?: ScopeKey): PromptInspection {
     return inspectView(this[ENGINE].view(scope))
+  }
+
+  /**
+   * The render errors `scope`'s registry would meet (the global view without
+   * one), found without calling any provider: malformed references, unknown
+   * variables, variables whose static or signal value is `undefined`, and
+   * stability-guard hazards, over every effective section and unsuppressed
+   * context with a string or signal text (SPEC §5). Memoized: the same frozen
+   * array until a change alters the findings. `includeUnchecked` adds one
+   * `'unchecked'` entry per function text.
+   */
+  diagnostics(scope?: ScopeKey, options?: DiagnosticsOptions): readonly PromptDiagnostic[] {
+    return diagnosticsOf(this[ENGINE].view(scope), this[CONFIG].stabilityGuard, options)
   }
 }
 

@@ -89,7 +89,8 @@ function valueOf(name: string, variables: Readonly<Record<string, string | undef
   return value
 }
 
-function malformedReference(group: string, owner: string): Error {
+/** The render error for a malformed group (`{{ x }}`, `{{}}`) in `owner`; shared with diagnostics. */
+export function malformedReference(group: string, owner: string): Error {
   const shown = group.length > QUOTE_LIMIT ? `${group.slice(0, QUOTE_LIMIT - 16)}…${group.slice(-12)}` : group
   return new Error(
     `malformed prompt variable reference ${JSON.stringify(shown)} in ${owner}; ` +
@@ -98,7 +99,8 @@ function malformedReference(group: string, owner: string): Error {
   )
 }
 
-function unknownVariable(
+/** The render error for a reference to a name that is not an own key of `variables`; shared with diagnostics. */
+export function unknownVariable(
   name: string,
   variables: Readonly<Record<string, string | undefined>>,
   owner: string,
@@ -110,8 +112,34 @@ function unknownVariable(
   )
 }
 
-function missingValue(name: string, owner: string): Error {
+/** The render error for a reference to a variable whose value is `undefined`; shared with diagnostics. */
+export function missingValue(name: string, owner: string): Error {
   return new Error(
     `prompt variable "${name}" has no value in ${owner}; its provider returned undefined for this assembly`,
   )
+}
+
+/** One `{{…}}` group found by `scanGroups`: a well-formed reference, or a malformed group as written. */
+export type TemplateGroup = { readonly name: string; readonly malformed?: undefined } | { readonly malformed: string; readonly name?: undefined }
+
+/**
+ * Every group of `text` in order, by the rules of `compileTemplate` (a group
+ * opens at `{{` and closes at the first `}}` after it; a `{{` with no later
+ * `}}` ends the scan), except that a malformed group does not stop it: the
+ * scan goes on after its `}}`. For diagnostics, which report every problem,
+ * where a render reports the first.
+ */
+export function scanGroups(text: string): TemplateGroup[] {
+  const out: TemplateGroup[] = []
+  let from = 0
+  for (;;) {
+    const open = text.indexOf(OPEN, from)
+    if (open < 0) break
+    const close = text.indexOf(CLOSE, open + OPEN.length)
+    if (close < 0) break
+    const name = text.slice(open + OPEN.length, close)
+    out.push(VARIABLE_NAME.test(name) ? { name } : { malformed: text.slice(open, close + CLOSE.length) })
+    from = close + CLOSE.length
+  }
+  return out
 }

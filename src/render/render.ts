@@ -2,6 +2,7 @@ import { entryLabel } from '../assembly/entries.js'
 import { recordOf, type AssemblyRecord, type RenderSlot, type SectionSource, type SourceTable } from '../assembly/provenance.js'
 import type { Template } from '../assembly/template.js'
 import type { PromptPresentation } from '../assembly/types.js'
+import { guardStability } from './stability-guard.js'
 import { renderItem, RenderMemo, type RenderItem, type RenderOwner } from './render-memo.js'
 import {
   buildRenderedPrompt,
@@ -40,6 +41,7 @@ interface SlotCache {
     readonly version: number
     readonly sources: SourceTable<SectionSource> | undefined
     readonly origins: string
+    readonly restored: string
     readonly rendered: RenderedPrompt
   }
 }
@@ -110,6 +112,7 @@ function partsOf(
 ): PartInput[] {
   const sources = record?.provenance.sections
   const collected = record?.provenance.collected
+  const restored = record?.provenance.restored
   const parts: PartInput[] = []
   for (let i = 0; i < sections.length; i++) {
     const text = outputs[i]!
@@ -128,6 +131,7 @@ function partsOf(
       variables: namesOf(template),
       cacheBreakpoint: source?.cacheBreakpoint ?? false,
       required: source?.required ?? false,
+      restored: restored !== undefined && restored.length > 0 && restored.includes(name),
       complete: source?.complete ?? false,
       priority: source?.priority ?? 0,
       substitutions: substitutionsOf(template, variables),
@@ -205,13 +209,24 @@ export function render(assembly: Pick<PromptPresentation, 'sections' | 'variable
   const cache = cacheOf(record.slot)
   const sources = record.provenance.sections
   const origins = originsOf(assembly.sections, record)
+  const restored = record.provenance.restored?.join('\0') ?? ''
   const last = cache.prompt
-  if (last !== undefined && last.version === memo.version && last.sources === sources && last.origins === origins) {
-    return last.rendered
+  let rendered: RenderedPrompt
+  if (
+    last !== undefined &&
+    last.version === memo.version &&
+    last.sources === sources &&
+    last.origins === origins &&
+    last.restored === restored
+  ) {
+    rendered = last.rendered
+  } else {
+    const parts = partsOf(assembly.sections, assembly.variables, memo.outputs, memo.templates, record)
+    rendered = buildRenderedPrompt(parts, variablesOf(parts, record))
+    cache.prompt = { version: memo.version, sources, origins, restored, rendered }
   }
-  const parts = partsOf(assembly.sections, assembly.variables, memo.outputs, memo.templates, record)
-  const rendered = buildRenderedPrompt(parts, variablesOf(parts, record))
-  cache.prompt = { version: memo.version, sources, origins, rendered }
+  // Config `stabilityGuard: 'error'` (SPEC §5), carried by the provenance.
+  if (record.provenance.stabilityGuard === 'error') guardStability(rendered)
   return rendered
 }
 

@@ -48,6 +48,12 @@ export interface RenderedPart {
   readonly cacheBreakpoint: boolean
   /** Registered with `required: true` (restored after the assemble waterfall, §5). */
   readonly required: boolean
+  /**
+   * A required section the assembly restored after the waterfall, because a
+   * listener dropped, edited or reordered it (§5); the step surface warns once
+   * about it. Always `false` for a result that lost its `assemble()` provenance.
+   */
+  readonly restored: boolean
   /** A `complete` section (the whole prompt apart from required sections). */
   readonly complete: boolean
   /** The section's budget priority (§5); default 0, higher is kept longer. */
@@ -90,8 +96,8 @@ export interface RenderedPrompt {
   readonly variables: readonly RenderedVariable[]
 }
 
-/** What a part is before it is placed in a prompt: everything but its offsets. */
-export type PartInput = Omit<RenderedPart, 'start' | 'end'>
+/** What a part is before it is placed in a prompt: everything but its offsets (`restored` defaults to `false`). */
+export type PartInput = Omit<RenderedPart, 'start' | 'end' | 'restored'> & { readonly restored?: boolean }
 
 const RANK: Readonly<Record<Stability, number>> = { static: 0, session: 1, volatile: 2 }
 
@@ -113,7 +119,7 @@ export function buildRenderedPrompt(inputs: readonly PartInput[], variables: rea
     if (input.text === '') throw new TypeError(`rendered part "${input.name}" is empty; empty outputs are not part of the prompt`)
     if (i > 0) offset += PART_SEPARATOR.length
     const end = offset + input.text.length
-    parts.push(Object.freeze({ ...input, start: offset, end }))
+    parts.push(Object.freeze({ ...input, restored: input.restored === true, start: offset, end }))
     offset = end
   }
   const text = parts.length === 1 ? parts[0]!.text : parts.map((part) => part.text).join(PART_SEPARATOR)

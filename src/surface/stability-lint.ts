@@ -14,8 +14,10 @@ export interface StabilityWarning {
    * `'volatile-variable'`: a section references a variable registered with
    * `stability: 'volatile'`. `'unstable-section'`: a section's output changed
    * in two consecutive steps while a later non-empty section stayed the same.
+   * `'required-restored'`: a listener dropped, edited or reordered a
+   * `required` section and the assembly restored it (see `restored-lint.ts`).
    */
-  readonly kind: 'volatile-variable' | 'unstable-section'
+  readonly kind: 'volatile-variable' | 'unstable-section' | 'required-restored'
   /** The section the finding is about. */
   readonly section: string
   /** The layer that supplied the section: `'global'` or its scope key; absent when unknown (no `assemble()` provenance, or a listener-made section). */

@@ -2,6 +2,7 @@ import { describeValue } from '../assembly/entries.js'
 import { comparePrompts, NO_PROMPT } from './prefix-report.js'
 import { render, renderContextSections, renderContextSnapshot, type RenderedContextSection } from '../render/render.js'
 import { frozenJson, headerChange, headerStateOf, type HeaderState } from './request-header.js'
+import { lintRestored } from './restored-lint.js'
 import { lintStability, ReportedWarnings, type StabilityWarning } from './stability-lint.js'
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
@@ -218,6 +219,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       const first = steps === 0
       const compared = comparePrompts(prompt, rendered, !first)
       const warnings = lintStability(rendered, compared.changedSet, prompt.changed, reported)
+      warnings.push(...lintRestored(rendered, reported))
 
       const events: SurfaceEvent[] = []
       let nextNode0 = node0

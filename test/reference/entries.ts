@@ -49,6 +49,8 @@ export interface OrderedEntry {
   readonly interpolate: boolean
   /** `complete` on a section, `required` on a context. */
   readonly flag: boolean
+  /** A section's `required: true` (SPEC §5); always false for a context, whose `flag` is its `required`. */
+  readonly required: boolean
 }
 
 /** A registered variable. */
@@ -93,7 +95,8 @@ export function orderedEntry(
   const interpolate = checkFlag(label, 'interpolate', raw.interpolate) !== false
   checkStability(label, raw.stability)
   const flag = checkFlag(label, kind === 'prompt section' ? 'complete' : 'required', kind === 'prompt section' ? raw.complete : raw.required)
-  return { name: raw.name, label, order: raw.order, source, interpolate, flag: flag === true }
+  const required = kind === 'prompt section' && checkFlag(label, 'required', raw.required) === true
+  return { name: raw.name, label, order: raw.order, source, interpolate, flag: flag === true, required }
 }
 
 function checkStability(label: string, value: unknown): void {

@@ -36,6 +36,7 @@ import {
 import { labelsOf, rememberLabels } from './render.js'
 import { referenceCarrier, tagOf, viewLabel, type ParentOf } from './scope.js'
 import { referenceCollectTools } from './tools.js'
+import { restoreRequiredPlainly } from './required.js'
 import { checkListenerResult } from './waterfall.js'
 
 declare module 'cordis' {
@@ -237,6 +238,8 @@ export class ReferenceSystemPrompt extends Service {
       this.toolOrder,
     )
     const pristine = complete.length === 1 ? { ...sections[entries.indexOf(complete[0]!)]! } : undefined
+    // Every section as collected, before any listener can touch it, for the required-section restore.
+    const collected = sections.map((section, i) => ({ ...section, required: entries[i]!.required }))
     // What the assembly collected before the waterfall is what it keeps,
     // suppression included (SPEC §2 Reliability).
     const suppressed = this.layers.isSuppressed(scope)
@@ -250,7 +253,7 @@ export class ReferenceSystemPrompt extends Service {
     throwIfAborted(context.signal)
     const assembly: PromptAssembly = {
       ...result,
-      sections: pristine === undefined ? result.sections : [pristine],
+      sections: restoreRequiredPlainly(collected, pristine === undefined ? result.sections : [pristine]),
       contexts: suppressed ? result.contexts.filter((item) => required.has(item.name)) : result.contexts,
       tools,
     }

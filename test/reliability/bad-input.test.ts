@@ -11,7 +11,7 @@ import {
   type ScopeParentBinding,
   type SystemPromptConfig,
 } from '../../src/index.js'
-import { delta, GLOBAL_TOOLS, observe, world, type World } from './world.js'
+import { CONFIG, delta, GLOBAL_TOOLS, observe, world, type World } from './world.js'
 
 // The catalogue of bad input (SPEC §2 "Reliability"): one row per invalid
 // call, with the error class and the message fragments it must carry — the
@@ -31,6 +31,8 @@ interface Row {
   readonly act: (w: World, arranged: any) => unknown
   readonly error: typeof Error
   readonly message: readonly string[]
+  /** The service config of the row's world (default: world.ts's CONFIG). */
+  readonly config?: SystemPromptConfig
 }
 
 const sp = (w: World) => w.app.systemPrompt
@@ -74,6 +76,9 @@ const REGISTRATION: Row[] = [
   // options
   { call: 'section() with a non-boolean interpolate', act: (w) => sp(w).section({ name: 'x', order: 0, text: 'x', interpolate: 'no' as never }), error: TypeError, message: ['prompt section "x" option "interpolate" must be a boolean (got string "no")'] },
   { call: 'scoped section() with a non-boolean complete', act: (w) => a1(w).section({ name: 'x', order: 0, text: 'x', complete: 1 as never }), error: TypeError, message: [`prompt section "x" ${SCOPED} option "complete" must be a boolean (got number 1)`] },
+  { call: 'section() with a non-boolean required', act: (w) => sp(w).section({ name: 'x', order: 0, text: 'x', required: 1 as never }), error: TypeError, message: ['prompt section "x" option "required" must be a boolean (got number 1)'] },
+  { call: 'scoped section() with a non-boolean cacheBreakpoint', act: (w) => a1(w).section({ name: 'x', order: 0, text: 'x', cacheBreakpoint: 'yes' as never }), error: TypeError, message: [`prompt section "x" ${SCOPED} option "cacheBreakpoint" must be a boolean (got string "yes")`] },
+  { call: 'section() with a non-finite priority', act: (w) => sp(w).section({ name: 'x', order: 0, text: 'x', priority: NaN }), error: TypeError, message: ['prompt section "x" priority must be a finite number (got number NaN)'] },
   { call: 'scoped context() with a non-boolean required', act: (w) => a1(w).context({ name: 'c', order: 0, text: 'x', required: 'yes' as never }), error: TypeError, message: [`runtime context "c" ${SCOPED} option "required" must be a boolean`] },
   { call: 'variable() with an unknown stability', act: (w) => sp(w).variable('v', 'x', { stability: 'hourly' as never }), error: TypeError, message: ['prompt variable "v" stability must be one of "static", "session", "volatile" (got string "hourly")'] },
   // order bands
@@ -112,6 +117,9 @@ const TEMPLATES: Row[] = [
   { call: 'renderPrompt() over an unknown variable', arrange: (w) => a1(w).section({ name: 'notes', order: 1500, text: w.faulty('ok', () => 'in {{branch}}') }), act: renderA1, error: Error, message: [`unknown prompt variable "{{branch}}" in prompt section "notes" ${SCOPED}`, 'registered variables: cwd, user'] },
   { call: 'renderPrompt() over {{constructor}} (own-property lookup)', arrange: (w) => sp(w).section({ name: 'notes', order: 1500, text: w.faulty('ok', () => '{{constructor}}') }), act: renderA1, error: Error, message: ['unknown prompt variable "{{constructor}}" in prompt section "notes"'] },
   { call: 'renderPrompt() over a variable without a value', arrange: (w) => { a1(w).variable('branch', w.faulty<string | undefined>('main', () => undefined)); a1(w).section({ name: 'notes', order: 1500, text: 'on {{branch}}' }) }, act: renderA1, error: Error, message: [`prompt variable "branch" has no value in prompt section "notes" ${SCOPED}`] },
+  { call: "renderPrompt() of a section referencing a volatile variable under stabilityGuard 'error'", config: { ...CONFIG, stabilityGuard: 'error' }, arrange: async (w) => { const sub = { name: 'agent-3' }; await w.app.inject(['systemPrompt'], (ctx) => { const sp3 = createScope(ctx, sub, { parent: w.keys.agent1 }).ctx.systemPrompt; sp3.variable('tick', () => 'now', { stability: 'volatile' }); sp3.section({ name: 'clock', order: 1500, text: 'at {{tick}}' }) }); return sub }, act: async (w, sub) => renderPrompt(await sp(w).assemble({ scope: sub })), error: Error, message: ['prompt section "clock" in scope "agent-3" references volatile prompt variable "tick" in scope "agent-3", which config stabilityGuard \'error\' forbids', 'move it into a runtime context', "stability: 'volatile'"] },
+  { call: 'diagnostics() with a non-object scope', act: (w) => sp(w).diagnostics('agent-1' as never), error: TypeError, message: ['assemble context "scope" must be a scope key object (got string "agent-1")'] },
+  { call: 'diagnostics() with a non-boolean includeUnchecked', act: (w) => sp(w).diagnostics(undefined, { includeUnchecked: 'yes' as never }), error: TypeError, message: ['diagnostics option "includeUnchecked" must be a boolean (got string "yes")'] },
   { call: 'renderContextSnapshot() over a malformed reference in a scoped context', arrange: (w) => a1(w).context({ name: 'disk', order: 130, text: w.faulty('ok', () => 'free {{ x }}') }), act: async (w) => renderContextSnapshot(await assembleA1(w)), error: Error, message: [`malformed prompt variable reference "{{ x }}" in runtime context "disk" ${SCOPED}`] },
 ]
 
@@ -131,6 +139,8 @@ const CONFIGS: [string, unknown, string][] = [
   ['sectionOrders redefining a built-in band', { sectionOrders: { TOOLS_SDK: 1 } }, 'sectionOrders "TOOLS_SDK" is already a section order band (5000)'],
   ['contextOrders with a non-finite order', { contextOrders: { TICKET: Infinity } }, 'contextOrders "TICKET" must be a finite number (got number Infinity)'],
   ['sectionOrders that is not a record', { sectionOrders: [] }, 'sectionOrders must be a record of band names to orders (got an array)'],
+  ['stabilityGuard that is not one of the two modes', { stabilityGuard: 'strict' }, 'stabilityGuard must be one of "warn", "error" (got string "strict")'],
+  ['stabilityGuard that is not a string', { stabilityGuard: true }, 'stabilityGuard must be one of "warn", "error" (got boolean true)'],
   ['an unknown config key', { identiy: 'x' }, 'unknown systemPrompt config key "identiy"'],
   ['a config that is not an object', 'bash', 'systemPrompt config must be an object (got string "bash")'],
 ]
@@ -176,7 +186,7 @@ describe.each(CATALOGUE)('bad input: %s', (_, rows) => {
   test.each(rows.map((row) => [row.call, row] as const))(
     '%s fails with its catalogued error and changes nothing',
     async (_call, row) => {
-      const w = await world()
+      const w = await world(row.config)
       const arranged = await row.arrange?.(w)
       const service = sp(w)
       const before = await observe(w)
