@@ -1,6 +1,7 @@
 import { untracked } from '@preact/signals-core'
 import type { NamedEntries } from '../scope/named-entries.js'
 import type { ScopeKey } from '../scope/scope-key.js'
+import { mergeNamed } from '../scope/scoped-layers.js'
 import type { LayerRef, PromptLayer } from './entries.js'
 import type { ScopeView } from './view.js'
 
@@ -49,18 +50,11 @@ function shadowsIn<V extends { readonly scope: ScopeKey | undefined }>(
   layers: readonly PromptLayer[],
   pick: (layer: PromptLayer) => NamedEntries<V>,
 ): Map<string, InspectedEntry> {
-  const merged = new Map<string, InspectedEntry>()
-  for (const layer of layers) {
-    pick(layer).forEach((entry, name) => {
-      const hidden = merged.get(name)
-      merged.set(name, {
-        name,
-        layer: layerRef(entry.scope),
-        shadows: hidden === undefined ? [] : [...hidden.shadows, hidden.layer],
-      })
-    })
+  const out = new Map<string, InspectedEntry>()
+  for (const [name, { value, shadows }] of mergeNamed(layers, pick)) {
+    out.set(name, { name, layer: layerRef(value.scope), shadows: shadows.map((entry) => layerRef(entry.scope)) })
   }
-  return merged
+  return out
 }
 
 function flagged(entry: InspectedEntry, required: boolean): InspectedEntry {

@@ -30,6 +30,28 @@ export interface LayerEffectOptions {
  *   merge(agent):  global ─▶ preset ─▶ agent      (later wins a name)
  *                  farthest             nearest
  */
+/** One name's winner in `mergeNamed`, with the entries it shadows (farthest first). */
+export interface MergedEntry<V> {
+  readonly value: V
+  readonly shadows: readonly V[]
+}
+
+/**
+ * The shadowing rule, once: folds the named entries of `layers` (farthest
+ * first) into an insertion-ordered map in which a nearer layer's entry wins
+ * its name and records the entries it hides.
+ */
+export function mergeNamed<L, V>(layers: readonly L[], pick: (layer: L) => NamedEntries<V>): Map<string, MergedEntry<V>> {
+  const merged = new Map<string, MergedEntry<V>>()
+  for (const layer of layers) {
+    pick(layer).forEach((value, name) => {
+      const hidden = merged.get(name)
+      merged.set(name, { value, shadows: hidden === undefined ? [] : [...hidden.shadows, hidden.value] })
+    })
+  }
+  return merged
+}
+
 export class ScopedLayers<L extends ScopeLayer> {
   /** The global layer; it always exists and is never reclaimed. */
   readonly global: L
@@ -84,9 +106,7 @@ export class ScopedLayers<L extends ScopeLayer> {
    */
   merge<V>(scope: ScopeKey | undefined, pick: (layer: L) => NamedEntries<V>): Map<string, V> {
     const merged = new Map<string, V>()
-    const add = (value: V, name: string): void => void merged.set(name, value)
-    pick(this.global).forEach(add)
-    for (const layer of this.chainLayers(scope)) pick(layer).forEach(add)
+    for (const [name, { value }] of mergeNamed([this.global, ...this.chainLayers(scope)], pick)) merged.set(name, value)
     return merged
   }
 
