@@ -32,6 +32,8 @@ export interface PromptCountMemo {
   readonly tokens: number
 }
 
+const BUDGET = 'budget countTokens'
+
 /** Calls `countTokens`, failing with an error naming `who` and `subject` for a throw or a bad count. */
 function checked(countTokens: (text: string) => number, text: string, who: string, subject: string): number {
   let value: unknown
@@ -42,7 +44,12 @@ function checked(countTokens: (text: string) => number, text: string, who: strin
     throw new Error(`${who} threw for ${subject}: ${reason}; countTokens must return a token count for any text`, { cause: error })
   }
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new TypeError(`${who} must return a non-negative finite number (got ${describeValue(value)}) for ${subject}`)
+    // The budget's wording (as in token-counts.ts), or the countTokens option's.
+    throw new TypeError(
+      who === BUDGET
+        ? `${who} returned ${describeValue(value)} for ${subject}; it must return a non-negative finite number of tokens`
+        : `${who} must return a non-negative finite number (got ${describeValue(value)}) for ${subject}`,
+    )
   }
   return value
 }
@@ -73,7 +80,7 @@ export function budgetFigures(
     }
     if (stableLength > end) {
       const subject = `the stable prefix's end in rendered part "${parts[i]?.name ?? parts[i - 1]!.name}"`
-      stable += checked(countTokens, rendered.text.slice(end, stableLength), 'budget countTokens', subject)
+      stable += checked(countTokens, rendered.text.slice(end, stableLength), BUDGET, subject)
     }
   }
   return { stablePrefixTokens: stable, reusablePrefixTokens: reusableLength === 0 ? 0 : stable, promptTokens }
