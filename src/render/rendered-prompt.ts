@@ -113,25 +113,7 @@ export function buildRenderedPrompt(inputs: readonly PartInput[], variables: rea
     if (input.text === '') throw new TypeError(`rendered part "${input.name}" is empty; empty outputs are not part of the prompt`)
     if (i > 0) offset += PART_SEPARATOR.length
     const end = offset + input.text.length
-    // One literal with a fixed key order: every part shares one hidden class, so
-    // reading parts stays monomorphic (a spread gave nearly every part its own).
-    parts.push(
-      Object.freeze({
-        name: input.name,
-        text: input.text,
-        start: offset,
-        end,
-        layer: input.layer,
-        origin: input.origin,
-        stability: input.stability,
-        variables: input.variables,
-        cacheBreakpoint: input.cacheBreakpoint,
-        required: input.required,
-        complete: input.complete,
-        priority: input.priority,
-        substitutions: input.substitutions,
-      } satisfies Record<keyof RenderedPart, unknown>),
-    )
+    parts.push(Object.freeze({ ...input, start: offset, end }))
     offset = end
   }
   const text = parts.length === 1 ? parts[0]!.text : parts.map((part) => part.text).join(PART_SEPARATOR)
