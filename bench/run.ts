@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { compileTemplate, fillTemplate } from '../src/assembly/template.js'
 
 import { referenceInterpolate } from '../test/reference/index.js'
+import { budgetSurfaceScenario } from './budget-surface.js'
 import { floorScenario, listenerSkipScenario } from './floor.js'
 import { compare } from './measure.js'
 import { report, printTable, type Row } from './report.js'
@@ -192,6 +193,7 @@ await side('signal G=200 A=100 (a per-step signal in a context only)', signalSte
 await side('registration (section() + dispose, G=200 A=10)', registration, 200, 10, (ratio) => atLeast(1.5, ratio))
 await floorScenario(ROUNDS, TIME)
 await listenerSkipScenario(ROUNDS, TIME)
+await budgetSurfaceScenario(ROUNDS, TIME)
 if (!quick) templateScenario()
 memoryScenario()
 printTable(`ratios are reference / promptloom, medians of ${ROUNDS} alternating rounds of ~${TIME} ms in one process; ${((performance.now() - started) / 1000).toFixed(1)} s in all`)

@@ -4,7 +4,8 @@
  * variables, a preset scope with agent scopes under it, and a step loop in
  * which plugins load and unload and one variable changes. Each agent step is
  * assembled, rendered, fed to that agent's step surface and written to its
- * JSONL session log.
+ * JSONL session log. Tokens are counted with gpt-tokenizer; agent-1 runs
+ * under a token budget that must withhold a section when web-surface loads.
  *
  *   npm start -- --help
  */
@@ -13,6 +14,7 @@ import { dirname, extname, join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { computed, signal } from '@preact/signals-core'
 import { Context, type Fiber } from 'cordis'
+import { countTokens } from 'gpt-tokenizer'
 import {
   CONTEXT_ORDERS,
   createScope,
@@ -23,13 +25,18 @@ import {
   SECTION_ORDERS,
   SystemPrompt,
   TOOL_ORDER_REST,
+  type BudgetWarning,
   type PromptAssembly,
   type Scope,
+  type StepResult,
   type StepSurface,
   type ToolSchema,
 } from '../src/index.js'
 import { writeReport } from '../src/cli/report.js'
 import { createSessionLogWriter, type SessionLogWriter } from '../src/node.js'
+
+/** agent-1's token budget: the demo's prompt is ~77 tokens, ~101 with web-surface loaded. */
+const BUDGET = { maxTokens: 90, headroom: 0.1 } as const
 
 const HELP = `promptloom demo harness
 
@@ -51,7 +58,14 @@ prompt that is byte-identical to that agent's previous step (the stable
 KV-cache prefix), the reusable request prefix and token counts when the step
 surface reports them, the time to assemble + render + record the step, and
 which sections were added, removed or changed. The last step prints agent-1's full prompt, its runtime-context
-snapshot and the service's stats().`
+snapshot and the service's stats().
+
+Tokens are counted with gpt-tokenizer. agent-1 runs under a token budget
+(maxTokens ${BUDGET.maxTokens}, headroom ${BUDGET.headroom * 100}%): when web-surface loads (step 4) its
+prompt no longer fits, so the budget withholds the lowest-priority section
+(tools:guidance, priority -1); it stays withheld after planning unloads
+(step 8: it would fit maxTokens again, but not the headroom) and comes back
+when web-surface unloads (step 17).`
 
 interface Options {
   readonly agents: number
@@ -131,6 +145,8 @@ const toolbox = {
       order: SECTION_ORDERS.TOOL_GUIDANCE,
       text: 'Read a file before you edit it. Prefer grep over reading whole directories.',
       stability: 'static',
+      // Helpful but optional: the first section a token budget withholds.
+      priority: -1,
     })
     // Returns the same schema objects every time, so they are cloned once.
     ctx.systemPrompt.tools(() => ({ schemas: TOOLBOX }))
@@ -216,7 +232,8 @@ async function main(argv: string[]): Promise<void> {
     return {
       key,
       scope,
-      surface: createStepSurface(),
+      // agent-1 under a token budget (its countTokens also gives the token figures); the others only count.
+      surface: createStepSurface(i === 0 ? { budget: { ...BUDGET, countTokens } } : { countTokens }),
       log: createSessionLogWriter(logPathFor(options.log, key.name), { truncate: true }),
     }
   })
@@ -250,6 +267,7 @@ async function main(argv: string[]): Promise<void> {
 
   console.log(`promptloom demo: ${options.agents} agent(s) under preset "coder", ${options.steps} step(s)`)
   console.log(`session logs: ${agents.map((agent) => agent.log.path).join(', ')}`)
+  console.log(`budget: ${keys[0]!.name} runs under maxTokens ${BUDGET.maxTokens} (headroom ${BUDGET.headroom * 100}%); tokens counted with gpt-tokenizer`)
   console.log('boot: load planning (global), toolbox (preset "coder")')
   await load('planning', app, planning)
   await load('toolbox', preset.ctx, toolbox)
@@ -268,7 +286,7 @@ async function main(argv: string[]): Promise<void> {
 
   const width = Math.max(...keys.map((key) => key.name.length))
   const previousSections = new Map<Agent, readonly string[]>()
-  let featured: { text: string; assembly: PromptAssembly } | undefined
+  let featured: { text: string; assembly: PromptAssembly; withheld: readonly string[] } | undefined
   for (let step = 1; step <= options.steps; step++) {
     const event = script[step]
     if (event !== undefined) {
@@ -280,29 +298,43 @@ async function main(argv: string[]): Promise<void> {
       const before = prompt.stats().sectionRenders
       const t0 = performance.now()
       const assembly = await prompt.assemble({ scope: agent.key })
-      const text = renderPrompt(assembly)
+      renderPrompt(assembly)
       const rendered = prompt.stats().sectionRenders - before
       const result = agent.surface.step({ assembly, config: { model: 'deepseek-chat', temperature: 0 } })
       const ms = performance.now() - t0
       agent.log.write(result)
 
+      // What the model is sent: the rendered prompt less any section the budget withheld.
+      const { text } = result.rendered
       const prefix = step === 1 ? '   first' : `${((100 * result.stablePrefixLength) / Math.max(text.length, 1)).toFixed(1).padStart(6)}%`
-      const names = assembly.sections.map((section) => section.name)
-      const notes: string[] = step === 1 ? ['first render; request header initial'] : sectionNotes(result.changedSections, previousSections.get(agent) ?? [], names)
+      const names = result.rendered.parts.map((part) => part.name)
+      const budget = result.warnings.filter((warning): warning is BudgetWarning => 'sections' in warning)
+      // A section the budget withheld or restored is reported as such, not as removed or added.
+      const moved = new Set(budget.flatMap((warning) => (warning.kind === 'over-budget' ? [] : warning.sections)))
+      const notes: string[] =
+        step === 1
+          ? ['first render; request header initial']
+          : sectionNotes(
+              result.changedSections.filter((name) => !moved.has(name)),
+              (previousSections.get(agent) ?? []).filter((name) => !moved.has(name)),
+              names.filter((name) => !moved.has(name)),
+            )
       previousSections.set(agent, names)
       const header = result.events.find((e) => e.type === 'request/header')
       if (header !== undefined && step > 1) notes.push(header.reason)
-      for (const warning of result.warnings) notes.push(`lint: ${warning.message}`)
+      for (const warning of budget) notes.push(`budget: ${warning.kind} ${warning.sections.join(', ')}`)
+      for (const warning of result.warnings) if (!budget.includes(warning as BudgetWarning)) notes.push(`lint: ${warning.message}`)
       console.log(
         `step ${String(step).padStart(2)}  ${agent.key.name.padEnd(width)}  re-rendered ${rendered}/${assembly.sections.length} sections` +
-          `  prefix ${prefix}${surfaceFigures(result, text.length)}  ${ms.toFixed(2).padStart(5)} ms${notes.length > 0 ? `  ${notes.join('; ')}` : ''}`,
+          `  prefix ${prefix}${surfaceFigures(result)}  ${ms.toFixed(2).padStart(5)} ms${notes.length > 0 ? `  ${notes.join('; ')}` : ''}`,
       )
-      if (agent === agents[0]) featured = { text, assembly }
+      if (agent === agents[0]) featured = { text, assembly, withheld: result.withheld ?? [] }
     }
   }
 
   const name = agents[0]!.key.name
-  console.log(`\n===== ${name}: rendered system prompt, final step (${featured!.text.length} chars) =====`)
+  const held = featured!.withheld.length === 0 ? '' : `, withheld by the budget: ${featured!.withheld.join(', ')}`
+  console.log(`\n===== ${name}: rendered system prompt, final step (${featured!.text.length} chars${held}) =====`)
   console.log(featured!.text)
   console.log(`\n===== ${name}: runtime-context snapshot =====`)
   console.log(renderContextSnapshot(featured!.assembly))
@@ -336,16 +368,12 @@ function sectionNotes(changed: readonly string[], before: readonly string[], now
   return notes
 }
 
-/** The step result's reusable prefix and token figures, when this surface reports them (SPEC §3). */
-function surfaceFigures(result: object, length: number): string {
-  const figures = result as { reusablePrefixLength?: unknown; promptTokens?: unknown; stablePrefixTokens?: unknown }
-  let out = ''
-  if (typeof figures.reusablePrefixLength === 'number') {
-    out += `  reusable ${((100 * figures.reusablePrefixLength) / Math.max(length, 1)).toFixed(1).padStart(5)}%`
-  }
-  if (typeof figures.promptTokens === 'number') {
-    out += `  tokens ${typeof figures.stablePrefixTokens === 'number' ? `${figures.stablePrefixTokens}/` : ''}${figures.promptTokens}`
-  }
+/** The step result's reusable prefix, its tokens (stable/prompt) and, under a budget, how many sections are withheld. */
+function surfaceFigures(result: StepResult): string {
+  const length = Math.max(result.rendered.text.length, 1)
+  let out = `  reusable ${((100 * result.reusablePrefixLength) / length).toFixed(1).padStart(5)}%`
+  if (result.promptTokens !== undefined) out += `  tokens ${`${result.stablePrefixTokens}/${result.promptTokens}`.padStart(7)}`
+  if (result.withheld !== undefined) out += `  withheld ${result.withheld.length}${result.overBudget === true ? ' (over budget)' : ''}`
   return out
 }
 

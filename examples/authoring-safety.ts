@@ -66,7 +66,7 @@ const stepped = surface.step({ assembly: await sp.assemble({ scope: agent }) })
 const protocol = stepped.rendered.parts.find((p) => p.name === 'plugin:protocol')!
 console.log(`protocol section: "${protocol.text}" (required: ${protocol.required}, restored: ${protocol.restored})`)
 console.log(`prompt order: ${stepped.rendered.parts.map((p) => p.name).join(', ')}`)
-for (const w of stepped.warnings) console.log(`warning ${w.kind} ${w.section}: ${w.message.slice(0, 80)}…`)
+for (const w of stepped.warnings) if ('section' in w) console.log(`warning ${w.kind} ${w.section}: ${w.message.slice(0, 80)}…`)
 const again = surface.step({ assembly: await sp.assemble({ scope: agent }) })
 console.log(`second step warnings about it: ${again.warnings.filter((w) => w.kind === 'required-restored').length}`)
 

@@ -78,6 +78,7 @@ export {
   type StepResult,
   type StepSurface,
   type StepSurfaceOptions,
+  type StepWarning,
   type ObservedUsage,
   type SurfaceEvent,
   type SystemMessageEvent,
@@ -85,12 +86,15 @@ export {
   type UsageRecord,
 } from './surface/step-surface.js'
 export type { StabilityWarning } from './surface/stability-lint.js'
+export type { BudgetWarning } from './surface/budget.js'
+export { DEFAULT_BUDGET_HEADROOM, type BudgetOptions } from './surface/budget-options.js'
 export {
   parseSessionLog,
   serializeStep,
   serializeUsage,
   type ReplayedStep,
   type SessionLogRecord,
+  type SessionLogStabilityWarning,
   type SessionLogStepRecord,
   type SessionLogWarning,
 } from './surface/session-log.js'

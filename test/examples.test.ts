@@ -117,6 +117,30 @@ describe('examples/agent-harness.ts (npm start)', () => {
     expect(stdout).toMatch(/agent-2: scoped entries deployment:persona-prefix \(shadows global\)/)
   })
 
+  test('agent-1 runs under a token budget: a section is withheld when web-surface loads, stays withheld, and is restored when it unloads', async () => {
+    const log = join(tmp, 'budget', 's.jsonl')
+    const { code, stdout } = await run('agent-harness.ts', ['--log', log])
+    expect(code).toBe(0)
+    const line = (step: number, agent: string): string =>
+      lines(stdout).find((l) => new RegExp(`^step +${step} +${agent} `).test(l)) ?? ''
+    expect(line(3, 'agent-1')).toMatch(/tokens +77\/77 +withheld 0 /)
+    expect(line(4, 'agent-1')).toMatch(/withheld 1 .*added web:surface; tools changed \(added browse\); budget: withheld tools:guidance$/)
+    // Planning unloads: the prompt with tools:guidance back would fit maxTokens, not the headroom (sticky).
+    expect(line(8, 'agent-1')).toMatch(/withheld 1 .* removed plan:policy$/)
+    expect(line(17, 'agent-1')).toMatch(/withheld 0 .*budget: restored tools:guidance$/)
+    // The other agents only count tokens.
+    expect(line(4, 'agent-2')).toMatch(/tokens +\d+\/\d+ +\d+\.\d+ ms/)
+    expect(line(4, 'agent-2')).not.toContain('withheld')
+
+    const steps = readSessionLog(join(tmp, 'budget', 's.agent-1.jsonl'))
+    expect(steps.map((step) => step.withheld)).toEqual([...Array(3).fill([]), ...Array(13).fill(['tools:guidance']), ...Array(4).fill([])])
+    expect(steps[4]!.prompt).not.toContain('Read a file before you edit it')
+    expect(steps[4]!.promptTokens).toBe(85)
+    const page = readFileSync(join(tmp, 'budget', 'report.html'), 'utf8')
+    expect(page).toContain('<span class="chip withheld" title="withheld by the token budget">⊘tools:guidance</span>')
+    expect(page).toContain('<span class="chip restored" title="restored by the token budget">↺tools:guidance</span>')
+  })
+
   test('--help explains the flags and exits 0', async () => {
     const { code, stdout } = await run('agent-harness.ts', ['--help'])
     expect(code).toBe(0)

@@ -2,12 +2,12 @@ import { percent, type AgentModel, type StepRow } from './report-model.js'
 
 /**
  * `promptloom inspect`: one agent's steps as a compact plain-text table for a
- * terminal. Optional columns (reusable prefix, tokens, cache) appear only when
- * the log has their fields; warnings follow their step's row, indented.
+ * terminal. Optional columns (reusable prefix, tokens, cache, withheld) appear
+ * only when the log has their fields; warnings follow their step's row, indented.
  *
- *   step  prompt  stable  reusable  changes
- *      1    1204  first   -         first render (6 sections); initial header
- *      4    1270  91.2%   0.0%      +web:surface; tools +browse
+ *   step  prompt  stable  reusable  withheld  changes
+ *      1    1204  first   -                0  first render (6 sections); initial header
+ *      4    1270  91.2%   0.0%             1  +web:surface; withheld tools:guidance (budget); tools +browse
  */
 export function renderInspectTable(agent: AgentModel): string {
   const rows = agent.rows
@@ -29,6 +29,9 @@ export function renderInspectTable(agent: AgentModel): string {
       cell: (row) =>
         row.usage === undefined ? '-' : `${row.usage.cachedInputTokens}/${row.usage.inputTokens}${row.usage.predictedTokens === undefined ? '' : ` (${row.usage.predictedTokens})`}`,
     })
+  }
+  if (rows.some((row) => row.withheld.length > 0 || row.overBudget)) {
+    columns.push({ title: 'withheld', right: true, cell: (row) => `${row.withheld.length}${row.overBudget ? ' over' : ''}` })
   }
   columns.push({ title: 'changes', right: false, cell: changesOf })
 
@@ -59,15 +62,21 @@ interface Column {
   readonly cell: (row: StepRow) => string
 }
 
-/** The change list of one row: sections, tools, config, withheld, in that order; `-` when nothing changed. */
+/**
+ * The change list of one row: sections, the budget's withheld and restored
+ * sections, tools, config, in that order; `-` when nothing changed. (How many
+ * sections are withheld, and an over-budget step, have their own column.)
+ */
 export function changesOf(row: StepRow): string {
   const parts: string[] = []
-  const { changed, added, removed } = row.sections
+  const { changed, added, removed, withheld, restored } = row.sections
   if (row.first) parts.push(`first render${added.length > 0 ? ` (${added.length} sections)` : ''}`)
   else {
     const names = [...added.map((n) => `+${n}`), ...removed.map((n) => `-${n}`), ...changed.map((n) => `~${n}`)]
     if (names.length > 0) parts.push(names.join(' '))
   }
+  if (withheld.length > 0) parts.push(`withheld ${withheld.join(', ')} (budget)`)
+  if (restored.length > 0) parts.push(`restored ${restored.join(', ')} (budget)`)
   if (row.first && row.headerReason !== undefined) parts.push('initial header')
   if (row.tools !== undefined) {
     const t = row.tools
@@ -75,7 +84,5 @@ export function changesOf(row: StepRow): string {
     parts.push(`tools ${names.join(' ')}`)
   }
   if (row.config !== undefined) parts.push(`config ${row.config.map((key) => `~${key}`).join(' ')}`)
-  if (row.withheld.length > 0) parts.push(`withheld ${row.withheld.join(', ')}`)
-  if (row.overBudget) parts.push('over budget')
   return parts.length === 0 ? '-' : parts.join('; ')
 }

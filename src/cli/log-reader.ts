@@ -20,13 +20,15 @@ export class LogError extends Error {
   override readonly name = 'LogError'
 }
 
-/** A cache-stability warning as logged. */
+/** A step warning as logged: a cache-stability or a token-budget finding. */
 export interface LoggedWarning {
   readonly kind: string
   readonly message: string
   readonly section?: string
   readonly layer?: string
   readonly variable?: string
+  /** A budget warning's sections (withheld, restored, or withheld while over budget). */
+  readonly sections?: readonly string[]
 }
 
 /** A tool declaration from a `request/header` record: its name and its JSON, to compare steps. */
@@ -240,12 +242,13 @@ function warningOf(item: unknown, i: number, at: Where): LoggedWarning {
   if (!isObject(item) || typeof item.message !== 'string' || typeof item.kind !== 'string') {
     throw at.error(`"warnings[${i}]" must be an object with string "kind" and "message" (got ${shown(item)})`)
   }
-  const warning: Record<string, string> = { kind: item.kind, message: item.message }
+  const warning: Record<string, unknown> = { kind: item.kind, message: item.message }
   for (const key of ['section', 'layer', 'variable'] as const) {
     if (item[key] === undefined) continue
     if (typeof item[key] !== 'string') throw at.error(`"warnings[${i}].${key}" must be a string (got ${shown(item[key])})`)
     warning[key] = item[key]
   }
+  if (item.sections !== undefined) warning.sections = strings(item, 'sections', at, `warnings[${i}].sections`)
   return warning as unknown as LoggedWarning
 }
 
@@ -324,10 +327,11 @@ function array(record: Record<string, unknown>, key: string, at: Where): unknown
   throw at.error(`"${key}" must be an array (got ${shown(value)})`)
 }
 
-function strings(record: Record<string, unknown>, key: string, at: Where): string[] {
-  const value = array(record, key, at)
+function strings(record: Record<string, unknown>, key: string, at: Where, label = key): string[] {
+  const value = record[key]
+  if (!Array.isArray(value)) throw at.error(`"${label}" must be an array (got ${shown(value)})`)
   value.forEach((item, i) => {
-    if (typeof item !== 'string') throw at.error(`"${key}[${i}]" must be a string (got ${shown(item)})`)
+    if (typeof item !== 'string') throw at.error(`"${label}[${i}]" must be a string (got ${shown(item)})`)
   })
   return value as string[]
 }

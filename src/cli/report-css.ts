@@ -77,6 +77,7 @@ td.prefix { white-space: nowrap; }
 .chip.removed { background: var(--rm-bg); color: var(--rm); }
 .chip.changed { background: var(--ch-bg); color: var(--ch); }
 .chip.withheld { background: var(--wh-bg); color: var(--wh); }
+.chip.restored { background: var(--add-bg); color: var(--add); border: 1px dashed var(--add); }
 .label { font-size: 11px; color: var(--muted); margin-right: 4px; text-transform: uppercase; letter-spacing: .04em; }
 .label:not(:first-child) { margin-left: 6px; }
 .badge { display: inline-block; font-size: 10px; padding: 0 6px; margin-left: 6px; border-radius: 8px; background: var(--line); color: var(--muted); text-transform: uppercase; }

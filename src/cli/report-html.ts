@@ -95,7 +95,9 @@ ${agent.rows.map((row) => stepRow(row, hasReusable, hasUsage))}
 }
 
 function stepRow(row: StepRow, hasReusable: boolean, hasUsage: boolean): Html {
-  const quiet = !row.first && row.sections.changed.length + row.sections.added.length + row.sections.removed.length === 0 && row.headerReason === undefined && row.warnings.length === 0
+  const { changed, added, removed, withheld, restored } = row.sections
+  const quiet =
+    !row.first && changed.length + added.length + removed.length + withheld.length + restored.length === 0 && row.headerReason === undefined && row.warnings.length === 0
   return html`<tr class="step-row${quiet ? ' quiet' : ''}" data-step="${row.step}">
 <td class="n">${row.step}${row.compacted ? html`<span class="badge compacted" title="compaction rewrote the history before this step">compacted</span>` : ''}</td>
 <td class="n">${row.promptLength.toLocaleString('en-US')}${row.promptTokens === undefined ? '' : html`<div class="muted">${row.promptTokens.toLocaleString('en-US')} tok</div>`}</td>
@@ -109,12 +111,16 @@ ${hasUsage ? html`<td>${usageCell(row)}</td>` : ''}
 }
 
 function sectionCell(row: StepRow): Html {
-  const { changed, added, removed, classified } = row.sections
-  if (row.first) return html`<span class="muted">first render${added.length > 0 ? ` · ${added.length} sections` : ''}</span>`
-  if (changed.length + added.length + removed.length === 0) return html`<span class="muted">unchanged</span>`
+  const { changed, added, removed, withheld, restored, classified } = row.sections
+  // A section the budget withheld or restored changed the prompt too: it gets its own chip.
+  const budget = html`${withheld.map((name) => chip('withheld', '⊘', name, 'withheld by the token budget'))}${restored.map((name) =>
+    chip('restored', '↺', name, 'restored by the token budget'),
+  )}`
+  if (row.first) return html`<span class="muted">first render${added.length > 0 ? ` · ${added.length} sections` : ''}</span>${withheld.length > 0 ? html` ${budget}` : ''}`
+  if (changed.length + added.length + removed.length + withheld.length + restored.length === 0) return html`<span class="muted">unchanged</span>`
   return html`${added.map((name) => chip('added', '+', name))}${removed.map((name) => chip('removed', '−', name))}${changed.map((name) =>
     chip('changed', '~', name),
-  )}${classified ? '' : html`<span class="muted" title="this log has no section lists, so additions and removals show as changes"> (unclassified)</span>`}`
+  )}${budget}${classified ? '' : html`<span class="muted" title="this log has no section lists, so additions and removals show as changes"> (unclassified)</span>`}`
 }
 
 function headerCell(row: StepRow): Html {
@@ -152,8 +158,8 @@ function usageCell(row: StepRow): Html {
   }`
 }
 
-function chip(kind: string, sign: string, name: string): Html {
-  return html`<span class="chip ${kind}">${sign}${name}</span>`
+function chip(kind: string, sign: string, name: string, title?: string): Html {
+  return title === undefined ? html`<span class="chip ${kind}">${sign}${name}</span>` : html`<span class="chip ${kind}" title="${title}">${sign}${name}</span>`
 }
 
 function bar(share: number, kind: string): Html {

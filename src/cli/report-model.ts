@@ -13,8 +13,17 @@ export interface SectionChanges {
   readonly changed: readonly string[]
   /** Sections rendered now but not in the previous step. */
   readonly added: readonly string[]
-  /** Sections rendered in the previous step but not now. */
+  /** Sections rendered in the previous step but not now (withheld ones excluded). */
   readonly removed: readonly string[]
+  /**
+   * Sections the token budget withheld from this step's prompt that the
+   * previous step sent (on the first step: every withheld one). A withheld
+   * section is a reason the prompt changed, like a removal, but it is still
+   * registered.
+   */
+  readonly withheld: readonly string[]
+  /** Sections sent again this step after the budget had withheld them. */
+  readonly restored: readonly string[]
   /** `false` when a step record lacks `sections`, so additions and removals count as changed. */
   readonly classified: boolean
 }
@@ -60,6 +69,7 @@ export interface StepRow {
   /** The request header's reason, when this step sent one. */
   readonly headerReason?: string
   readonly warnings: readonly LoggedWarning[]
+  /** Every section the budget withheld from this step's prompt (`[]` without a budget). */
   readonly withheld: readonly string[]
   readonly overBudget: boolean
   readonly usage?: UsageFigures
@@ -174,19 +184,29 @@ function stepRow(step: LoggedStep, previous: LoggedStep | undefined): StepRow {
  * Splits `changedSections` into changed, added and removed using the two
  * steps' `sections` lists; a section that appears or disappears counts even
  * when the writer did not list it as changed. Without both lists everything
- * stays "changed".
+ * stays "changed". Sections the budget newly withheld or restored (from the
+ * steps' `withheld` lists) are reported as such, not as removed or added.
  */
-export function sectionChanges(step: Pick<LoggedStep, 'changedSections' | 'sections'>, previous: Pick<LoggedStep, 'sections'> | undefined): SectionChanges {
-  if (previous === undefined) return { changed: [], added: step.sections ?? [], removed: [], classified: step.sections !== undefined }
+export function sectionChanges(
+  step: Pick<LoggedStep, 'changedSections' | 'sections' | 'withheld'>,
+  previous: Pick<LoggedStep, 'sections' | 'withheld'> | undefined,
+): SectionChanges {
+  const held = step.withheld ?? []
+  if (previous === undefined) return { changed: [], added: step.sections ?? [], removed: [], withheld: held, restored: [], classified: step.sections !== undefined }
+  const heldBefore = previous.withheld ?? []
+  const withheld = held.filter((name) => !heldBefore.includes(name))
+  // A name that left the withheld set but is not sent now left the registry: nothing changed in the prompt.
+  const restored = heldBefore.filter((name) => !held.includes(name) && (step.sections === undefined || step.sections.includes(name)))
+  const budgeted = (name: string): boolean => withheld.includes(name) || restored.includes(name)
   if (step.sections === undefined || previous.sections === undefined) {
-    return { changed: step.changedSections, added: [], removed: [], classified: false }
+    return { changed: step.changedSections.filter((name) => !budgeted(name)), added: [], removed: [], withheld, restored, classified: false }
   }
   const now = new Set(step.sections)
   const before = new Set(previous.sections)
-  const added = step.sections.filter((name) => !before.has(name))
-  const removed = previous.sections.filter((name) => !now.has(name))
+  const added = step.sections.filter((name) => !before.has(name) && !budgeted(name))
+  const removed = previous.sections.filter((name) => !now.has(name) && !budgeted(name))
   const changed = step.changedSections.filter((name) => now.has(name) && before.has(name))
-  return { changed, added, removed, classified: true }
+  return { changed, added, removed, withheld, restored, classified: true }
 }
 
 /** Tool names added, removed, changed (same name, different JSON) and whether the common ones moved; `undefined` when identical. */

@@ -25,7 +25,7 @@
 
 import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
 import { describeValue, validateBudgetOptions, type BudgetOptions, type ValidBudgetOptions } from './budget-options.js'
-import { keptPrompt, sameParts } from './kept-prompt.js'
+import { keptPrompt, sameParts, sameVariables } from './kept-prompt.js'
 import { TokenCounts, type MeasuredPrompt } from './token-counts.js'
 
 /** A budget finding for the step result's warnings. */
@@ -52,6 +52,10 @@ export interface BudgetPlan {
   readonly overBudget: boolean
   /** The tokens of `rendered` by the count rule (parts plus separators). */
   readonly promptTokens: number
+  /** `partTokens[i]`: the token count of `rendered.parts[i].text` (from the cache; no new count). */
+  readonly partTokens: readonly number[]
+  /** The token count of the blank-line separator between two parts. */
+  readonly separatorTokens: number
   /** Changes of the withheld set, and the over-budget finding. */
   readonly warnings: readonly BudgetWarning[]
 }
@@ -130,7 +134,10 @@ class Budget implements TokenBudget {
     const last = this.#last
     // The committed step's input again, or an equal one: the decision is a function
     // of (withheld set, prompt), and committing it made the set a fixed point.
-    if (last !== undefined && (rendered === this.#input || sameParts(rendered.parts, this.#input!.parts))) {
+    if (
+      last !== undefined &&
+      (rendered === this.#input || (sameParts(rendered.parts, this.#input!.parts) && sameVariables(rendered.variables, this.#input!.variables)))
+    ) {
       const warnings = last.warnings.filter((warning) => warning.kind === 'over-budget')
       const output = last.withheld.length === 0 ? rendered : last.rendered
       const plan: BudgetPlan = Object.freeze({ ...last, rendered: output, warnings: Object.freeze(warnings) })
@@ -185,11 +192,15 @@ class Budget implements TokenBudget {
 
     const withheld: string[] = []
     const keptParts: RenderedPart[] = []
+    const keptCounts: number[] = []
     for (let i = 0; i < parts.length; i++) {
       if (out[i] === 1) withheld.push(parts[i]!.name)
-      else keptParts.push(parts[i]!)
+      else {
+        keptParts.push(parts[i]!)
+        keptCounts.push(counts[i]!)
+      }
     }
-    const output = withheld.length === 0 ? rendered : keptPrompt(keptParts, last?.rendered)
+    const output = withheld.length === 0 ? rendered : keptPrompt(keptParts, rendered.variables, last?.rendered)
     const withheldSet = new Set(withheld)
     const warnings = this.#warningsFor(parts, withheld, withheldSet, overBudget, tokens)
     const plan: BudgetPlan = Object.freeze({
@@ -197,6 +208,8 @@ class Budget implements TokenBudget {
       withheld: Object.freeze(withheld),
       overBudget,
       promptTokens: tokens,
+      partTokens: Object.freeze(keptCounts),
+      separatorTokens: separator,
       warnings: Object.freeze(warnings),
     })
     return this.#register(plan, { base: this.#generation, input: rendered, measured, withheld: withheldSet, order })

@@ -5,7 +5,7 @@
  * unchanged step hands the surface the same object again.
  */
 
-import { buildRenderedPrompt, type PartInput, type RenderedPart, type RenderedPrompt } from '../render/rendered-prompt.js'
+import { buildRenderedPrompt, type PartInput, type RenderedPart, type RenderedPrompt, type RenderedVariable } from '../render/rendered-prompt.js'
 
 /**
  * Every `PartInput` field `samePart` compares (offsets follow from the
@@ -27,13 +27,39 @@ export const COMPARED_PART_FIELDS = Object.freeze([
 ] as const satisfies readonly (keyof PartInput)[])
 
 /**
- * The prompt of `kept` (a subsequence of the step's parts, in order):
- * `previous` when its parts equal `kept` field by field, else a new frozen
- * prompt built from them.
+ * The prompt of `kept` (a subsequence of the step's parts, in order) with the
+ * step's `variables` (the builder keeps those the kept parts reference, so the
+ * stability lint still sees a kept part's volatile variable): `previous` when
+ * its parts equal `kept` field by field and its variables are the ones kept,
+ * else a new frozen prompt built from them.
  */
-export function keptPrompt(kept: readonly RenderedPart[], previous: RenderedPrompt | undefined): RenderedPrompt {
-  if (previous !== undefined && sameParts(kept, previous.parts)) return previous
-  return buildRenderedPrompt(kept.map(inputOf))
+export function keptPrompt(
+  kept: readonly RenderedPart[],
+  variables: readonly RenderedVariable[],
+  previous: RenderedPrompt | undefined,
+): RenderedPrompt {
+  if (previous !== undefined && sameParts(kept, previous.parts) && sameVariables(referencedBy(kept, variables), previous.variables)) return previous
+  return buildRenderedPrompt(kept.map(inputOf), variables)
+}
+
+/** `variables` that some part of `parts` references, in their order (what the builder keeps). */
+function referencedBy(parts: readonly RenderedPart[], variables: readonly RenderedVariable[]): readonly RenderedVariable[] {
+  if (variables.length === 0) return variables
+  const referenced = new Set<string>()
+  for (const part of parts) for (const name of part.variables) referenced.add(name)
+  return variables.filter((variable) => referenced.has(variable.name))
+}
+
+/** Whether two variable lists name the same variables with the same layer and stability, in order. */
+export function sameVariables(a: readonly RenderedVariable[], b: readonly RenderedVariable[]): boolean {
+  if (a === b) return true
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!
+    const y = b[i]!
+    if (x.name !== y.name || x.layer !== y.layer || x.stability !== y.stability) return false
+  }
+  return true
 }
 
 function inputOf(part: RenderedPart): PartInput {

@@ -1,6 +1,7 @@
 import { scopeLabel } from '../scope/scope-key.js'
+import type { BudgetWarning } from './budget.js'
 import type { StabilityWarning } from './stability-lint.js'
-import type { StepResult, SurfaceEvent, UsageRecord } from './step-surface.js'
+import type { StepResult, StepWarning, SurfaceEvent, UsageRecord } from './step-surface.js'
 import type { ToolSchema } from '../assembly/types.js'
 
 /**
@@ -47,12 +48,19 @@ export interface SessionLogStepRecord {
   readonly reusablePrefixTokens?: number
   /** `StepResult.promptTokens` (only with `countTokens`). */
   readonly promptTokens?: number
-  /** The rendered section names in prompt order (so a reader tells added, removed and changed apart); absent when unknown. */
+  /** The sent section names in prompt order (so a reader tells added, removed and changed apart); absent when unknown. */
   readonly sections?: readonly string[]
+  /** `StepResult.withheld`: the sections the budget withheld from this step's prompt (only with a budget). */
+  readonly withheld?: readonly string[]
+  /** `StepResult.overBudget` (only with a budget). */
+  readonly overBudget?: boolean
 }
 
+/** A step warning as logged: a stability finding with its layer as a label, or a budget finding as it is. */
+export type SessionLogWarning = SessionLogStabilityWarning | BudgetWarning
+
 /** A `StabilityWarning` as logged: the layer becomes `'global'` or the scope's label. */
-export interface SessionLogWarning {
+export interface SessionLogStabilityWarning {
   /** `StabilityWarning.kind`. */
   readonly kind: StabilityWarning['kind']
   /** `StabilityWarning.section`. */
@@ -89,6 +97,7 @@ export function serializeStep(result: StepResult): string {
     reusablePrefixBytes: result.reusablePrefixBytes,
     ...tokenFields(result),
     sections: result.rendered.parts.map((part) => part.name),
+    ...(result.withheld === undefined ? {} : { withheld: result.withheld, overBudget: result.overBudget === true }),
   }
   let out = JSON.stringify(record) + '\n'
   for (const event of result.events) out += JSON.stringify(event) + '\n'
@@ -111,7 +120,8 @@ function tokenFields(result: StepResult): Pick<SessionLogStepRecord, 'stablePref
   return out
 }
 
-function loggedWarning(warning: StabilityWarning): SessionLogWarning {
+function loggedWarning(warning: StepWarning): SessionLogWarning {
+  if (!('section' in warning)) return warning
   const { layer, ...rest } = warning
   if (layer === undefined) return rest
   return { ...rest, layer: layer === 'global' ? 'global' : scopeLabel(layer) }
@@ -167,6 +177,10 @@ export interface ReplayedStep {
   readonly reusablePrefixTokens?: number
   /** From the step record (only when the surface had `countTokens`). */
   readonly promptTokens?: number
+  /** From the step record (only when the surface had a budget). */
+  readonly withheld?: readonly string[]
+  /** From the step record (only when the surface had a budget). */
+  readonly overBudget?: boolean
   /** The `usage` record logged for this step (the last one, if several were written). */
   readonly usage?: UsageRecord
 }
@@ -214,6 +228,7 @@ export function parseSessionLog(text: string, source = 'session log'): ReplayedS
       ...(record.stablePrefixTokens === undefined ? {} : { stablePrefixTokens: record.stablePrefixTokens }),
       ...(record.reusablePrefixTokens === undefined ? {} : { reusablePrefixTokens: record.reusablePrefixTokens }),
       ...(record.promptTokens === undefined ? {} : { promptTokens: record.promptTokens }),
+      ...(record.withheld === undefined ? {} : { withheld: record.withheld, overBudget: record.overBudget === true }),
     })
   }
 

@@ -4,6 +4,10 @@ import { render, renderContextSections, renderContextSnapshot, type RenderedCont
 import { frozenJson, headerChange, headerStateOf, type HeaderState } from './request-header.js'
 import { lintRestored } from './restored-lint.js'
 import { lintStability, ReportedWarnings, type StabilityWarning } from './stability-lint.js'
+import { configJsonOf, optionalBoolean, requireHistoryLength, updateMode } from './step-options.js'
+import { createTokenBudget, type BudgetPlan, type BudgetWarning } from './budget.js'
+import type { BudgetOptions } from './budget-options.js'
+import { budgetFigures, textFigures, type PromptCountMemo, type TokenFigures } from './step-tokens.js'
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
 
@@ -20,11 +24,27 @@ export interface StepSurfaceOptions {
   readonly systemPromptUpdate?: SystemPromptUpdate
   /**
    * Counts the tokens of a text (the model's tokenizer, or an estimate). When
-   * given, each step also reports `stablePrefixTokens`, `reusablePrefixTokens`
-   * and `promptTokens`, and `observeUsage` reports `predictedTokens`.
+   * given (or a `budget` is), each step also reports `stablePrefixTokens`,
+   * `reusablePrefixTokens` and `promptTokens`, and `observeUsage` reports
+   * `predictedTokens`. Without a budget, or when it is not the budget's own
+   * function, it counts the joined texts; the budget's function counts by the
+   * budget's rule (per part, cached by text).
    */
   readonly countTokens?: (text: string) => number
+  /**
+   * The cache-preserving token budget (SPEC §5): when the rendered prompt
+   * exceeds `maxTokens`, sections are withheld (lowest `priority` first, the
+   * later first among equals; never a `required` or `complete` one) and the
+   * decision is sticky until the prompt with a section restored fits within
+   * `maxTokens × (1 − headroom)`. The step's `rendered`, events and prefix
+   * figures then describe the budgeted prompt. Without a `countTokens` option
+   * the token figures use the budget's `countTokens`.
+   */
+  readonly budget?: BudgetOptions
 }
+
+/** A finding on a step result: the cache-stability lint's, or the token budget's. */
+export type StepWarning = StabilityWarning | BudgetWarning
 
 /** What the loop knows about one model step. */
 export interface StepInput {
@@ -102,9 +122,13 @@ export interface StepResult {
   readonly changedSections: string[]
   /** `changedSections[0]`: the section where the prompt first diverges; absent when nothing changed. */
   readonly firstChangedSection?: string
-  /** New cache-stability findings; each is reported once per surface. */
-  readonly warnings: StabilityWarning[]
-  /** The `RenderedPrompt` that was compared (`render(assembly)`). */
+  /**
+   * New cache-stability findings (each reported once per surface), then the
+   * budget's: the sections withheld or restored this step, and `over-budget`
+   * on every step the prompt cannot fit.
+   */
+  readonly warnings: StepWarning[]
+  /** The `RenderedPrompt` that was compared and sent: `render(assembly)`, less any withheld sections. */
   readonly rendered: RenderedPrompt
   /** The tool declarations serialize differently from the previous step's (`false` on the first step). */
   readonly toolsChanged: boolean
@@ -124,6 +148,10 @@ export interface StepResult {
   readonly reusablePrefixTokens?: number
   /** `countTokens` of the whole rendered prompt (only with a `countTokens` option). */
   readonly promptTokens?: number
+  /** The sections the budget withholds from this step's prompt, in prompt order (only with a `budget`). */
+  readonly withheld?: readonly string[]
+  /** The prompt exceeds `maxTokens` although every withholdable section is withheld (only with a `budget`). */
+  readonly overBudget?: boolean
 }
 
 /** What a provider reported about one step's prompt tokens (see `usageFromAnthropic` / `usageFromOpenAI`). */
@@ -149,8 +177,10 @@ export interface UsageRecord extends ObservedUsage {
 /** A step surface: one per agent loop (one prompt stream). */
 export interface StepSurface {
   /**
-   * Records one model step. Throws a `TypeError` for a bad option and
-   * rethrows render errors; a call that throws changes nothing.
+   * Records one model step. Throws a `TypeError` for a bad option, rethrows
+   * render errors, and throws an error naming `countTokens` when it throws or
+   * returns a bad count; a call that throws changes nothing (the previous
+   * prompt, the withheld set, the reported warnings and the step count stay).
    */
   step(input: StepInput): StepResult
   /**
@@ -160,8 +190,6 @@ export interface StepSurface {
    */
   observeUsage(usage: ObservedUsage): UsageRecord
 }
-
-const UPDATE_MODES: readonly SystemPromptUpdate[] = ['replace', 'in-history']
 
 /**
  * Creates the step surface (SPEC §3): a pure state machine that turns each
@@ -179,13 +207,25 @@ const UPDATE_MODES: readonly SystemPromptUpdate[] = ['replace', 'in-history']
  *   recorded one, or after `compacted: true`. An empty snapshot records nothing.
  * - `compacted: true` also assumes in-history prompt appends were compacted
  *   away: the model is taken to hold node 0's text again.
+ * - `budget`: each step plans on `render(assembly)`, and everything above
+ *   reads the budgeted prompt; the plan is committed only with the step.
+ *
+ * Throws a `TypeError` for a bad option (a bad `budget` names its field).
  */
 export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`createStepSurface options must be an object (got ${describeValue(options)})`)
+  }
   const defaultMode = updateMode('createStepSurface option "systemPromptUpdate"', options.systemPromptUpdate) ?? 'replace'
   const { countTokens } = options
   if (countTokens !== undefined && typeof countTokens !== 'function') {
     throw new TypeError(`createStepSurface option "countTokens" must be a function (text) => number (got ${describeValue(countTokens)})`)
   }
+  const budget = options.budget === undefined ? undefined : createTokenBudget(options.budget)
+  const budgetCount = options.budget?.countTokens
+  // The figures follow the budget's rule unless a different countTokens was given for them.
+  const figuresFromBudget = budget !== undefined && (countTokens === undefined || countTokens === budgetCount)
+  let countMemo: PromptCountMemo | undefined
   let predicted: number | undefined
   let steps = 0
   let prompt = NO_PROMPT
@@ -213,7 +253,9 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       const configJson = configJsonOf(input.config)
 
       // Everything that can throw happens before any state is touched.
-      const rendered = render(assembly)
+      const full = render(assembly)
+      const plan: BudgetPlan | undefined = budget?.plan(full)
+      const rendered = plan === undefined ? full : plan.rendered
       const { text } = rendered
       const contextText = renderContextSnapshot(assembly)
       const first = steps === 0
@@ -242,7 +284,14 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       const toolsChanged = header !== undefined && !sameStrings(header.toolJson, nextHeader.toolJson)
       const configChanged = header !== undefined && header.configJson !== nextHeader.configJson
       const reusable = toolsChanged || configChanged ? { length: 0, bytes: 0 } : compared
-      const tokens = countTokens === undefined ? undefined : tokenFigures(countTokens, text, compared.length, reusable.length)
+      let tokens: TokenFigures | undefined
+      let nextMemo = countMemo
+      if (figuresFromBudget) tokens = budgetFigures(plan!, budgetCount!, compared.length, reusable.length)
+      else if (countTokens !== undefined) {
+        const counted = textFigures(countTokens, text, compared.length, reusable.length, countMemo)
+        tokens = counted.figures
+        nextMemo = counted.memo
+      }
       if (reason !== undefined) {
         events.push({
           type: 'request/header',
@@ -258,7 +307,9 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
         events.push({ type: 'context/snapshot', text: contextText, sections: renderContextSections(assembly) })
       }
 
-      // Commit.
+      // Commit (nothing below throws).
+      if (plan !== undefined) budget!.commit(plan)
+      countMemo = nextMemo
       steps++
       prompt = compared.next
       node0 = nextNode0
@@ -274,13 +325,14 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
         stablePrefixLength: compared.length,
         stablePrefixBytes: compared.bytes,
         changedSections: compared.changedSections,
-        warnings: warnings.map((pending) => pending.warning),
+        warnings: plan === undefined || plan.warnings.length === 0 ? warnings.map((pending) => pending.warning) : [...warnings.map((pending) => pending.warning), ...plan.warnings],
         rendered,
         toolsChanged,
         configChanged,
         reusablePrefixLength: reusable.length,
         reusablePrefixBytes: reusable.bytes,
         ...tokens,
+        ...(plan === undefined ? {} : { withheld: plan.withheld, overBudget: plan.overBudget }),
       }
       if (compared.changedSections.length > 0) {
         return { ...result, firstChangedSection: compared.changedSections[0]! }
@@ -316,57 +368,3 @@ function tokenCount(field: string, value: unknown): number {
   if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return value
   throw new TypeError(`observeUsage field "${field}" must be a non-negative finite number (got ${describeValue(value)}); read it with usageFromAnthropic or usageFromOpenAI`)
 }
-
-function tokenFigures(
-  countTokens: (text: string) => number,
-  text: string,
-  stableLength: number,
-  reusableLength: number,
-): { stablePrefixTokens: number; reusablePrefixTokens: number; promptTokens: number } {
-  const count = (part: string): number => {
-    const tokens = countTokens(part)
-    if (typeof tokens !== 'number' || !Number.isFinite(tokens) || tokens < 0) {
-      throw new TypeError(`createStepSurface option "countTokens" must return a non-negative finite number (got ${describeValue(tokens)})`)
-    }
-    return tokens
-  }
-  const stablePrefixTokens = stableLength === 0 ? 0 : count(text.slice(0, stableLength))
-  const promptTokens = stableLength === text.length ? stablePrefixTokens : count(text)
-  return { stablePrefixTokens, reusablePrefixTokens: reusableLength === 0 ? 0 : stablePrefixTokens, promptTokens }
-}
-
-// ── options ─────────────────────────────────────────────────────────────────
-
-function updateMode(what: string, value: unknown): SystemPromptUpdate | undefined {
-  if (value === undefined || UPDATE_MODES.includes(value as SystemPromptUpdate)) {
-    return value as SystemPromptUpdate | undefined
-  }
-  throw new TypeError(`${what} must be 'replace' or 'in-history' (got ${describeValue(value)})`)
-}
-
-/** After the first step node 0 holds the system message, so an append there would overwrite it: `min` is 1. */
-function requireHistoryLength(value: unknown, min: 0 | 1): number {
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= min) return value
-  const rule = min === 0 ? 'a non-negative integer' : 'an integer of at least 1 after the first step (node 0 holds the system message)'
-  throw new TypeError(
-    `step option "historyLength" must be ${rule} when systemPromptUpdate is 'in-history' (got ${describeValue(value)}); pass the number of messages in the cached history, where the updated prompt is appended`,
-  )
-}
-
-function optionalBoolean(key: string, value: unknown): boolean | undefined {
-  if (value === undefined || typeof value === 'boolean') return value
-  throw new TypeError(`step option "${key}" must be a boolean (got ${describeValue(value)})`)
-}
-
-function configJsonOf(config: unknown): string {
-  if (config === undefined) return '{}'
-  if (typeof config !== 'object' || config === null || Array.isArray(config)) {
-    throw new TypeError(`step option "config" must be a plain object (got ${describeValue(config)})`)
-  }
-  try {
-    return JSON.stringify(config)
-  } catch (error) {
-    throw new TypeError(`step option "config" must be JSON-serializable for the session log (${String(error)})`)
-  }
-}
-

@@ -177,7 +177,7 @@ describe('restored required sections in the rendered prompt', () => {
     const scope = await mintScope(app, key)
     scope.ctx.systemPrompt.section({ name: 'r9', order: 9, text: 'mine', required: true })
     const warnings = createStepSurface().step({ assembly: await app.systemPrompt.assemble({ scope: key }) }).warnings
-    expect(warnings.map((w) => [w.section, w.layer])).toEqual([
+    expect(warnings.flatMap((w) => ('section' in w ? [[w.section, w.layer]] : []))).toEqual([
       ['r1', 'global'],
       ['r2', 'global'],
       ['r9', key],

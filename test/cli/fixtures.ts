@@ -68,3 +68,42 @@ export function threeStepLog(): string {
     headerLine(['read', 'browse'], 'tools changed (added browse); config changed', { model: 'm', temperature: 1 }),
   )
 }
+
+/**
+ * A four-step log under a token budget: step 2 adds "tips" and the budget
+ * withholds "examples" to make room, step 3 changes nothing, step 4 removes
+ * "tips" and "examples" is restored.
+ */
+export function budgetLog(): string {
+  const v1 = 'You are Loom.\n\nExamples.'
+  const v2 = 'You are Loom.\n\nTips.'
+  return jsonl(
+    stepLine(1, { sections: ['identity', 'examples'], withheld: [], overBudget: false, promptTokens: 6, stablePrefixTokens: 0 }),
+    messageLine(v1, 'append'),
+    stepLine(2, {
+      stablePrefixLength: 'You are Loom.\n\n'.length,
+      changedSections: ['examples', 'tips'],
+      firstChangedSection: 'examples',
+      sections: ['identity', 'tips'],
+      withheld: ['examples'],
+      overBudget: false,
+      promptTokens: 5,
+      stablePrefixTokens: 4,
+      warnings: [{ kind: 'withheld', sections: ['examples'], message: 'token budget withheld prompt section "examples"' }],
+    }),
+    messageLine(v2),
+    stepLine(3, { stablePrefixLength: v2.length, sections: ['identity', 'tips'], withheld: ['examples'], overBudget: false, promptTokens: 5, stablePrefixTokens: 5 }),
+    stepLine(4, {
+      stablePrefixLength: 'You are Loom.\n\n'.length,
+      changedSections: ['examples', 'tips'],
+      firstChangedSection: 'examples',
+      sections: ['identity', 'examples'],
+      withheld: [],
+      overBudget: false,
+      promptTokens: 6,
+      stablePrefixTokens: 4,
+      warnings: [{ kind: 'restored', sections: ['examples'], message: 'token budget restored prompt section "examples"' }],
+    }),
+    messageLine(v1),
+  )
+}

@@ -110,6 +110,12 @@ describe('parseAgentLog: malformed input names the file and line', () => {
     expect(fails(jsonl(stepLine(1, { withheld: ['a', 3] })))).toBe('session log "logs/a.jsonl" line 1: "withheld[1]" must be a string (got 3)')
   })
 
+  test('a budget warning\'s sections must be strings', () => {
+    expect(fails(jsonl(stepLine(1, { warnings: [{ kind: 'withheld', message: 'm', sections: ['a', 1] }] })))).toBe(
+      'session log "logs/a.jsonl" line 1: "warnings[0].sections[1]" must be a string (got 1)',
+    )
+  })
+
   test('an event before the first step record', () => {
     expect(fails(jsonl(messageLine('p', 'append'), stepLine(1)))).toMatch(/^session log "logs\/a\.jsonl" line 1: "system\/message" comes before the first step record/)
   })

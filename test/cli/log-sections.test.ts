@@ -29,6 +29,19 @@ describe('serializeStep: the rendered section names', () => {
     const second = plain([['identity', 'You are Loom.']])
     const text = serializeStep(surface.step({ assembly: first })) + serializeStep(surface.step({ assembly: second }))
     const row = agentModel(parseAgentLog(text, 'a.jsonl')).rows[1]!
-    expect(row.sections).toEqual({ changed: [], added: [], removed: ['plan'], classified: true })
+    expect(row.sections).toEqual({ changed: [], added: [], removed: ['plan'], withheld: [], restored: [], classified: true })
+  })
+
+  test('let the report tell a section the budget withheld from a removed one (from a real budgeted surface)', () => {
+    const words = (text: string): number => text.split(/\s+/).filter(Boolean).length
+    const surface = createStepSurface({ budget: { maxTokens: 5, countTokens: words } })
+    const first = plain([['identity', 'You are Loom.']])
+    const second = plain([
+      ['identity', 'You are Loom.'],
+      ['tips', 'Read before you edit.'],
+    ])
+    const text = serializeStep(surface.step({ assembly: first })) + serializeStep(surface.step({ assembly: second }))
+    const row = agentModel(parseAgentLog(text, 'a.jsonl')).rows[1]!
+    expect([row.withheld, row.sections]).toEqual([['tips'], { changed: [], added: [], removed: [], withheld: ['tips'], restored: [], classified: true }])
   })
 })

@@ -3,7 +3,7 @@ import { escapeHtml, html, raw } from '../../src/cli/html.js'
 import { parseAgentLog } from '../../src/cli/log-reader.js'
 import { renderReportHtml } from '../../src/cli/report-html.js'
 import { buildReport } from '../../src/cli/report-model.js'
-import { headerLine, jsonl, messageLine, stepLine, threeStepLog, usageLine } from './fixtures.js'
+import { budgetLog, headerLine, jsonl, messageLine, stepLine, threeStepLog, usageLine } from './fixtures.js'
 
 const EVIL = `<img src=x onerror="alert('x')">&amp;`
 
@@ -79,6 +79,17 @@ describe('the page', () => {
   test('shows removed, added and changed sections as separate chips', () => {
     const out = page([threeStepLog(), 'a.jsonl'])
     expect(out).toContain('<span class="chip added">+web</span><span class="chip removed">−plan</span><span class="chip changed">~persona</span>')
+  })
+
+  test('shows a section the budget withheld or restored as its own chip in the sections column', () => {
+    const out = page([budgetLog(), 'a.jsonl'])
+    expect(out).toContain('<span class="chip added">+tips</span><span class="chip withheld" title="withheld by the token budget">⊘examples</span>')
+    expect(out).toContain('<span class="chip removed">−tips</span><span class="chip restored" title="restored by the token budget">↺examples</span>')
+  })
+
+  test('a step whose only change is a withheld section is not shown as quiet', () => {
+    const text = jsonl(stepLine(1, { sections: ['a', 'b'] }), messageLine('A\n\nB', 'append'), stepLine(2, { stablePrefixLength: 1, changedSections: ['b'], sections: ['a'], withheld: ['b'] }), messageLine('A'))
+    expect(page([text, 'a.jsonl'])).toContain('<tr class="step-row" data-step="2">')
   })
 
   test('plots observed cache reuse and shows it next to the prediction when usage was recorded', () => {

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest'
 import { parseAgentLog } from '../../src/cli/log-reader.js'
 import { agentModel, buildReport, configChanges, sectionChanges, sharedPrefix, toolChanges } from '../../src/cli/report-model.js'
 import { agentNames } from '../../src/cli/report.js'
-import { jsonl, messageLine, stepLine, threeStepLog, usageLine } from './fixtures.js'
+import { budgetLog, jsonl, messageLine, stepLine, threeStepLog, usageLine } from './fixtures.js'
 
 const model = (text: string, file = 'a.jsonl') => agentModel(parseAgentLog(text, file))
 
@@ -14,11 +14,11 @@ describe('per-step rows', () => {
   })
 
   test('sections are classified as added, removed and changed from the two steps\' section lists', () => {
-    expect(model(threeStepLog()).rows[2]!.sections).toEqual({ changed: ['persona'], added: ['web'], removed: ['plan'], classified: true })
+    expect(model(threeStepLog()).rows[2]!.sections).toEqual({ changed: ['persona'], added: ['web'], removed: ['plan'], withheld: [], restored: [], classified: true })
   })
 
   test('without section lists every changed section stays "changed" and the row says it is unclassified', () => {
-    expect(sectionChanges({ changedSections: ['plan'] }, {})).toEqual({ changed: ['plan'], added: [], removed: [], classified: false })
+    expect(sectionChanges({ changedSections: ['plan'] }, {})).toEqual({ changed: ['plan'], added: [], removed: [], withheld: [], restored: [], classified: false })
   })
 
   test('a section that appears is "added" even when the writer did not list it as changed', () => {
@@ -55,6 +55,40 @@ describe('per-step rows', () => {
       [['examples'], true],
       [[], false],
     ])
+  })
+})
+
+describe('sections the token budget withheld', () => {
+  test('a newly withheld section is a change of its own, not a removal, and one sent again is restored, not added', () => {
+    const rows = model(budgetLog()).rows
+    expect(rows.map((row) => row.sections)).toEqual([
+      { changed: [], added: ['identity', 'examples'], removed: [], withheld: [], restored: [], classified: true },
+      { changed: [], added: ['tips'], removed: [], withheld: ['examples'], restored: [], classified: true },
+      { changed: [], added: [], removed: [], withheld: [], restored: [], classified: true },
+      { changed: [], added: [], removed: ['tips'], withheld: [], restored: ['examples'], classified: true },
+    ])
+    expect(rows.map((row) => row.withheld)).toEqual([[], ['examples'], ['examples'], []])
+  })
+
+  test('on the first step every withheld section is listed as withheld', () => {
+    const rows = model(jsonl(stepLine(1, { sections: ['a'], withheld: ['b', 'c'] }), messageLine('A', 'append'))).rows
+    expect(rows[0]!.sections.withheld).toEqual(['b', 'c'])
+  })
+
+  test('a withheld name that leaves the withheld set without being sent left the registry: neither restored nor removed', () => {
+    const text = jsonl(stepLine(1, { sections: ['a'], withheld: ['b'] }), messageLine('A', 'append'), stepLine(2, { stablePrefixLength: 1, sections: ['a'], withheld: [] }))
+    expect(model(text).rows[1]!.sections).toEqual({ changed: [], added: [], removed: [], withheld: [], restored: [], classified: true })
+  })
+
+  test('without section lists the withheld and restored names still come from the withheld lists', () => {
+    expect(sectionChanges({ changedSections: ['b', 'c'], withheld: ['b'] }, { withheld: ['c'] })).toEqual({
+      changed: [],
+      added: [],
+      removed: [],
+      withheld: ['b'],
+      restored: ['c'],
+      classified: false,
+    })
   })
 })
 

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, test } from 'vitest'
 import { runCli } from '../../src/cli/run.js'
-import { jsonl, messageLine, stepLine, threeStepLog } from './fixtures.js'
+import { budgetLog, jsonl, messageLine, stepLine, threeStepLog } from './fixtures.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const tmp = mkdtempSync(join(tmpdir(), 'promptloom-cli-'))
@@ -109,6 +109,24 @@ describe('promptloom inspect', () => {
       '   1       4   first      0.0%    0/10                    -  first render',
       '   2       4  100.0%    100.0%   10/10            8/12 (10)  -',
     ])
+  })
+
+  test('shows how many sections the budget withholds, and which were withheld or restored as changes', () => {
+    const lines = cli('inspect', file('b.jsonl', budgetLog())).stdout.trimEnd().split('\n')
+    expect(lines.slice(1)).toEqual([
+      'step  prompt  stable  tokens  withheld  changes',
+      '   1      24   first     0/6         0  first render (2 sections)',
+      '   2      20   75.0%     4/5         1  +tips; withheld examples (budget)',
+      '      ! token budget withheld prompt section "examples"',
+      '   3      20  100.0%     5/5         1  -',
+      '   4      24   62.5%     4/6         0  -tips; restored examples (budget)',
+      '      ! token budget restored prompt section "examples"',
+    ])
+  })
+
+  test('marks an over-budget step in the withheld column', () => {
+    const text = jsonl(stepLine(1, { sections: ['a'], withheld: ['b'], overBudget: true }), messageLine('A', 'append'))
+    expect(cli('inspect', file('o.jsonl', text)).stdout.split('\n')[2]).toBe('   1       1   first    1 over  first render (1 sections); withheld b (budget)')
   })
 
   test('takes exactly one log', () => {

@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { buildRenderedPrompt, type PartInput, type RenderedPrompt } from '../../src/render/rendered-prompt.js'
 import { createTokenBudget, type BudgetPlan } from '../../src/surface/budget.js'
+import { GreedyModel, movable } from './budget-model.js'
 
 // The token budget over random sequences of prompt changes, unchanged steps
 // and aborted steps (planned, never committed), against a plain greedy model
@@ -95,49 +96,6 @@ function apply(specs: readonly Spec[], change: Change): readonly Spec[] | undefi
   }
 }
 
-// ── the plain greedy model: the SPEC sentences, one question at a time ──────
-
-const movable = (spec: Spec) => !spec.required && !spec.complete
-
-class GreedyModel {
-  withheld = new Set<string>()
-  constructor(
-    readonly maxTokens: number,
-    readonly headroom: number,
-  ) {}
-
-  /** The budget's answer for `specs`; `commit` makes it the model's state. */
-  decide(specs: readonly Spec[]): { withheld: Set<string>; text: string; overBudget: boolean } {
-    const index = (spec: Spec) => specs.indexOf(spec)
-    // x is withheld before y: lower priority, or equal priority and later in the prompt
-    const before = (x: Spec, y: Spec) => x.priority < y.priority || (x.priority === y.priority && index(x) > index(y))
-    const textWithout = (out: Set<string>) => specs.filter((spec) => !out.has(spec.name)).map((spec) => spec.text).join('\n\n')
-    const tokensWithout = (out: Set<string>) => countTokens(textWithout(out))
-    const out = new Set(specs.filter((spec) => movable(spec) && this.withheld.has(spec.name)).map((spec) => spec.name))
-    // never send a section that ranks below a withheld one
-    for (const spec of specs) {
-      if (movable(spec) && specs.some((other) => out.has(other.name) && before(spec, other))) out.add(spec.name)
-    }
-    // over budget: withhold the lowest priority (the later among equals) one at a time
-    while (tokensWithout(out) > this.maxTokens) {
-      const candidates = specs.filter((spec) => movable(spec) && !out.has(spec.name))
-      if (candidates.length === 0) break
-      out.add(candidates.reduce((x, y) => (before(y, x) ? y : x)).name)
-    }
-    const overBudget = tokensWithout(out) > this.maxTokens
-    // room within the headroom: restore the highest priority one at a time; the first that does not fit stops it
-    while (!overBudget && out.size > 0) {
-      const held = specs.filter((spec) => out.has(spec.name))
-      const next = held.reduce((x, y) => (before(x, y) ? y : x))
-      const trial = new Set(out)
-      trial.delete(next.name)
-      if (tokensWithout(trial) > this.maxTokens * (1 - this.headroom)) break
-      out.delete(next.name)
-    }
-    return { withheld: out, text: textWithout(out), overBudget }
-  }
-}
-
 // ── the run ─────────────────────────────────────────────────────────────────
 
 interface Observed {
@@ -148,7 +106,7 @@ interface Observed {
   /** The unbudgeted prompt is the very object the last committed step planned. */
   readonly sameObject: boolean
   readonly before: { readonly specs: readonly Spec[]; readonly plan: BudgetPlan } | undefined
-  readonly model: ReturnType<GreedyModel['decide']>
+  readonly model: ReturnType<GreedyModel<Spec>['decide']>
 }
 
 type Run = typeof runArb extends fc.Arbitrary<infer T> ? T : never
@@ -156,7 +114,7 @@ type Run = typeof runArb extends fc.Arbitrary<infer T> ? T : never
 /** Drives the budget and the model over `run`, handing every committed step to `check`. */
 function drive(run: Run, check: (step: Observed) => void): void {
   const budget = createTokenBudget({ maxTokens: run.maxTokens, countTokens, headroom: run.headroom })
-  const model = new GreedyModel(run.maxTokens, run.headroom)
+  const model = new GreedyModel(run.maxTokens, run.headroom, countTokens)
   let specs: readonly Spec[] = run.initial
   let rendered = buildRenderedPrompt(specs.map(partOf))
   let committed: { specs: readonly Spec[]; rendered: RenderedPrompt; plan: BudgetPlan } | undefined

@@ -6,6 +6,7 @@ import {
   renderPrompt,
   SECTION_ORDERS,
   type PromptAssembly,
+  type StabilityWarning,
   type StepInput,
   type StepResult,
   type SurfaceEvent,
@@ -496,7 +497,7 @@ describe('cache-stability lint', () => {
     const result = createStepSurface().step({ assembly: await app.systemPrompt.assemble({ scope: key }) })
     expect(result.warnings).toHaveLength(1)
     expect(result.warnings[0]).toMatchObject({ kind: 'volatile-variable', section: 'clock', variable: 'now' })
-    expect(result.warnings[0]!.layer).toBe(key)
+    expect((result.warnings[0] as StabilityWarning).layer).toBe(key)
     expect(result.warnings[0]!.message).toContain('prompt section "clock" in scope "agent-1"')
     expect(result.warnings[0]!.message).toContain('runtime context')
   })
@@ -506,7 +507,7 @@ describe('cache-stability lint', () => {
     app.systemPrompt.section({ name: 'clock', order: 1, text: 'Now: {{now}}' })
     app.systemPrompt.variable('now', '12:00', { stability: 'volatile' })
     const result = createStepSurface().step({ assembly: await app.systemPrompt.assemble() })
-    expect(result.warnings.map(({ kind, section, layer, variable }) => ({ kind, section, layer, variable }))).toEqual([
+    expect((result.warnings as StabilityWarning[]).map(({ kind, section, layer, variable }) => ({ kind, section, layer, variable }))).toEqual([
       { kind: 'volatile-variable', section: 'clock', layer: 'global', variable: 'now' },
     ])
   })
@@ -550,7 +551,7 @@ describe('cache-stability lint', () => {
     const third = surface.step({ assembly: await assemble() })
     expect(third.warnings).toHaveLength(1)
     expect(third.warnings[0]).toMatchObject({ kind: 'unstable-section', section: 'status' })
-    expect(third.warnings[0]!.layer).toBe(key)
+    expect((third.warnings[0] as StabilityWarning).layer).toBe(key)
     expect(third.warnings[0]!.message).toContain('prompt section "status" in scope "agent-1" changed in two consecutive steps')
   })
 
