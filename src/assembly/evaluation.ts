@@ -11,7 +11,7 @@ import {
 } from './entries.js'
 import type { PromptStats } from './stats.js'
 import { collectTools, sameResults, snapshotOf, ToolDetacher, toolProviderLabel } from './tools.js'
-import type { AssembleContext, AssembledContext, AssembledSection, ToolSchema } from './types.js'
+import type { AssembleContext, AssembledContext, ToolSchema } from './types.js'
 import type { ViewCache } from './view-cache.js'
 import type { ScopeView, SectionPlan } from './view.js'
 
@@ -67,24 +67,18 @@ export class Evaluation {
       : { name: entry.name, text, interpolate: false, registered: true }
   }
 
-  /** Fresh sections of `plan`, and their texts as collected (`collected[i]` is `out[i].text`). */
-  sections(plan: SectionPlan, context: AssembleContext, collected: string[]): AssembledSection[] {
-    const { entries } = plan
-    const out = new Array<AssembledSection>(entries.length)
-    for (let i = 0; i < entries.length; i++) {
-      const entry = entries[i]!
-      const { name, order } = entry
-      const text = entry.kind === SourceKind.Static ? entry.value! : this.text(entry, context)
-      collected[i] = text
-      if (entry.interpolate) {
-        out[i] = entry.complete ? { name, order, text, complete: true } : { name, order, text }
-      } else {
-        out[i] = entry.complete
-          ? { name, order, text, interpolate: false, complete: true }
-          : { name, order, text, interpolate: false }
-      }
+  /**
+   * The texts of `plan`'s sections by position, as collected now: the plan's
+   * static texts, with every signal and function entry read in plan order.
+   */
+  collect(plan: SectionPlan, context: AssembleContext): string[] {
+    const texts = plan.texts.slice()
+    const { entries, dynamic } = plan
+    for (let k = 0; k < dynamic.length; k++) {
+      const i = dynamic[k]!
+      texts[i] = this.text(entries[i]!, context)
     }
-    return out
+    return texts
   }
 
   /** The detached, ordered tools of `view`; the same array while no provider's result changed. */

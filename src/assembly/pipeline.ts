@@ -1,15 +1,26 @@
 import { scopeLabel, type ScopeKey } from '../scope/scope-key.js'
 import { labelOf } from './entries.js'
 import type { Evaluation } from './evaluation.js'
-import { assembledFor, namedSourcesOf, recordOf, recordScope, sectionSourcesOf, withRecord, type AssemblyProvenance } from './provenance.js'
+import { hasListeners, type CordisEventsInternals } from './listeners.js'
+import { deferredAssembly, sectionsOf } from './presentation.js'
+import { assembledFor, namedSourcesOf, recordOf, recordScope, sectionSourcesOf, withRecord, type AssemblyProvenance, type DeferredSections } from './provenance.js'
 import type { PromptStats } from './stats.js'
 import type { AssembleContext, AssembledContext, PromptAssembly, PromptPreparation, PromptPresentation } from './types.js'
 import type { ViewCache } from './view-cache.js'
 import type { ScopeView } from './view.js'
 import { checkWaterfallResult } from './waterfall-result.js'
 
+const PREPARE = 'system-prompt/prepare'
+const ASSEMBLE = 'system-prompt/assemble'
+
+/** A preparation with the provenance of its plans (`undefined`: a caller's own preparation). */
+interface Prepared {
+  readonly preparation: PromptPreparation
+  readonly provenance: AssemblyProvenance | undefined
+}
+
 /** The slice of Cordis' events service the engine dispatches through (the raw object, no proxy). */
-export interface EventDispatcher {
+export interface EventDispatcher extends CordisEventsInternals {
   waterfall(thisArg: object, name: string, ...args: unknown[]): unknown
   /** Resolves the listeners of an event without calling them (Cordis 4 rc.10, marked deprecated there). */
   dispatch(mode: 'emit', args: [name: string]): (() => unknown)[]
@@ -59,7 +70,18 @@ export class Pipeline {
 
   /** See `SystemPrompt.prepare`. */
   async prepare(context: AssembleContext): Promise<PromptPreparation> {
-    const view = this.#views.view(context.scope)
+    const prepared = this.#prepare(this.#views.view(context.scope), context, true)
+    return (prepared instanceof Promise ? await prepared : prepared).preparation
+  }
+
+  /**
+   * Prepares for `view`: synchronously when nobody listens to the prepare
+   * waterfall (its result would be this very preparation, and our own output
+   * needs no validation), else after the waterfall. `recorded`: tie the
+   * result to its scope and provenance (a preparation `assemble` makes for
+   * itself is never handed out, so it is not).
+   */
+  #prepare(view: ScopeView, context: AssembleContext, recorded: boolean): Prepared | Promise<Prepared> {
     throwIfAborted(context.signal)
     const evaluation = this.#evaluation
     const variables: Record<string, string | undefined> = {}
@@ -70,29 +92,48 @@ export class Pipeline {
     const registered = suppressed ? contextPlan.required : contextPlan.entries
     const contexts = registered.map((entry) => evaluation.context(entry, context))
     const preparation: PromptPreparation = { variables, contexts }
-    const result = await this.#waterfall(view, 'system-prompt/prepare', preparation, context)
-    throwIfAborted(context.signal)
-    // Suppression as of now: a prepare listener may have registered a suppressor.
-    const contextsNow = view.derive('contexts')
-    const enforced = view.derive('suppressed')
-      ? result.contexts.filter((c) => contextsNow.requiredNames.has(c.name))
-      : result.contexts
-    const out = result === preparation && enforced === result.contexts ? result : { ...result, contexts: enforced }
-    // Only an array this call made is tied to the scope (a listener's might be shared).
-    if (out.contexts === contexts || out.contexts !== result.contexts) recordScope(out.contexts, view.key)
     const provenance: AssemblyProvenance = {
       scope: view.key,
       contexts: namedSourcesOf(contextPlan.entries),
       variables: namedSourcesOf(variablePlan.entries),
     }
-    return withRecord(out, { provenance, slot: this.#views.slotOf(view) })
+    if (!hasListeners(this.#events, PREPARE)) return this.#prepared(view, context, preparation, preparation, provenance, recorded)
+    return this.#waterfall(view, PREPARE, preparation, context).then((result) =>
+      this.#prepared(view, context, preparation, result, provenance, recorded),
+    )
+  }
+
+  /** The end of a prepare: the abort check, and suppression as of now (a prepare listener may have registered a suppressor). */
+  #prepared(
+    view: ScopeView,
+    context: AssembleContext,
+    preparation: PromptPreparation,
+    result: PromptPreparation,
+    provenance: AssemblyProvenance,
+    recorded: boolean,
+  ): Prepared {
+    throwIfAborted(context.signal)
+    const contextsNow = view.derive('contexts')
+    const enforced = view.derive('suppressed')
+      ? result.contexts.filter((c) => contextsNow.requiredNames.has(c.name))
+      : result.contexts
+    const out = result === preparation && enforced === result.contexts ? result : { ...result, contexts: enforced }
+    if (!recorded) return { preparation: out, provenance }
+    // Only an array this call made is tied to the scope (a listener's might be shared).
+    if (out.contexts === preparation.contexts || out.contexts !== result.contexts) recordScope(out.contexts, view.key)
+    return { preparation: withRecord(out, { provenance, slot: this.#views.slotOf(view) }), provenance }
   }
 
   /** See `SystemPrompt.assemble`. */
   async assemble(context: AssembleContext, preparation?: PromptPreparation): Promise<PromptAssembly> {
     this.#stats.assemblies++
     const view = this.#views.view(context.scope)
-    const prepared = preparation ?? (await this.prepare(context))
+    let prepared: Prepared
+    if (preparation !== undefined) prepared = { preparation, provenance: recordOf(preparation)?.provenance }
+    else {
+      const made = this.#prepare(view, context, false)
+      prepared = made instanceof Promise ? await made : made
+    }
     throwIfAborted(context.signal)
     const plan = view.derive('sections')
     if (plan.complete.length > 1) {
@@ -100,18 +141,37 @@ export class Pipeline {
         `multiple complete prompt sections in ${viewName(view.key)}: ${plan.complete.map(labelOf).join(', ')}; keep one complete section per scope`,
       )
     }
-    const collected = new Array<string>(plan.entries.length)
-    const sections = this.#evaluation.sections(plan, context, collected)
+    const collected = this.#evaluation.collect(plan, context)
     const tools = this.#evaluation.tools(view, context)
-    const complete = plan.complete.length === 1 ? { ...sections[plan.entries.indexOf(plan.complete[0]!)]! } : undefined
+    const at = plan.complete.length === 1 ? plan.entries.indexOf(plan.complete[0]!) : -1
     const suppressed = view.derive('suppressed')
     const requiredNames = view.derive('contexts').requiredNames
-    const presentation: PromptPresentation = {
-      sections,
-      contexts: prepared.contexts.map((c) => ({ ...c })),
-      variables: { ...prepared.variables },
+    const contexts = prepared.preparation.contexts.map((c) => ({ ...c }))
+    const variables = { ...prepared.preparation.variables }
+    const provenance: AssemblyProvenance = {
+      scope: view.key,
+      sections: sectionSourcesOf(plan.entries),
+      collected,
+      contexts: prepared.provenance?.contexts ?? namedSourcesOf(view.derive('contexts').entries),
+      variables: prepared.provenance?.variables ?? namedSourcesOf(view.derive('variables').entries),
     }
-    const result = await this.#waterfall(view, 'system-prompt/assemble', presentation, context)
+    const slot = this.#views.slotOf(view)
+    if (!hasListeners(this.#events, ASSEMBLE)) {
+      // Nobody could change the presentation: it is the result, and its sections are built when read.
+      throwIfAborted(context.signal)
+      const shown = suppressed ? contexts.filter((c) => requiredNames.has(c.name)) : contexts
+      recordScope(shown, view.key)
+      if (at >= 0) {
+        const sections = sectionsOf([plan.entries[at]!], [collected[at]!])
+        return withRecord({ sections, contexts: shown, variables, tools: tools.slice() }, { provenance, slot })
+      }
+      const deferred: DeferredSections = { plan, handedOut: false }
+      return withRecord(deferredAssembly(deferred, collected, shown, variables, tools.slice()), { provenance, slot, deferred })
+    }
+    const sections = sectionsOf(plan.entries, collected)
+    const complete = at >= 0 ? { ...sections[at]! } : undefined
+    const presentation: PromptPresentation = { sections, contexts, variables }
+    const result = await this.#waterfall(view, ASSEMBLE, presentation, context)
     throwIfAborted(context.signal)
     const assembly: PromptAssembly = {
       ...result,
@@ -123,15 +183,7 @@ export class Pipeline {
     if (assembly.contexts === presentation.contexts || assembly.contexts !== result.contexts) {
       recordScope(assembly.contexts, view.key)
     }
-    const prepared_ = recordOf(prepared)?.provenance
-    const provenance: AssemblyProvenance = {
-      scope: view.key,
-      sections: sectionSourcesOf(plan.entries),
-      collected,
-      contexts: prepared_?.contexts ?? namedSourcesOf(view.derive('contexts').entries),
-      variables: prepared_?.variables ?? namedSourcesOf(view.derive('variables').entries),
-    }
-    return withRecord(assembly, { provenance, slot: this.#views.slotOf(view) })
+    return withRecord(assembly, { provenance, slot })
   }
 
   /**

@@ -16,6 +16,7 @@ import type { ScopeKey } from '../scope/scope-key.js'
 import type { ContextEntry, LayerRef, SectionEntry, VariableEntry } from './entries.js'
 import type { PromptStats } from './stats.js'
 import type { Stability } from './types.js'
+import type { SectionPlan } from './view.js'
 
 /** A registered section as it supplied an assembly. */
 export interface SectionSource {
@@ -70,10 +71,24 @@ export interface RenderSlot {
   readonly stats: PromptStats
 }
 
+/**
+ * The sections of an `assemble()` result whose `sections` array is built on
+ * first read (see presentation.ts): while `handedOut` is false nobody has
+ * seen or replaced that array, so the sections are exactly `plan`'s entries
+ * with the collected texts, and rendering may read those instead.
+ */
+export interface DeferredSections {
+  readonly plan: SectionPlan
+  /** Set once the result's `sections` was read or assigned; never cleared. */
+  handedOut: boolean
+}
+
 /** What travels beside a result: its provenance and its scope's render slot. */
 export interface AssemblyRecord {
   readonly provenance: AssemblyProvenance
   readonly slot: RenderSlot
+  /** Present on an `assemble()` result whose sections array is deferred. */
+  readonly deferred?: DeferredSections
 }
 
 const records = new WeakMap<object, AssemblyRecord>()
