@@ -34,7 +34,9 @@ export function sectionsOf(entries: readonly SectionEntry[], texts: readonly str
 /**
  * An assembly whose `sections` are `deferred.plan`'s entries with `texts`,
  * built on first read of `sections`; reading or assigning it sets
- * `deferred.handedOut`. Keys in the order an eager result has them.
+ * `deferred.handedOut`, and `deferred.accessor` is its getter (a deletion or
+ * redefinition, which no accessor hears, is seen by comparing it). Keys in
+ * the order an eager result has them.
  */
 export function deferredAssembly(
   deferred: DeferredSections,
@@ -44,22 +46,31 @@ export function deferredAssembly(
   tools: ToolSchema[],
 ): PromptAssembly {
   let sections: AssembledSection[] | undefined
-  return {
-    get sections(): AssembledSection[] {
+  const assembly = {} as PromptAssembly
+  Object.defineProperty(assembly, 'sections', {
+    get: (deferred.accessor = function readSections(): AssembledSection[] {
       if (sections === undefined) {
         deferred.handedOut = true
         sections = sectionsOf(deferred.plan.entries, texts)
       }
       return sections
-    },
-    set sections(value: AssembledSection[]) {
+    }),
+    set(this: object, value: AssembledSection[]) {
       // As for a frozen object's data property (module code is strict).
       if (Object.isFrozen(this)) throw new TypeError("Cannot assign to read only property 'sections' of object '#<Object>'")
       deferred.handedOut = true
       sections = value
     },
-    contexts,
-    variables,
-    tools,
-  }
+    enumerable: true,
+    configurable: true,
+  })
+  assembly.contexts = contexts
+  assembly.variables = variables
+  assembly.tools = tools
+  return assembly
+}
+
+/** Whether `assembly.sections` is still the untouched deferred array (never read, assigned, deleted or redefined). */
+export function stillDeferred(assembly: object, deferred: DeferredSections): boolean {
+  return !deferred.handedOut && Object.getOwnPropertyDescriptor(assembly, 'sections')?.get === deferred.accessor
 }

@@ -9,6 +9,7 @@ import {
   type SectionSource,
   type SourceTable,
 } from '../assembly/provenance.js'
+import { stillDeferred } from '../assembly/presentation.js'
 import type { PromptPresentation } from '../assembly/types.js'
 import { buildParts, variablesOf, type BuiltParts } from './prompt-parts.js'
 import { renderItem, RenderMemo, type RenderItem, type RenderKey, type RenderOwner } from './render-memo.js'
@@ -168,7 +169,7 @@ export function render(assembly: Pick<PromptPresentation, 'sections' | 'variable
   const cache = cacheOf(record.slot)
   const { variables } = assembly
   const last = cache.prompt
-  const deferred = record.deferred !== undefined && !record.deferred.handedOut ? record.deferred : undefined
+  const deferred = record.deferred !== undefined && stillDeferred(assembly, record.deferred) ? record.deferred : undefined
   if (deferred !== undefined && last !== undefined && unchanged(last, deferred, record, variables)) {
     record.slot.stats.renderCacheHits += deferred.plan.entries.length
     return last.rendered
