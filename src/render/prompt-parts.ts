@@ -1,10 +1,11 @@
 /**
  * The parts of a memoized render, rebuilt against the previous prompt of the
- * same scope: a part whose section, output, template, substituted values and
- * origin are what they were keeps its frozen object while its offset is
- * unchanged (everything before a change), and otherwise shares its arrays
- * with the old one at its new offset. Only a new or changed output builds
- * fresh substitutions.
+ * same scope: a part whose output, registration options, template (its
+ * shared `variables` array) and substituted values are what they were keeps
+ * its frozen object while its offset is unchanged (everything before a
+ * change), and otherwise shares its arrays with the old one at its new
+ * offset. Only a new or changed output builds fresh substitutions. Nothing
+ * is kept beside the parts themselves.
  *
  *     previous   [a][b][c ][d][e]       c changes:
  *     next       [a][b][c'  ][d][e]     a, b reused; d, e moved (arrays shared)
@@ -16,20 +17,6 @@ import type { RenderKey } from './render-memo.js'
 import { PART_SEPARATOR, placePart, type RenderedPart, type RenderedSubstitution, type RenderedVariable } from './rendered-prompt.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
-
-/** What a part was built from, beyond its own fields: decides whether it can be reused. */
-export interface PartOrigin {
-  readonly source: SectionSource | undefined
-  readonly template: Template | undefined
-  /** The values its template's references were filled with. */
-  readonly values: readonly (string | undefined)[]
-}
-
-/** Placed parts, and what each one was built from (same indices). */
-export interface BuiltParts {
-  readonly parts: RenderedPart[]
-  readonly origins: PartOrigin[]
-}
 
 const NO_VALUES: readonly string[] = Object.freeze([])
 const NO_SUBSTITUTIONS: readonly RenderedSubstitution[] = Object.freeze([])
@@ -44,23 +31,43 @@ function namesOf(template: Template | undefined): readonly string[] {
 }
 
 /** Where each reference's substituted value lies in the output of `template`, from the values themselves. */
-function substitutionsOf(template: Template | undefined, values: readonly (string | undefined)[]): readonly RenderedSubstitution[] {
+function substitutionsOf(template: Template | undefined, variables: Variables): readonly RenderedSubstitution[] {
   if (template === undefined) return NO_SUBSTITUTIONS
   const out: RenderedSubstitution[] = []
   const { parts, refs } = template
   let offset = parts[0]!.length
   for (let i = 0; i < refs.length; i++) {
     // The output was filled from these values, so each one is defined here.
-    const end = offset + values[i]!.length
+    const end = offset + variables[refs[i]!]!.length
     out.push(Object.freeze({ variable: refs[i]!, start: offset, end }))
     offset = end + parts[i + 1]!.length
   }
   return Object.freeze(out)
 }
 
-function sameValues(a: readonly (string | undefined)[], b: readonly (string | undefined)[]): boolean {
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+/** Whether `part` (of the same output text and template) holds exactly the current values at its substitutions. */
+function sameValues(part: RenderedPart, template: Template, variables: Variables): boolean {
+  const { substitutions } = part
+  const { refs } = template
+  for (let i = 0; i < substitutions.length; i++) {
+    const { start, end } = substitutions[i]!
+    const value = variables[refs[i]!]
+    if (value === undefined || value.length !== end - start || !part.text.startsWith(value, start)) return false
+  }
   return true
+}
+
+/** Whether `part` came from a section with these options (layer, stability, flags, priority) and origin. */
+function sameSource(part: RenderedPart, source: SectionSource | undefined, origin: RenderedPart['origin']): boolean {
+  return (
+    part.origin === origin &&
+    part.layer === source?.layer &&
+    part.stability === (source?.stability ?? 'session') &&
+    part.cacheBreakpoint === (source?.cacheBreakpoint ?? false) &&
+    part.required === (source?.required ?? false) &&
+    part.complete === (source?.complete ?? false) &&
+    part.priority === (source?.priority ?? 0)
+  )
 }
 
 /**
@@ -76,13 +83,12 @@ export function buildParts(
   templates: readonly (Template | undefined)[],
   variables: Variables,
   record: AssemblyRecord | undefined,
-  previous: BuiltParts | undefined,
-): BuiltParts {
+  previous: readonly RenderedPart[] | undefined,
+): RenderedPart[] {
   const sources = record?.provenance.sections
   const collected = record?.provenance.collected
   const parts: RenderedPart[] = []
-  const origins: PartOrigin[] = []
-  const before = previous?.parts
+  const before = previous
   let byName: Map<string, number> | undefined
   let cursor = 0
   let offset = 0
@@ -94,7 +100,7 @@ export function buildParts(
     const source = index === undefined ? undefined : sources!.list[index]
     const origin = source !== undefined && collected?.[index!] === texts[i] ? 'registry' : 'waterfall'
     const template = templates[i]
-    const values = template === undefined ? NO_VALUES : template.refs.map((ref) => variables[ref])
+    const names = namesOf(template)
     const start = parts.length === 0 ? 0 : offset + PART_SEPARATOR.length
     let part: RenderedPart | undefined
     if (before !== undefined) {
@@ -109,8 +115,7 @@ export function buildParts(
       if (at >= 0) {
         cursor = at + 1
         const old = before[at]!
-        const held = previous!.origins[at]!
-        if (old.text === text && old.origin === origin && held.source === source && held.template === template && sameValues(held.values, values)) {
+        if (old.text === text && old.variables === names && sameSource(old, source, origin) && (template === undefined || sameValues(old, template, variables))) {
           part = old.start === start ? old : placePart(old, start)
         }
       }
@@ -122,20 +127,19 @@ export function buildParts(
         layer: source?.layer,
         origin,
         stability: source?.stability ?? 'session',
-        variables: namesOf(template),
+        variables: names,
         cacheBreakpoint: source?.cacheBreakpoint ?? false,
         required: source?.required ?? false,
         complete: source?.complete ?? false,
         priority: source?.priority ?? 0,
-        substitutions: substitutionsOf(template, values),
+        substitutions: substitutionsOf(template, variables),
       },
       start,
     )
     parts.push(part)
-    origins.push({ source, template, values })
     offset = part.end
   }
-  return { parts, origins }
+  return parts
 }
 
 /** The variables `parts` reference, with their supplying layer and declared stability. */

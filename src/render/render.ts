@@ -11,7 +11,7 @@ import {
 } from '../assembly/provenance.js'
 import { stillDeferred } from '../assembly/presentation.js'
 import type { PromptPresentation } from '../assembly/types.js'
-import { buildParts, variablesOf, type BuiltParts } from './prompt-parts.js'
+import { buildParts, variablesOf } from './prompt-parts.js'
 import { renderItem, RenderMemo, type RenderItem, type RenderKey, type RenderOwner } from './render-memo.js'
 import { PART_SEPARATOR, promptOf, type RenderedPrompt } from './rendered-prompt.js'
 
@@ -41,7 +41,6 @@ interface LastPrompt {
   readonly origins: string
   readonly variablesTable: SourceTable<NamedSource> | undefined
   readonly rendered: RenderedPrompt
-  readonly built: BuiltParts
   /** Set when it was rendered from a deferred result: what `unchanged` compares. */
   readonly deferred:
     | {
@@ -163,7 +162,7 @@ export function render(assembly: Pick<PromptPresentation, 'sections' | 'variable
   if (record === undefined) {
     const items = assembly.sections.map((item) => renderItem(item, assembly.variables, 'prompt section'))
     const texts = assembly.sections.map((item) => item.text)
-    const { parts } = buildParts(assembly.sections, texts, items.map((item) => item.output), items.map((item) => item.template), assembly.variables, undefined, undefined)
+    const parts = buildParts(assembly.sections, texts, items.map((item) => item.output), items.map((item) => item.template), assembly.variables, undefined, undefined)
     return promptOf(parts, variablesOf(parts, undefined), undefined)
   }
   const cache = cacheOf(record.slot)
@@ -195,9 +194,9 @@ export function render(assembly: Pick<PromptPresentation, 'sections' | 'variable
     cache.prompt = { ...last, deferred: key }
     return last.rendered
   }
-  const built = buildParts(items, texts, memo.outputs, memo.templates, variables, record, last?.built)
-  const rendered = promptOf(built.parts, variablesOf(built.parts, record), last?.rendered)
-  cache.prompt = { version: memo.version, sources, origins, variablesTable: provenance.variables, rendered, built, deferred: key }
+  const parts = buildParts(items, texts, memo.outputs, memo.templates, variables, record, last?.rendered.parts)
+  const rendered = promptOf(parts, variablesOf(parts, record), last?.rendered)
+  cache.prompt = { version: memo.version, sources, origins, variablesTable: provenance.variables, rendered, deferred: key }
   return rendered
 }
 

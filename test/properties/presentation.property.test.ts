@@ -99,7 +99,8 @@ async function world(listened: boolean) {
   })
   const sp = ctx.systemPrompt
   const note = signal('signal note {{who}}')
-  sp.variable('who', 'me')
+  const who = signal('me')
+  sp.variable('who', who)
   sp.section({ name: 'a', order: 1, text: 'first {{who}}' })
   sp.section({ name: 'b', order: 2, text: () => 'function text' })
   sp.section({ name: 'c', order: 3, text: note, interpolate: false })
@@ -108,24 +109,32 @@ async function world(listened: boolean) {
   const scope = createScope(ctx, key)
   scope.ctx.systemPrompt.section({ name: 'e', order: 0, text: 'agent {{who}}' })
   if (listened) app.on('system-prompt/assemble', (presentation, _context, next) => next())
-  return { app, key }
+  return { app, key, who }
 }
 
 describe('the deferred sections of an assemble() result', () => {
   it('behave like a plain array under reads, copies and in-place edits, and never leak into a later assembly', async () => {
     const deferred = await world(false)
     const eager = await world(true)
-    const assemble = async (w: { app: Context; key: object }, scoped: boolean) =>
+    const assemble = async (w: { app: Context; key: object }, scoped: boolean): Promise<Loose> =>
       (await w.app.systemPrompt.assemble(scoped ? { scope: w.key } : {})) as unknown as Loose
     await fc.assert(
-      fc.asyncProperty(fc.boolean(), fc.array(op, { maxLength: 12 }), async (scoped, ops) => {
+      fc.asyncProperty(fc.boolean(), fc.constantFrom('me', 'you', 'x', 'me2', ''), fc.array(op, { maxLength: 12 }), async (scoped, value, ops) => {
+        deferred.who.value = value
+        eager.who.value = value
         const mine = await assemble(deferred, scoped)
         const theirs = await assemble(eager, scoped)
         for (const step of ops) expect(apply(mine, step)).toEqual(apply(theirs, step))
         expect(JSON.stringify(mine)).toBe(JSON.stringify(theirs))
         const [again, twin] = [await assemble(deferred, scoped), await assemble(eager, scoped)]
         expect(JSON.stringify(again)).toBe(JSON.stringify(twin))
-        expect(render(again as unknown as PromptAssembly).text).toBe(render(twin as unknown as PromptAssembly).text)
+        const memoized = render(again as unknown as PromptAssembly)
+        expect(memoized.text).toBe(render(twin as unknown as PromptAssembly).text)
+        // The memoized parts (reused across renders) place and explain like a render from scratch.
+        const fresh = render({ ...again } as unknown as PromptAssembly)
+        const placed = (r: typeof fresh) => r.parts.map(({ name, text, start, end, variables, substitutions }) => ({ name, text, start, end, variables, substitutions }))
+        expect(placed(memoized)).toEqual(placed(fresh))
+        expect(memoized.blocks.map((b) => b.text).join('\n\n')).toBe(memoized.text)
       }),
       { numRuns },
     )
