@@ -2,8 +2,8 @@
  * Baselines that are not promptloom-vs-reference contests: the floor (a
  * Cordis service method running two empty waterfalls, the least an
  * assemble() of this shape costs) and what those two waterfalls cost when
- * nobody listens, against skipping them after `hasListeners` (SPEC-silent
- * groundwork for issue #13; the engine does not skip yet).
+ * nobody listens, against skipping them after `hasListeners` (what the
+ * engine does since issue #13, src/assembly/pipeline.ts).
  */
 import { Context, Service } from 'cordis'
 import { hasListeners, type CordisEventsInternals } from '../src/assembly/listeners.js'

@@ -17,6 +17,7 @@ import type { ContextEntry, LayerRef, SectionEntry, VariableEntry } from './entr
 import type { StabilityGuard } from './stability-hazard.js'
 import type { PromptStats } from './stats.js'
 import type { Stability } from './types.js'
+import type { SectionPlan } from './view.js'
 
 /** A registered section as it supplied an assembly. */
 export interface SectionSource {
@@ -79,10 +80,26 @@ export interface RenderSlot {
   readonly stats: PromptStats
 }
 
+/**
+ * The sections of an `assemble()` result whose `sections` array is built on
+ * first read (see presentation.ts): while `handedOut` is false nobody has
+ * seen or replaced that array, so the sections are exactly `plan`'s entries
+ * with the collected texts, and rendering may read those instead.
+ */
+export interface DeferredSections {
+  readonly plan: SectionPlan
+  /** Set once the result's `sections` was read or assigned; never cleared. */
+  handedOut: boolean
+  /** The getter of the result's `sections` (see presentation.ts `stillDeferred`). */
+  accessor?: () => unknown
+}
+
 /** What travels beside a result: its provenance and its scope's render slot. */
 export interface AssemblyRecord {
   readonly provenance: AssemblyProvenance
   readonly slot: RenderSlot
+  /** Present on an `assemble()` result whose sections array is deferred. */
+  readonly deferred?: DeferredSections
 }
 
 const records = new WeakMap<object, AssemblyRecord>()
@@ -127,24 +144,49 @@ function layerOf(scope: ScopeKey | undefined): LayerRef {
   return scope === undefined ? 'global' : scope
 }
 
+/**
+ * Sources in plan order; the two maps are built on first use (a render that
+ * finds every section at its own index, the common case, never builds them).
+ */
+class LazySourceTable<S extends { readonly name: string }> implements SourceTable<S> {
+  readonly list: readonly S[]
+  #byName: Map<string, S> | undefined
+  #indexOf: Map<string, number> | undefined
+
+  constructor(list: readonly S[]) {
+    this.list = list
+  }
+
+  get byName(): ReadonlyMap<string, S> {
+    return (this.#byName ??= new Map(this.list.map((source) => [source.name, source])))
+  }
+
+  get indexOf(): ReadonlyMap<string, number> {
+    return (this.#indexOf ??= new Map(this.list.map((source, index) => [source.name, index])))
+  }
+}
+
 // Plans are immutable and shared by every assembly made from them, so each
-// plan's sources are derived once.
+// plan's sources are derived once; entries are immutable too, so each one's
+// source object is made once and shared by every plan (every view) holding it.
 const tables = new WeakMap<readonly object[], SourceTable<{ readonly name: string }>>()
+const sourceOfEntry = new WeakMap<object, { readonly name: string }>()
 
 function tableOf<E extends object, S extends { readonly name: string }>(entries: readonly E[], toSource: (entry: E) => S): SourceTable<S> {
   let table = tables.get(entries) as SourceTable<S> | undefined
   if (table === undefined) {
-    const list = entries.map(toSource)
-    table = {
-      list,
-      byName: new Map(list.map((source) => [source.name, source])),
-      indexOf: new Map(list.map((source, index) => [source.name, index])),
+    const list = new Array<S>(entries.length)
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i]!
+      let source = sourceOfEntry.get(entry) as S | undefined
+      if (source === undefined) sourceOfEntry.set(entry, (source = toSource(entry)))
+      list[i] = source
     }
+    table = new LazySourceTable(list)
     tables.set(entries, table)
   }
   return table
 }
-
 /** The sources of a sorted section plan, derived once per plan. */
 export function sectionSourcesOf(entries: readonly SectionEntry[]): SourceTable<SectionSource> {
   return tableOf(entries, (entry) => ({

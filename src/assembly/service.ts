@@ -125,6 +125,16 @@ export class SystemPrompt extends Service {
 
   constructor(ctx: Context, config: SystemPromptConfig = {}) {
     super(ctx, 'systemPrompt')
+    // Cordis wraps every method read through a caller's proxy in a shadow: a
+    // context extended with this plugin's (two proxies and an extend per
+    // read), so that the method's `this.ctx.<service>` resolves from the
+    // plugin. No method here reads a service through `this.ctx`: the
+    // registration methods need only the caller's context (its scope and its
+    // fiber, which own the registration), and the traced `this.ctx` without a
+    // shadow is exactly that; assemble/prepare/render paths read nothing of
+    // it. So the methods are handed out as they are (Cordis' own services do
+    // the same).
+    ;(this as unknown as Record<symbol, { noShadow?: boolean }>)[Service.tracker]!.noShadow = true
     const resolved = resolveSystemPromptConfig(config)
     if (resolved.issues) throw new TypeError(`invalid config:\n${resolved.issues.map((i) => `  - ${i.message}`).join('\n')}`)
     const { value } = resolved

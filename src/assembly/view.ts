@@ -3,7 +3,7 @@ import type { ScopedLayers } from '../scope/scoped-layers.js'
 import { scopeParentOf } from '../scope/parent-chain.js'
 import type { ScopeKey, Scoped } from '../scope/scope-key.js'
 import { scopeTarget } from '../scope/carrier.js'
-import type { ContextEntry, PromptLayer, SectionEntry, ToolEntry, VariableEntry } from './entries.js'
+import { SourceKind, type ContextEntry, type PromptLayer, type SectionEntry, type ToolEntry, type VariableEntry } from './entries.js'
 import type { PromptStats } from './stats.js'
 
 /** The effective sections of a scope, sorted by order then code-unit name. */
@@ -11,6 +11,25 @@ export interface SectionPlan {
   readonly entries: readonly SectionEntry[]
   /** The effective sections registered with `complete: true`. */
   readonly complete: readonly SectionEntry[]
+  /** The positions of the entries whose text is a signal or a function (read on every assembly). */
+  readonly dynamic: readonly number[]
+  /** Each static entry's text by position (`''` at a dynamic position): copied, then patched, per assembly. */
+  readonly texts: readonly string[]
+}
+
+/** The plan of sorted section `entries`, with its complete, dynamic and static-text tables. */
+function sectionPlanOf(entries: readonly SectionEntry[]): SectionPlan {
+  const dynamic: number[] = []
+  const texts = new Array<string>(entries.length)
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]!
+    if (entry.kind === SourceKind.Static) texts[i] = entry.value!
+    else {
+      texts[i] = ''
+      dynamic.push(i)
+    }
+  }
+  return { entries, complete: entries.filter((entry) => entry.complete), dynamic, texts }
 }
 
 /** The effective runtime contexts of a scope, sorted by order then code-unit name. */
@@ -81,7 +100,7 @@ function mergeSorted<E extends Ordered>(base: readonly E[], ownUnsorted: E[]): E
   return out
 }
 
-const NO_SECTIONS: SectionPlan = { entries: [], complete: [] }
+const NO_SECTIONS: SectionPlan = sectionPlanOf([])
 const NO_CONTEXTS: ContextPlan = { entries: [], required: [], byName: new Map(), names: new Set(), requiredNames: new Set() }
 const NO_VARIABLES: VariablePlan = { entries: [], byName: new Map() }
 
@@ -143,8 +162,7 @@ export class ScopeView {
       const layer = this.own.value
       if (layer === undefined || layer.sections.size === 0) return base
       stats.structureRecomputes++
-      const entries = mergeSorted(base.entries, layer.sections.values())
-      return { entries, complete: entries.filter((entry) => entry.complete) }
+      return sectionPlanOf(mergeSorted(base.entries, layer.sections.values()))
     })
     this.contexts = computed(() => {
       const base = this.parent.value?.contexts.value ?? NO_CONTEXTS

@@ -1,17 +1,20 @@
 import { entryLabel } from '../assembly/entries.js'
-import { recordOf, type AssemblyRecord, type RenderSlot, type SectionSource, type SourceTable } from '../assembly/provenance.js'
-import type { Template } from '../assembly/template.js'
-import type { PromptPresentation } from '../assembly/types.js'
-import { guardStability } from './stability-guard.js'
-import { renderItem, RenderMemo, type RenderItem, type RenderOwner } from './render-memo.js'
+import type { SectionEntry } from '../assembly/entries.js'
 import {
-  buildRenderedPrompt,
-  PART_SEPARATOR,
-  type PartInput,
-  type RenderedPrompt,
-  type RenderedSubstitution,
-  type RenderedVariable,
-} from './rendered-prompt.js'
+  recordOf,
+  type AssemblyRecord,
+  type DeferredSections,
+  type NamedSource,
+  type RenderSlot,
+  type SectionSource,
+  type SourceTable,
+} from '../assembly/provenance.js'
+import { stillDeferred } from '../assembly/presentation.js'
+import type { PromptPresentation } from '../assembly/types.js'
+import { buildParts, variablesOf } from './prompt-parts.js'
+import { guardStability } from './stability-guard.js'
+import { renderItem, RenderMemo, type RenderItem, type RenderKey, type RenderOwner } from './render-memo.js'
+import { PART_SEPARATOR, promptOf, type RenderedPrompt } from './rendered-prompt.js'
 
 /** The header that opens every runtime-context snapshot. */
 export const RUNTIME_CONTEXT_HEADER =
@@ -32,18 +35,31 @@ type Renderable = Pick<PromptPresentation, 'variables'> & {
   readonly contexts?: readonly RenderItem[]
 }
 
+/** The last `RenderedPrompt` of a slot, with what it was derived from. */
+interface LastPrompt {
+  readonly version: number
+  readonly sources: SourceTable<SectionSource> | undefined
+  readonly origins: string
+  readonly variablesTable: SourceTable<NamedSource> | undefined
+  /** The required sections the assembly restored (§5), joined: their parts are marked `restored`. */
+  readonly restored: string
+  readonly rendered: RenderedPrompt
+  /** Set when it was rendered from a deferred result: what `unchanged` compares. */
+  readonly deferred:
+    | {
+        readonly entries: readonly SectionEntry[]
+        readonly texts: readonly string[]
+        readonly referenced: readonly string[]
+        readonly values: readonly (string | undefined | typeof ABSENT)[]
+      }
+    | undefined
+}
+
 /** What the render layer keeps per scope slot: the two render memos and the last `RenderedPrompt`. */
 interface SlotCache {
   readonly sections: RenderMemo
   readonly contexts: RenderMemo
-  /** The last `RenderedPrompt`, with what it was derived from. */
-  prompt?: {
-    readonly version: number
-    readonly sources: SourceTable<SectionSource> | undefined
-    readonly origins: string
-    readonly restored: string
-    readonly rendered: RenderedPrompt
-  }
+  prompt: LastPrompt | undefined
 }
 
 // Held weakly by the engine's slot: a released scope drops its slot, and so its caches.
@@ -51,7 +67,7 @@ const caches = new WeakMap<RenderSlot, SlotCache>()
 
 function cacheOf(slot: RenderSlot): SlotCache {
   let cache = caches.get(slot)
-  if (cache === undefined) caches.set(slot, (cache = { sections: new RenderMemo(), contexts: new RenderMemo() }))
+  if (cache === undefined) caches.set(slot, (cache = { sections: new RenderMemo(), contexts: new RenderMemo(), prompt: undefined }))
   return cache
 }
 
@@ -74,86 +90,37 @@ function memoized(record: AssemblyRecord, assembly: Renderable, which: 'sections
   const { provenance } = record
   const memo = which === 'sections' ? cache.sections : cache.contexts
   const owner = which === 'sections' ? ownerIn(provenance.sections, 'prompt section') : ownerIn(provenance.contexts, 'runtime context')
-  memo.render(assembly[which]!, assembly.variables, owner, record.slot.stats)
+  memo.render(assembly[which]!, undefined, assembly.variables, owner, record.slot.stats)
   return memo
 }
 
-/** Where each reference's substituted value lies in the output of `template`, from the values themselves. */
-function substitutionsOf(template: Template | undefined, variables: Variables): RenderedSubstitution[] {
-  if (template === undefined) return []
-  const out: RenderedSubstitution[] = []
-  const { parts, refs } = template
-  let offset = parts[0]!.length
-  for (let i = 0; i < refs.length; i++) {
-    // The output was filled from these values, so each one is defined here.
-    const end = offset + variables[refs[i]!]!.length
-    out.push({ variable: refs[i]!, start: offset, end })
-    offset = end + parts[i + 1]!.length
-  }
-  return out
-}
+const ABSENT = Symbol('absent')
 
-function namesOf(template: Template | undefined): readonly string[] {
-  if (template === undefined) return []
-  return [...new Set(template.refs)]
+function valuesOf(names: readonly string[], variables: Variables): (string | undefined | typeof ABSENT)[] {
+  return names.map((name) => (Object.hasOwn(variables, name) ? variables[name] : ABSENT))
 }
 
 /**
- * Builds the parts of a render: each non-empty output with its source. A
- * section keeps `origin: 'registry'` while its name and text are the ones the
- * registry collected; a listener's own or edited section is `'waterfall'`.
+ * Whether a deferred result (sections = its plan's entries with `collected`
+ * texts, see `DeferredSections`) renders exactly as the last prompt did:
+ * same plan, same signal and function texts, same values of the referenced
+ * variables, same variable provenance. O(dynamic sections + referenced
+ * variables), whatever the number of static sections.
  */
-function partsOf(
-  sections: readonly RenderItem[],
-  variables: Variables,
-  outputs: readonly string[],
-  templates: readonly (Template | undefined)[],
-  record: AssemblyRecord | undefined,
-): PartInput[] {
-  const sources = record?.provenance.sections
-  const collected = record?.provenance.collected
-  const restored = record?.provenance.restored
-  const parts: PartInput[] = []
-  for (let i = 0; i < sections.length; i++) {
-    const text = outputs[i]!
-    if (text === '') continue
-    const { name } = sections[i]!
-    const index = sources?.indexOf.get(name)
-    const source = index === undefined ? undefined : sources!.list[index]
-    const collectedText = index === undefined ? undefined : collected?.[index]
-    const template = templates[i]
-    parts.push({
-      name,
-      text,
-      layer: source?.layer,
-      origin: source !== undefined && collectedText === sections[i]!.text ? 'registry' : 'waterfall',
-      stability: source?.stability ?? 'session',
-      variables: namesOf(template),
-      cacheBreakpoint: source?.cacheBreakpoint ?? false,
-      required: source?.required ?? false,
-      restored: restored !== undefined && restored.length > 0 && restored.includes(name),
-      complete: source?.complete ?? false,
-      priority: source?.priority ?? 0,
-      substitutions: substitutionsOf(template, variables),
-    })
+function unchanged(last: LastPrompt, deferred: DeferredSections, record: AssemblyRecord, variables: Variables): boolean {
+  const { plan } = deferred
+  const key = last.deferred
+  if (key === undefined || key.entries !== plan.entries || last.variablesTable !== record.provenance.variables) return false
+  // A deferred result had no listener, so nothing was restored; the last prompt must not carry marks either.
+  if (last.restored !== '') return false
+  const collected = record.provenance.collected!
+  for (const i of plan.dynamic) if (key.texts[i] !== collected[i]) return false
+  const { referenced, values } = key
+  for (let i = 0; i < referenced.length; i++) {
+    const name = referenced[i]!
+    if ((Object.hasOwn(variables, name) ? variables[name] : ABSENT) !== values[i]) return false
   }
-  return parts
-}
-
-/** The variables `parts` reference, with their supplying layer and declared stability. */
-function variablesOf(parts: readonly PartInput[], record: AssemblyRecord | undefined): RenderedVariable[] {
-  const table = record?.provenance.variables
-  const seen = new Set<string>()
-  const out: RenderedVariable[] = []
-  for (const part of parts) {
-    for (const name of part.variables) {
-      if (seen.has(name)) continue
-      seen.add(name)
-      const source = table?.byName.get(name)
-      out.push({ name, layer: source?.layer, stability: source?.stability ?? 'session' })
-    }
-  }
-  return out
+  return true
 }
 
 const ALL_COLLECTED = 'collected'
@@ -189,44 +156,62 @@ function originsOf(sections: readonly RenderItem[], record: AssemblyRecord): str
  *
  * Memoized for results of `assemble()`: an unchanged assembly of a scope
  * returns the same frozen `RenderedPrompt` object as the previous render of
- * that scope. Any other object (a copy, say) renders from scratch, and its
- * parts carry no layer (`origin: 'waterfall'`, default options).
+ * that scope (for a result whose sections nobody read, found without
+ * visiting the static sections); a changed one reuses the parts before the
+ * change and every unchanged block. Any other object (a copy, say) renders
+ * from scratch, and its parts carry no layer (`origin: 'waterfall'`, default
+ * options). `text` and `blocks` are computed on first read.
  */
 export function render(assembly: Pick<PromptPresentation, 'sections' | 'variables'>): RenderedPrompt {
   const record = recordOf(assembly)
   if (record === undefined) {
     const items = assembly.sections.map((item) => renderItem(item, assembly.variables, 'prompt section'))
-    const parts = partsOf(
-      assembly.sections,
-      assembly.variables,
-      items.map((item) => item.output),
-      items.map((item) => item.template),
-      undefined,
-    )
-    return buildRenderedPrompt(parts, variablesOf(parts, undefined))
+    const texts = assembly.sections.map((item) => item.text)
+    const parts = buildParts(assembly.sections, texts, items.map((item) => item.output), items.map((item) => item.template), assembly.variables, undefined, undefined)
+    return promptOf(parts, variablesOf(parts, undefined), undefined)
   }
-  const memo = memoized(record, assembly, 'sections')
+  const rendered = renderRecorded(assembly, record)
+  // Config `stabilityGuard: 'error'` (SPEC §5), carried by the provenance.
+  if (record.provenance.stabilityGuard === 'error') guardStability(rendered)
+  return rendered
+}
+
+/** `render` of a result that carries its record: through the scope's memo and last prompt. */
+function renderRecorded(assembly: Pick<PromptPresentation, 'sections' | 'variables'>, record: AssemblyRecord): RenderedPrompt {
   const cache = cacheOf(record.slot)
-  const sources = record.provenance.sections
-  const origins = originsOf(assembly.sections, record)
-  const restored = record.provenance.restored?.join('\0') ?? ''
+  const { variables } = assembly
   const last = cache.prompt
-  let rendered: RenderedPrompt
+  const deferred = record.deferred !== undefined && stillDeferred(assembly, record.deferred) ? record.deferred : undefined
+  if (deferred !== undefined && last !== undefined && unchanged(last, deferred, record, variables)) {
+    record.slot.stats.renderCacheHits += deferred.plan.entries.length
+    return last.rendered
+  }
+  const memo = cache.sections
+  const { provenance } = record
+  const items: readonly RenderKey[] = deferred !== undefined ? deferred.plan.entries : assembly.sections
+  const texts = deferred !== undefined ? provenance.collected! : assembly.sections.map((item) => item.text)
+  memo.render(items, deferred !== undefined ? texts : undefined, variables, ownerIn(provenance.sections, 'prompt section'), record.slot.stats)
+  const sources = provenance.sections
+  const origins = deferred !== undefined ? ALL_COLLECTED : originsOf(assembly.sections, record)
+  const restored = provenance.restored?.join('\0') ?? ''
+  const key =
+    deferred === undefined
+      ? undefined
+      : { entries: deferred.plan.entries, texts, referenced: memo.referenced, values: valuesOf(memo.referenced, variables) }
   if (
     last !== undefined &&
     last.version === memo.version &&
     last.sources === sources &&
     last.origins === origins &&
+    last.variablesTable === provenance.variables &&
     last.restored === restored
   ) {
-    rendered = last.rendered
-  } else {
-    const parts = partsOf(assembly.sections, assembly.variables, memo.outputs, memo.templates, record)
-    rendered = buildRenderedPrompt(parts, variablesOf(parts, record))
-    cache.prompt = { version: memo.version, sources, origins, restored, rendered }
+    cache.prompt = { ...last, deferred: key }
+    return last.rendered
   }
-  // Config `stabilityGuard: 'error'` (SPEC §5), carried by the provenance.
-  if (record.provenance.stabilityGuard === 'error') guardStability(rendered)
+  const parts = buildParts(items, texts, memo.outputs, memo.templates, variables, record, last?.rendered.parts)
+  const rendered = promptOf(parts, variablesOf(parts, record), last?.rendered)
+  cache.prompt = { version: memo.version, sources, origins, variablesTable: provenance.variables, restored, rendered, deferred: key }
   return rendered
 }
 

@@ -102,6 +102,32 @@ export type PartInput = Omit<RenderedPart, 'start' | 'end' | 'restored'> & { rea
 const RANK: Readonly<Record<Stability, number>> = { static: 0, session: 1, volatile: 2 }
 
 /**
+ * `input` placed at `start`, frozen. One explicit literal, so every part
+ * shares one hidden class (a spread of the input gave most parts their own).
+ */
+export function placePart(input: PartInput, start: number): RenderedPart {
+  return Object.freeze({
+    name: input.name,
+    text: input.text,
+    start,
+    end: start + input.text.length,
+    layer: input.layer,
+    origin: input.origin,
+    stability: input.stability,
+    variables: input.variables,
+    cacheBreakpoint: input.cacheBreakpoint,
+    required: input.required,
+    restored: input.restored === true,
+    complete: input.complete,
+    priority: input.priority,
+    substitutions: input.substitutions,
+  })
+}
+
+/** Each block's member parts, so a later prompt can tell an unchanged block and reuse it (its text). */
+const membersOf = new WeakMap<PromptBlock, readonly RenderedPart[]>()
+
+/**
  * Places `inputs` (non-empty texts, in prompt order) into one frozen
  * `RenderedPrompt`: offsets, the joined text and the blocks. A new block
  * starts after every `cacheBreakpoint` part and wherever the stability class
@@ -118,18 +144,59 @@ export function buildRenderedPrompt(inputs: readonly PartInput[], variables: rea
     const input = inputs[i]!
     if (input.text === '') throw new TypeError(`rendered part "${input.name}" is empty; empty outputs are not part of the prompt`)
     if (i > 0) offset += PART_SEPARATOR.length
-    const end = offset + input.text.length
-    parts.push(Object.freeze({ ...input, restored: input.restored === true, start: offset, end }))
-    offset = end
+    const part = placePart(input, offset)
+    parts.push(part)
+    offset = part.end
   }
-  const text = parts.length === 1 ? parts[0]!.text : parts.map((part) => part.text).join(PART_SEPARATOR)
+  return promptOf(parts, variables, undefined)
+}
+
+/**
+ * The frozen prompt over placed `parts`. `text` and `blocks` are own
+ * enumerable accessors computed on first read and kept (spread, JSON and
+ * `structuredClone` read them like data); a block whose parts have the same
+ * names, texts and flags as one of `previous`'s is that block, text and all.
+ */
+export function promptOf(parts: readonly RenderedPart[], variables: readonly RenderedVariable[], previous: RenderedPrompt | undefined): RenderedPrompt {
   const referenced = new Set<string>()
   for (const part of parts) for (const name of part.variables) referenced.add(name)
   const kept = Object.freeze(variables.filter((variable) => referenced.has(variable.name)).map((variable) => Object.freeze({ ...variable })))
-  return Object.freeze({ text, parts: Object.freeze(parts), blocks: blocksOf(parts), variables: kept })
+  let text: string | undefined
+  let blocks: readonly PromptBlock[] | undefined
+  Object.freeze(parts)
+  return Object.freeze({
+    get text(): string {
+      return (text ??= parts.length === 1 ? parts[0]!.text : joinTexts(parts))
+    },
+    parts,
+    get blocks(): readonly PromptBlock[] {
+      if (blocks === undefined) {
+        blocks = blocksOf(parts, previous?.blocks)
+        previous = undefined
+      }
+      return blocks
+    },
+    variables: kept,
+  })
 }
 
-function blocksOf(parts: readonly RenderedPart[]): readonly PromptBlock[] {
+function joinTexts(parts: readonly { readonly text: string }[]): string {
+  const texts = new Array<string>(parts.length)
+  for (let i = 0; i < parts.length; i++) texts[i] = parts[i]!.text
+  return texts.join(PART_SEPARATOR)
+}
+
+function sameMembers(a: readonly RenderedPart[], b: readonly RenderedPart[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!
+    const y = b[i]!
+    if (x !== y && (x.name !== y.name || x.text !== y.text || x.stability !== y.stability || x.cacheBreakpoint !== y.cacheBreakpoint)) return false
+  }
+  return true
+}
+
+function blocksOf(parts: readonly RenderedPart[], previous: readonly PromptBlock[] | undefined): readonly PromptBlock[] {
   const runs: RenderedPart[][] = []
   let run: RenderedPart[] = []
   for (const part of parts) {
@@ -144,6 +211,8 @@ function blocksOf(parts: readonly RenderedPart[]): readonly PromptBlock[] {
     }
   }
   if (run.length > 0) runs.push(run)
+  // The previous blocks by their first part's name, for reuse after a move.
+  let byFirst: Map<string, PromptBlock> | undefined
   const blocks: PromptBlock[] = []
   for (let i = 0; i < runs.length; i++) {
     const members = runs[i]!
@@ -152,14 +221,29 @@ function blocksOf(parts: readonly RenderedPart[]): readonly PromptBlock[] {
     const next = runs[i + 1]
     const nextVolatile = next !== undefined && next.some((part) => part.stability === 'volatile')
     const cacheBreakpoint = members[members.length - 1]!.cacheBreakpoint || (stability !== 'volatile' && nextVolatile)
-    blocks.push(
-      Object.freeze({
-        text: members.length === 1 ? members[0]!.text : members.map((part) => part.text).join(PART_SEPARATOR),
+    let block: PromptBlock | undefined
+    if (previous !== undefined) {
+      let candidate: PromptBlock | undefined = previous[i]
+      if (candidate === undefined || candidate.parts[0] !== members[0]!.name) {
+        if (byFirst === undefined) {
+          byFirst = new Map()
+          for (const held of previous) byFirst.set(held.parts[0]!, held)
+        }
+        candidate = byFirst.get(members[0]!.name)
+      }
+      const held = candidate === undefined ? undefined : membersOf.get(candidate)
+      if (held !== undefined && candidate!.cacheBreakpoint === cacheBreakpoint && sameMembers(held, members)) block = candidate
+    }
+    if (block === undefined) {
+      block = Object.freeze({
+        text: members.length === 1 ? members[0]!.text : joinTexts(members),
         parts: Object.freeze(members.map((part) => part.name)),
         stability,
         cacheBreakpoint,
-      }),
-    )
+      })
+      membersOf.set(block, members)
+    }
+    blocks.push(block!)
   }
   return Object.freeze(blocks)
 }

@@ -1,0 +1,105 @@
+import type { ResolvedSystemPromptConfig } from './config.js'
+import {
+  describeValue,
+  labelOf,
+  SourceKind,
+  type ContextEntry,
+  type SectionEntry,
+  type Source,
+  type ToolEntry,
+  type VariableEntry,
+} from './entries.js'
+import type { PromptStats } from './stats.js'
+import { collectTools, sameResults, snapshotOf, ToolDetacher, toolProviderLabel } from './tools.js'
+import type { AssembleContext, AssembledContext, ToolSchema } from './types.js'
+import type { ViewCache } from './view-cache.js'
+import type { ScopeView, SectionPlan } from './view.js'
+
+/**
+ * Reads registered providers for one call: section and context texts,
+ * variable values and tool results, each checked for its type (the error
+ * names the entry) and counted in `stats.providerEvaluations` when a function
+ * provider ran. Tools are collected and detached here, and reused while every
+ * provider returns what it returned last time.
+ */
+export class Evaluation {
+  readonly #stats: PromptStats
+  readonly #config: ResolvedSystemPromptConfig
+  readonly #views: ViewCache
+  readonly #detacher = new ToolDetacher()
+
+  constructor(stats: PromptStats, config: ResolvedSystemPromptConfig, views: ViewCache) {
+    this.#stats = stats
+    this.#config = config
+    this.#views = views
+  }
+
+  #read<T>(entry: Source<T>, context: AssembleContext): unknown {
+    if (entry.kind === SourceKind.Static) return entry.value
+    if (entry.kind === SourceKind.Signal) return entry.signal!.value
+    this.#stats.providerEvaluations++
+    return entry.fn!(context)
+  }
+
+  /** The current text of a section or context; a `TypeError` naming the entry when it is not a string. */
+  text(entry: SectionEntry | ContextEntry, context: AssembleContext): string {
+    const text = entry.kind === SourceKind.Static ? entry.value! : this.#read(entry, context)
+    if (typeof text === 'string') return text
+    throw new TypeError(
+      `${labelOf(entry)} text ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(text)}; it must be a string`,
+    )
+  }
+
+  /** The current value of a variable; a `TypeError` naming it unless a string or `undefined`. */
+  variable(entry: VariableEntry, context: AssembleContext): string | undefined {
+    const value = this.#read(entry, context)
+    if (value === undefined || typeof value === 'string') return value
+    throw new TypeError(
+      `${labelOf(entry)} ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(value)}; it must be a string or undefined`,
+    )
+  }
+
+  /** A fresh assembled context of `entry`, marked `registered: true`. */
+  context(entry: ContextEntry, context: AssembleContext): AssembledContext {
+    const text = this.text(entry, context)
+    return entry.interpolate
+      ? { name: entry.name, text, registered: true }
+      : { name: entry.name, text, interpolate: false, registered: true }
+  }
+
+  /**
+   * The texts of `plan`'s sections by position, as collected now: the plan's
+   * static texts, with every signal and function entry read in plan order.
+   */
+  collect(plan: SectionPlan, context: AssembleContext): string[] {
+    const texts = plan.texts.slice()
+    const { entries, dynamic } = plan
+    for (let k = 0; k < dynamic.length; k++) {
+      const i = dynamic[k]!
+      texts[i] = this.text(entries[i]!, context)
+    }
+    return texts
+  }
+
+  /** The detached, ordered tools of `view`; the same array while no provider's result changed. */
+  tools(view: ScopeView, context: AssembleContext): readonly ToolSchema[] {
+    const entries = view.derive('tools')
+    const results = new Array<unknown>(entries.length)
+    for (let i = 0; i < entries.length; i++) results[i] = this.#toolResult(entries[i]!, context)
+    const memo = this.#views.toolMemoOf(view)
+    if (memo !== undefined && memo.entries === entries && sameResults(memo.results, memo.snapshot, results)) {
+      return memo.tools
+    }
+    const provided = results.map((result, i) => ({ result, label: toolProviderLabel(entries, i) }))
+    const tools = collectTools(provided, this.#config.toolOrder, this.#detacher)
+    this.#stats.toolClones = this.#detacher.clones
+    this.#views.keepToolMemo(view, { entries, results, snapshot: results.map(snapshotOf), tools })
+    return tools
+  }
+
+  #toolResult(entry: ToolEntry, context: AssembleContext): unknown {
+    if (entry.kind === SourceKind.Signal) return entry.signal!.value
+    this.#stats.providerEvaluations++
+    return entry.fn!(context)
+  }
+}

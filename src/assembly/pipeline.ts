@@ -1,0 +1,235 @@
+import { scopeLabel, type ScopeKey } from '../scope/scope-key.js'
+import { labelOf } from './entries.js'
+import type { Evaluation } from './evaluation.js'
+import { hasListeners, type CordisEventsInternals } from './listeners.js'
+import { deferredAssembly, sectionsOf } from './presentation.js'
+import { pinRequired, restoreRequired } from './required-sections.js'
+import type { StabilityGuard } from './stability-hazard.js'
+import { assembledFor, namedSourcesOf, recordOf, recordScope, sectionSourcesOf, withRecord, type AssemblyProvenance, type DeferredSections } from './provenance.js'
+import type { PromptStats } from './stats.js'
+import type { AssembleContext, AssembledContext, PromptAssembly, PromptPreparation, PromptPresentation } from './types.js'
+import type { ViewCache } from './view-cache.js'
+import type { ScopeView } from './view.js'
+import { checkWaterfallResult } from './waterfall-result.js'
+
+const PREPARE = 'system-prompt/prepare'
+const ASSEMBLE = 'system-prompt/assemble'
+
+/** A preparation with the provenance of its plans (`undefined`: a caller's own preparation). */
+interface Prepared {
+  readonly preparation: PromptPreparation
+  readonly provenance: AssemblyProvenance | undefined
+}
+
+/** The slice of Cordis' events service the engine dispatches through (the raw object, no proxy). */
+export interface EventDispatcher extends CordisEventsInternals {
+  waterfall(thisArg: object, name: string, ...args: unknown[]): unknown
+  /** Resolves the listeners of an event without calling them (Cordis 4 rc.10, marked deprecated there). */
+  dispatch(mode: 'emit', args: [name: string]): (() => unknown)[]
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw signal.reason
+}
+
+/** `scope "agent-1"`, or `the global view`, for error messages. */
+function viewName(scope: ScopeKey | undefined): string {
+  return scope === undefined ? 'the global view' : `scope "${scopeLabel(scope)}"`
+}
+
+/**
+ * One step's calls over the views: `prepare` (variables and contexts, then
+ * the prepare waterfall), `assemble` (sections and tools, then the assemble
+ * waterfall, then the complete section and suppression enforced) and
+ * `refreshContext`. Every result carries its provenance and its scope's
+ * render slot (see provenance.ts).
+ */
+export class Pipeline {
+  readonly #stats: PromptStats
+  readonly #views: ViewCache
+  readonly #evaluation: Evaluation
+  readonly #events: EventDispatcher
+  /** Config `stabilityGuard`, carried in every assembly's provenance for the render to enforce. */
+  readonly #stabilityGuard: StabilityGuard
+
+  constructor(stats: PromptStats, views: ViewCache, evaluation: Evaluation, events: EventDispatcher, stabilityGuard: StabilityGuard) {
+    this.#stabilityGuard = stabilityGuard
+    this.#stats = stats
+    this.#views = views
+    this.#evaluation = evaluation
+    this.#events = events
+  }
+
+  async #waterfall<T extends PromptPreparation | PromptPresentation>(
+    view: ScopeView,
+    name: string,
+    value: T,
+    context: AssembleContext,
+  ): Promise<T> {
+    const result = (await this.#events.waterfall(view.carrier, name, value, context, () =>
+      Promise.resolve(value),
+    )) as unknown
+    checkWaterfallResult(name, 'sections' in value, result)
+    return result as T
+  }
+
+  /** See `SystemPrompt.prepare`. */
+  async prepare(context: AssembleContext): Promise<PromptPreparation> {
+    const prepared = this.#prepare(this.#views.view(context.scope), context, true)
+    return (prepared instanceof Promise ? await prepared : prepared).preparation
+  }
+
+  /**
+   * Prepares for `view`: synchronously when nobody listens to the prepare
+   * waterfall (its result would be this very preparation, and our own output
+   * needs no validation), else after the waterfall. `recorded`: tie the
+   * result to its scope and provenance (a preparation `assemble` makes for
+   * itself is never handed out, so it is not).
+   */
+  #prepare(view: ScopeView, context: AssembleContext, recorded: boolean): Prepared | Promise<Prepared> {
+    throwIfAborted(context.signal)
+    const evaluation = this.#evaluation
+    const variables: Record<string, string | undefined> = {}
+    const variablePlan = view.derive('variables')
+    for (const entry of variablePlan.entries) variables[entry.name] = evaluation.variable(entry, context)
+    const contextPlan = view.derive('contexts')
+    const suppressed = view.derive('suppressed')
+    const registered = suppressed ? contextPlan.required : contextPlan.entries
+    const contexts = registered.map((entry) => evaluation.context(entry, context))
+    const preparation: PromptPreparation = { variables, contexts }
+    const provenance: AssemblyProvenance = {
+      scope: view.key,
+      contexts: namedSourcesOf(contextPlan.entries),
+      variables: namedSourcesOf(variablePlan.entries),
+    }
+    if (!hasListeners(this.#events, PREPARE)) return this.#prepared(view, context, preparation, preparation, provenance, recorded)
+    return this.#waterfall(view, PREPARE, preparation, context).then((result) =>
+      this.#prepared(view, context, preparation, result, provenance, recorded),
+    )
+  }
+
+  /** The end of a prepare: the abort check, and suppression as of now (a prepare listener may have registered a suppressor). */
+  #prepared(
+    view: ScopeView,
+    context: AssembleContext,
+    preparation: PromptPreparation,
+    result: PromptPreparation,
+    provenance: AssemblyProvenance,
+    recorded: boolean,
+  ): Prepared {
+    throwIfAborted(context.signal)
+    const contextsNow = view.derive('contexts')
+    const enforced = view.derive('suppressed')
+      ? result.contexts.filter((c) => contextsNow.requiredNames.has(c.name))
+      : result.contexts
+    const out = result === preparation && enforced === result.contexts ? result : { ...result, contexts: enforced }
+    if (!recorded) return { preparation: out, provenance }
+    // Only an array this call made is tied to the scope (a listener's might be shared).
+    if (out.contexts === preparation.contexts || out.contexts !== result.contexts) recordScope(out.contexts, view.key)
+    return { preparation: withRecord(out, { provenance, slot: this.#views.slotOf(view) }), provenance }
+  }
+
+  /** See `SystemPrompt.assemble`. */
+  async assemble(context: AssembleContext, preparation?: PromptPreparation): Promise<PromptAssembly> {
+    this.#stats.assemblies++
+    const view = this.#views.view(context.scope)
+    let prepared: Prepared
+    if (preparation !== undefined) prepared = { preparation, provenance: recordOf(preparation)?.provenance }
+    else {
+      const made = this.#prepare(view, context, false)
+      prepared = made instanceof Promise ? await made : made
+    }
+    throwIfAborted(context.signal)
+    const plan = view.derive('sections')
+    if (plan.complete.length > 1) {
+      throw new Error(
+        `multiple complete prompt sections in ${viewName(view.key)}: ${plan.complete.map(labelOf).join(', ')}; keep one complete section per scope`,
+      )
+    }
+    const collected = this.#evaluation.collect(plan, context)
+    const tools = this.#evaluation.tools(view, context)
+    const at = plan.complete.length === 1 ? plan.entries.indexOf(plan.complete[0]!) : -1
+    const suppressed = view.derive('suppressed')
+    const requiredNames = view.derive('contexts').requiredNames
+    const contexts = prepared.preparation.contexts.map((c) => ({ ...c }))
+    const variables = { ...prepared.preparation.variables }
+    const provenance: AssemblyProvenance = {
+      scope: view.key,
+      sections: sectionSourcesOf(plan.entries),
+      collected,
+      contexts: prepared.provenance?.contexts ?? namedSourcesOf(view.derive('contexts').entries),
+      variables: prepared.provenance?.variables ?? namedSourcesOf(view.derive('variables').entries),
+      stabilityGuard: this.#stabilityGuard,
+    }
+    const slot = this.#views.slotOf(view)
+    if (!hasListeners(this.#events, ASSEMBLE)) {
+      // Nobody could change the presentation: it is the result, and its sections are built when read.
+      throwIfAborted(context.signal)
+      const shown = suppressed ? contexts.filter((c) => requiredNames.has(c.name)) : contexts
+      recordScope(shown, view.key)
+      if (at >= 0) {
+        // The complete section alone, plus the required sections beside it (SPEC §5).
+        const all = sectionsOf(plan.entries, collected)
+        const { sections } = restoreRequired([{ ...all[at]! }], all, pinRequired(plan.entries, all))
+        return withRecord({ sections, contexts: shown, variables, tools: tools.slice() }, { provenance, slot })
+      }
+      const deferred: DeferredSections = { plan, handedOut: false }
+      return withRecord(deferredAssembly(deferred, collected, shown, variables, tools.slice()), { provenance, slot, deferred })
+    }
+    const sections = sectionsOf(plan.entries, collected)
+    const complete = at >= 0 ? { ...sections[at]! } : undefined
+    // Required sections (SPEC §5), copied before any listener can touch them.
+    const pinned = pinRequired(plan.entries, sections)
+    const presentation: PromptPresentation = { sections, contexts, variables }
+    const result = await this.#waterfall(view, ASSEMBLE, presentation, context)
+    throwIfAborted(context.signal)
+    const required = restoreRequired(complete === undefined ? result.sections : [complete], result.sections, pinned)
+    const assembly: PromptAssembly = {
+      ...result,
+      sections: required.sections,
+      contexts: suppressed ? result.contexts.filter((c) => requiredNames.has(c.name)) : result.contexts,
+      tools: tools.slice(),
+    }
+    // Only an array this call made is tied to the scope (a listener's might be shared).
+    if (assembly.contexts === presentation.contexts || assembly.contexts !== result.contexts) {
+      recordScope(assembly.contexts, view.key)
+    }
+    const restored = required.restored.length === 0 ? provenance : { ...provenance, restored: required.restored }
+    return withRecord(assembly, { provenance: restored, slot })
+  }
+
+  /**
+   * See `SystemPrompt.refreshContext`. Which contexts were registrations
+   * travels on the contexts themselves (`registered: true`), so a refreshed
+   * result or any structural copy refreshes like the original acceptance.
+   */
+  refreshContext<T extends PromptPreparation>(accepted: T, context: AssembleContext): T {
+    const known = assembledFor(accepted)
+    if (known !== undefined && known.scope !== context.scope) {
+      throw new Error(
+        `an accepted result assembled for ${viewName(known.scope)} cannot be refreshed for ${viewName(context.scope)}: its contexts would be read from the wrong registry; pass the scope it was assembled for`,
+      )
+    }
+    const view = this.#views.view(context.scope)
+    const plan = view.derive('contexts')
+    const suppressed = view.derive('suppressed')
+    const evaluation = this.#evaluation
+    const contexts: AssembledContext[] = []
+    for (const item of accepted.contexts) {
+      if (item.registered === true) {
+        // Re-read while its registration is effective; dropped once it is gone.
+        const entry = plan.byName.get(item.name)
+        if (entry !== undefined && (!suppressed || entry.required)) contexts.push(evaluation.context(entry, context))
+      } else if (!suppressed || plan.requiredNames.has(item.name)) {
+        // Only a waterfall listener supplied it: keep the accepted text.
+        contexts.push({ ...item })
+      }
+    }
+    const present = new Set(contexts.map((c) => c.name))
+    for (const entry of plan.required) if (!present.has(entry.name)) contexts.push(evaluation.context(entry, context))
+    recordScope(contexts, view.key)
+    const refreshed = { ...accepted, contexts }
+    const record = recordOf(accepted)
+    return record === undefined ? refreshed : withRecord(refreshed, record)
+  }
+}

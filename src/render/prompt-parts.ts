@@ -1,0 +1,162 @@
+/**
+ * The parts of a memoized render, rebuilt against the previous prompt of the
+ * same scope: a part whose output, registration options, template (its
+ * shared `variables` array) and substituted values are what they were keeps
+ * its frozen object while its offset is unchanged (everything before a
+ * change), and otherwise shares its arrays with the old one at its new
+ * offset. Only a new or changed output builds fresh substitutions. Nothing
+ * is kept beside the parts themselves.
+ *
+ *     previous   [a][b][c ][d][e]       c changes:
+ *     next       [a][b][c'  ][d][e]     a, b reused; d, e moved (arrays shared)
+ */
+
+import type { AssemblyRecord, SectionSource } from '../assembly/provenance.js'
+import type { Template } from '../assembly/template.js'
+import type { RenderKey } from './render-memo.js'
+import { PART_SEPARATOR, placePart, type RenderedPart, type RenderedSubstitution, type RenderedVariable } from './rendered-prompt.js'
+
+type Variables = Readonly<Record<string, string | undefined>>
+
+const NO_VALUES: readonly string[] = Object.freeze([])
+const NO_SUBSTITUTIONS: readonly RenderedSubstitution[] = Object.freeze([])
+/** A template's distinct reference names, shared by every part filled from it. */
+const namesByTemplate = new WeakMap<Template, readonly string[]>()
+
+function namesOf(template: Template | undefined): readonly string[] {
+  if (template === undefined) return NO_VALUES
+  let names = namesByTemplate.get(template)
+  if (names === undefined) namesByTemplate.set(template, (names = Object.freeze([...new Set(template.refs)])))
+  return names
+}
+
+/** Where each reference's substituted value lies in the output of `template`, from the values themselves. */
+function substitutionsOf(template: Template | undefined, variables: Variables): readonly RenderedSubstitution[] {
+  if (template === undefined) return NO_SUBSTITUTIONS
+  const out: RenderedSubstitution[] = []
+  const { parts, refs } = template
+  let offset = parts[0]!.length
+  for (let i = 0; i < refs.length; i++) {
+    // The output was filled from these values, so each one is defined here.
+    const end = offset + variables[refs[i]!]!.length
+    out.push(Object.freeze({ variable: refs[i]!, start: offset, end }))
+    offset = end + parts[i + 1]!.length
+  }
+  return Object.freeze(out)
+}
+
+/** Whether `part` (of the same output text and template) holds exactly the current values at its substitutions. */
+function sameValues(part: RenderedPart, template: Template, variables: Variables): boolean {
+  const { substitutions } = part
+  const { refs } = template
+  for (let i = 0; i < substitutions.length; i++) {
+    const { start, end } = substitutions[i]!
+    const value = variables[refs[i]!]
+    if (value === undefined || value.length !== end - start || !part.text.startsWith(value, start)) return false
+  }
+  return true
+}
+
+/** Whether `part` came from a section with these options (layer, stability, flags, priority) and origin. */
+function sameSource(part: RenderedPart, source: SectionSource | undefined, origin: RenderedPart['origin']): boolean {
+  return (
+    part.origin === origin &&
+    part.layer === source?.layer &&
+    part.stability === (source?.stability ?? 'session') &&
+    part.cacheBreakpoint === (source?.cacheBreakpoint ?? false) &&
+    part.required === (source?.required ?? false) &&
+    part.complete === (source?.complete ?? false) &&
+    part.priority === (source?.priority ?? 0)
+  )
+}
+
+/**
+ * The parts of a render of `items` (texts in `texts`, outputs and templates
+ * from the memo), reusing `previous` where nothing a part depends on moved.
+ * A section keeps `origin: 'registry'` while its name and text are the ones
+ * the registry collected; a listener's own or edited section is `'waterfall'`.
+ */
+export function buildParts(
+  items: readonly RenderKey[],
+  texts: readonly string[],
+  outputs: readonly string[],
+  templates: readonly (Template | undefined)[],
+  variables: Variables,
+  record: AssemblyRecord | undefined,
+  previous: readonly RenderedPart[] | undefined,
+): RenderedPart[] {
+  const sources = record?.provenance.sections
+  const collected = record?.provenance.collected
+  const restoredNames = record?.provenance.restored
+  const parts: RenderedPart[] = []
+  const before = previous
+  let byName: Map<string, number> | undefined
+  let cursor = 0
+  let offset = 0
+  for (let i = 0; i < items.length; i++) {
+    const text = outputs[i]!
+    if (text === '') continue
+    const { name } = items[i]!
+    const index = sources === undefined ? undefined : sources.list[i]?.name === name ? i : sources.indexOf.get(name)
+    const source = index === undefined ? undefined : sources!.list[index]
+    const origin = source !== undefined && collected?.[index!] === texts[i] ? 'registry' : 'waterfall'
+    const restored = restoredNames !== undefined && restoredNames.length > 0 && restoredNames.includes(name)
+    const template = templates[i]
+    const names = namesOf(template)
+    const start = parts.length === 0 ? 0 : offset + PART_SEPARATOR.length
+    let part: RenderedPart | undefined
+    if (before !== undefined) {
+      let at = cursor < before.length && before[cursor]!.name === name ? cursor : -1
+      if (at < 0) {
+        if (byName === undefined) {
+          byName = new Map()
+          for (let j = 0; j < before.length; j++) byName.set(before[j]!.name, j)
+        }
+        at = byName.get(name) ?? -1
+      }
+      if (at >= 0) {
+        cursor = at + 1
+        const old = before[at]!
+        if (old.text === text && old.variables === names && sameSource(old, source, origin) && old.restored === restored && (template === undefined || sameValues(old, template, variables))) {
+          part = old.start === start ? old : placePart(old, start)
+        }
+      }
+    }
+    part ??= placePart(
+      {
+        name,
+        text,
+        layer: source?.layer,
+        origin,
+        stability: source?.stability ?? 'session',
+        variables: names,
+        cacheBreakpoint: source?.cacheBreakpoint ?? false,
+        required: source?.required ?? false,
+        restored,
+        complete: source?.complete ?? false,
+        priority: source?.priority ?? 0,
+        substitutions: substitutionsOf(template, variables),
+      },
+      start,
+    )
+    parts.push(part)
+    offset = part.end
+  }
+  return parts
+}
+
+/** The variables `parts` reference, with their supplying layer and declared stability. */
+export function variablesOf(parts: readonly RenderedPart[], record: AssemblyRecord | undefined): RenderedVariable[] {
+  const table = record?.provenance.variables
+  const seen = new Set<string>()
+  const out: RenderedVariable[] = []
+  for (const part of parts) {
+    for (const name of part.variables) {
+      if (seen.has(name)) continue
+      seen.add(name)
+      const source = table?.byName.get(name)
+      out.push({ name, layer: source?.layer, stability: source?.stability ?? 'session' })
+    }
+  }
+  return out
+}
