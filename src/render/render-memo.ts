@@ -202,6 +202,9 @@ export class RenderMemo {
     let next: { names: string[]; texts: string[]; interpolates: boolean[]; templates: (Template | undefined)[]; outputs: string[] } | undefined =
       count === names.length ? undefined : { names: [], texts: [], interpolates: [], templates: [], outputs: [] }
     let renders = 0
+    // A re-filled template whose output came out the same still moved its
+    // substituted values (`{{p}}{{q}}`: "a"+"" then ""+"a"): parts must follow.
+    let refilled = false
     for (let i = 0; i < count; i++) {
       const item = items[i]!
       const name = item.name
@@ -216,6 +219,7 @@ export class RenderMemo {
         if (template !== undefined && changed !== null && touches(template.refs, changed)) {
           output = filledFor(owner, template, variables, ownerOf(kind, name))
           renders++
+          refilled = true
         } else output = outputs[at]!
       } else {
         template = templateOf(owner, name, text, interpolate, kind)
@@ -251,7 +255,11 @@ export class RenderMemo {
       for (const name in variables) if (Object.hasOwn(variables, name)) this.#snapshot.set(name, variables[name])
     }
     if (next === undefined) {
-      if (nextOutputs === undefined) return
+      if (nextOutputs === undefined) {
+        // Same outputs (the joined text stays valid), but the values inside them moved.
+        if (refilled) this.version++
+        return
+      }
       this.#outputs = nextOutputs
       this.version++
       this.joined = undefined

@@ -119,6 +119,22 @@ describe('render(assembly)', () => {
     expect([0, 1, 2, 3, 4].map((offset) => explain(rendered, offset)?.variable)).toEqual([undefined, 'x', undefined, 'x', undefined])
   })
 
+  test('values that move while the output stays the same move the substitutions too (explain follows)', async () => {
+    const app = await mount(BARE)
+    const p = signal<string | undefined>('a')
+    const q = signal<string | undefined>('')
+    app.systemPrompt.variable('p', p)
+    app.systemPrompt.variable('q', q)
+    app.systemPrompt.section({ name: 's', order: 0, text: '{{p}}{{q}}' })
+    const first = render(await app.systemPrompt.assemble())
+    expect(explain(first, 0)?.variable).toBe('p')
+    p.value = ''
+    q.value = 'a'
+    const second = render(await app.systemPrompt.assemble())
+    expect(second.text).toBe('a')
+    expect(explain(second, 0)?.variable).toBe('q')
+  })
+
   test('comparePrompts finds the prefix two agents share and the parts where they diverge', async () => {
     const app = await mount({ identity: 'You are an agent.' })
     const { keys, scopes } = await family(app)
