@@ -26,6 +26,20 @@ const CLOSE = '}}'
 /** Longest group quoted whole in an error; a longer one is shortened so a huge text stays readable. */
 const QUOTE_LIMIT = 64
 
+/** Where the next group may open: the next `{{` at or after `from`, or -1. */
+function openingAt(text: string, from: number): number {
+  return text.indexOf(OPEN, from)
+}
+
+/**
+ * Where the group opened at `open` closes: the first `}}` after it, or -1.
+ * No `}}` after this `{{` means none after any later `{{` either: the rest of
+ * the text is literal, and every scan stops there.
+ */
+function closingAfter(text: string, open: number): number {
+  return text.indexOf(CLOSE, open + OPEN.length)
+}
+
 /**
  * Scans `text` once into literal parts and variable references. `owner` names
  * the entry for errors, e.g. 'prompt section "intro"' or 'runtime context "env"'.
@@ -36,11 +50,8 @@ export function compileTemplate(text: string, owner: string): Template {
   const parts: string[] = []
   const refs: string[] = []
   let literalStart = 0
-  for (;;) {
-    const open = text.indexOf(OPEN, literalStart)
-    if (open < 0) break
-    const close = text.indexOf(CLOSE, open + OPEN.length)
-    // No `}}` after this `{{` means none after any later `{{` either: all literal.
+  for (let open = openingAt(text, 0); open >= 0; open = openingAt(text, literalStart)) {
+    const close = closingAfter(text, open)
     if (close < 0) break
     const name = text.slice(open + OPEN.length, close)
     if (!VARIABLE_NAME.test(name)) throw malformedReference(text.slice(open, close + CLOSE.length), owner)
@@ -132,10 +143,8 @@ export type TemplateGroup = { readonly name: string; readonly malformed?: undefi
 export function scanGroups(text: string): TemplateGroup[] {
   const out: TemplateGroup[] = []
   let from = 0
-  for (;;) {
-    const open = text.indexOf(OPEN, from)
-    if (open < 0) break
-    const close = text.indexOf(CLOSE, open + OPEN.length)
+  for (let open = openingAt(text, 0); open >= 0; open = openingAt(text, from)) {
+    const close = closingAfter(text, open)
     if (close < 0) break
     const name = text.slice(open + OPEN.length, close)
     out.push(VARIABLE_NAME.test(name) ? { name } : { malformed: text.slice(open, close + CLOSE.length) })
