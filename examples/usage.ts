@@ -26,7 +26,7 @@ await app.inject(['systemPrompt'], (ctx) => {
 
 // The agent loop, before every model step.
 const surface = createStepSurface()
-const log = createSessionLogWriter(join(tmpdir(), 'promptloom-usage.jsonl'), { truncate: true }) // one JSONL log per agent
+const log = createSessionLogWriter(join(tmpdir(), `promptloom-${process.pid}.jsonl`), { truncate: true }) // one JSONL log per agent
 for (; step <= 2; step++) {
   const assembly = await prompt.assemble({ scope: agent })
   const result = surface.step({ assembly })

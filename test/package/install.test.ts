@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { publint } from 'publint'
 import { formatMessage } from 'publint/utils'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { createStepSurface, serializeStep } from '../../src/index.js'
 import { walkImportGraph } from './import-graph.js'
 
 // The package as a new user gets it: `npm pack` (which runs the prepack
@@ -221,6 +222,30 @@ describe('a consumer project', () => {
     const { code, stdout, stderr } = await run(process.execPath, [join('out', 'peer.js')], app)
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
     expect(stdout.trim()).toBe('same signal: true; changes after one write: 1; effect saw devdev')
+  })
+})
+
+describe('the installed promptloom bin', () => {
+  /** A two-step session log, written by the repo's own surface into the consumer project. */
+  function writeLog(): string {
+    const surface = createStepSurface()
+    const assembly = (text: string) => ({ sections: [{ name: 'intro', order: 0, text }], contexts: [], variables: {}, tools: [] })
+    const path = join(app, 'agent-1.jsonl')
+    writeFileSync(path, serializeStep(surface.step({ assembly: assembly('Hello.') })) + serializeStep(surface.step({ assembly: assembly('Hello again.') })))
+    return path
+  }
+
+  test('report writes one self-contained HTML file and inspect prints a row per step', async () => {
+    const log = writeLog()
+    const bin = join(app, 'node_modules', '.bin', 'promptloom')
+    const report = await run(bin, ['report', log, '-o', join(app, 'report.html')], app)
+    expect({ code: report.code, stderr: report.stderr }).toEqual({ code: 0, stderr: '' })
+    const html = readFileSync(join(app, 'report.html'), 'utf8')
+    expect(html.startsWith('<!doctype html>') || html.startsWith('<!DOCTYPE html>')).toBe(true)
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href="http/)
+    const inspect = await run(bin, ['inspect', log], app)
+    expect(inspect.code).toBe(0)
+    expect(inspect.stdout.split('\n').filter((line) => /^\s+[12]\s/.test(line))).toHaveLength(2)
   })
 })
 
