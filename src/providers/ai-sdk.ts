@@ -9,16 +9,44 @@ import { ANTHROPIC_MAX_CACHE_MARKERS } from './anthropic.js'
 import { resolveRequest, type RequestOptions } from './request-input.js'
 
 /** The Anthropic provider option that marks a cache breakpoint. */
-export type AISDKCacheControlOptions = { anthropic: { cacheControl: { type: 'ephemeral' } } }
+export type AISDKCacheControlOptions = {
+  /** The Anthropic provider's options. */
+  anthropic: {
+    /** Marks the message as a cache breakpoint. */
+    cacheControl: {
+      /** Always `'ephemeral'`, Anthropic's only cache type. */
+      type: 'ephemeral'
+    }
+  }
+}
 
 /** A system model message (the AI SDK's `SystemModelMessage` shape). */
-export type AISDKSystemMessage = { role: 'system'; content: string; providerOptions?: AISDKCacheControlOptions }
+export type AISDKSystemMessage = {
+  /** Always `'system'`. */
+  role: 'system'
+  /** One `PromptBlock`'s text. */
+  content: string
+  /** Present on a breakpoint block: Anthropic's cache-control option. */
+  providerOptions?: AISDKCacheControlOptions
+}
 
 /** The snapshot message promptloom appends. */
-export type AISDKSnapshotMessage = { role: 'user'; content: string }
+export type AISDKSnapshotMessage = {
+  /** Always `'user'`. */
+  role: 'user'
+  /** The runtime-context snapshot. */
+  content: string
+}
 
 /** Any model message of the caller's history (the AI SDK's `ModelMessage` fits). */
-export type AISDKMessageLike = { readonly role: string; readonly providerOptions?: unknown; readonly content?: unknown }
+export type AISDKMessageLike = {
+  /** The message's role (`'system'`, `'user'`, `'assistant'` or `'tool'`). */
+  readonly role: string
+  /** The message's provider options; an Anthropic cache marker here counts against `ANTHROPIC_MAX_CACHE_MARKERS`. */
+  readonly providerOptions?: unknown
+  /** The message's content: a string or parts, whose `providerOptions` cache markers count too. */
+  readonly content?: unknown
+}
 
 /** Options of `toAISDK`. */
 export interface AISDKRequestOptions<M extends AISDKMessageLike> extends RequestOptions {

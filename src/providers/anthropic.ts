@@ -14,30 +14,62 @@ import { describe, resolveRequest, type RequestOptions } from './request-input.j
 export const ANTHROPIC_MAX_CACHE_MARKERS = 4
 
 /** `{ type: 'ephemeral' }`: cache the request prefix through the block that carries it. */
-export type AnthropicCacheControl = { type: 'ephemeral'; ttl?: '5m' | '1h' }
+export type AnthropicCacheControl = {
+  /** Always `'ephemeral'`, the Messages API's only cache type. */
+  type: 'ephemeral'
+  /** How long the cached prefix lives: `'5m'` (Anthropic's default when absent) or `'1h'`. */
+  ttl?: '5m' | '1h'
+}
 
 /** A text content block (system blocks and the snapshot). */
-export type AnthropicTextBlock = { type: 'text'; text: string; cache_control?: AnthropicCacheControl }
+export type AnthropicTextBlock = {
+  /** Always `'text'`. */
+  type: 'text'
+  /** The block's text: one `PromptBlock`'s text, or the snapshot. */
+  text: string
+  /** Present on a breakpoint block: caches the request prefix through this block. */
+  cache_control?: AnthropicCacheControl
+}
 
 /** A tool declaration of the Messages API. */
 export type AnthropicTool = {
+  /** The tool's name, as the model calls it. */
   name: string
+  /** What the tool does, for the model. */
   description: string
-  input_schema: { type: 'object'; [key: string]: unknown }
+  /** The JSON Schema of the tool's input; always an object schema. */
+  input_schema: {
+    /** Always `'object'`: the Messages API takes only object schemas. */
+    type: 'object'
+    [key: string]: unknown
+  }
+  /** Present on the last tool when the tools marker is kept: caches the tool declarations. */
   cache_control?: AnthropicCacheControl
 }
 
 /** Any content block of the caller's history (the SDK's `ContentBlockParam` fits). */
-export type AnthropicContentBlockLike = { readonly type: string; readonly cache_control?: unknown }
+export type AnthropicContentBlockLike = {
+  /** The block's type (`'text'`, `'tool_use'`, `'tool_result'`, …). */
+  readonly type: string
+  /** The block's cache marker, if any; it counts against `ANTHROPIC_MAX_CACHE_MARKERS`. */
+  readonly cache_control?: unknown
+}
 
 /** Any message of the caller's history (the SDK's `MessageParam` fits). */
 export type AnthropicMessageLike = {
+  /** Who sent the message. */
   readonly role: 'user' | 'assistant' | 'system'
+  /** The message's text, or its content blocks. */
   readonly content: string | readonly AnthropicContentBlockLike[]
 }
 
 /** The user message promptloom adds when the history does not end with a user turn. */
-export type AnthropicSnapshotMessage = { role: 'user'; content: AnthropicTextBlock[] }
+export type AnthropicSnapshotMessage = {
+  /** Always `'user'`. */
+  role: 'user'
+  /** The runtime-context snapshot as a single text block. */
+  content: AnthropicTextBlock[]
+}
 
 /** Options of `toAnthropic`. */
 export interface AnthropicRequestOptions<M extends AnthropicMessageLike> extends RequestOptions {

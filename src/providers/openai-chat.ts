@@ -9,18 +9,45 @@
 import { describe, resolveRequest, type RequestOptions } from './request-input.js'
 
 /** The leading message: `'system'`, or `'developer'` for reasoning models that take instructions that way. */
-export type OpenAIChatInstructionMessage = { role: 'system'; content: string } | { role: 'developer'; content: string }
+export type OpenAIChatInstructionMessage = {
+  /** `'system'`, the default leading role. */
+  role: 'system'
+  /** The rendered prompt. */
+  content: string
+} | {
+  /** `'developer'`, for reasoning models that take instructions that way. */
+  role: 'developer'
+  /** The rendered prompt. */
+  content: string
+}
 
 /** The snapshot message promptloom adds after the history. */
-export type OpenAIChatSnapshotMessage = { role: 'user'; content: string }
+export type OpenAIChatSnapshotMessage = {
+  /** Always `'user'`. */
+  role: 'user'
+  /** The runtime-context snapshot. */
+  content: string
+}
 
 /** Any message of the caller's history (the SDK's `ChatCompletionMessageParam` fits). */
-export type OpenAIChatMessageLike = { readonly role: string }
+export type OpenAIChatMessageLike = {
+  /** The message's role (`'system'`, `'developer'`, `'user'`, `'assistant'`, `'tool'`, …). */
+  readonly role: string
+}
 
 /** A function tool of the Chat Completions API. */
 export type OpenAIChatTool = {
+  /** Always `'function'`. */
   type: 'function'
-  function: { name: string; description: string; parameters: Record<string, unknown> }
+  /** The function's declaration. */
+  function: {
+    /** The tool's name, as the model calls it. */
+    name: string
+    /** What the tool does, for the model. */
+    description: string
+    /** The JSON Schema of the tool's arguments. */
+    parameters: Record<string, unknown>
+  }
 }
 
 /** Options of `toOpenAIChat`. */

@@ -7,14 +7,24 @@
 import { resolveRequest, type RequestOptions } from './request-input.js'
 
 /** The snapshot input item promptloom appends (an easy input message). */
-export type OpenAIResponsesSnapshotItem = { role: 'user'; content: string }
+export type OpenAIResponsesSnapshotItem = {
+  /** Always `'user'`. */
+  role: 'user'
+  /** The runtime-context snapshot. */
+  content: string
+}
 
 /** A function tool of the Responses API. */
 export type OpenAIResponsesTool = {
+  /** Always `'function'`. */
   type: 'function'
+  /** The tool's name, as the model calls it. */
   name: string
+  /** What the tool does, for the model. */
   description: string
+  /** The JSON Schema of the tool's arguments. */
   parameters: Record<string, unknown>
+  /** Always `false`: promptloom's schemas are not strict-mode schemas. */
   strict: false
 }
 

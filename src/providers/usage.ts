@@ -9,21 +9,34 @@ import { describe } from './request-input.js'
 
 /** The Messages API's `usage` (the SDK's `Usage` fits). */
 export type AnthropicUsageLike = {
+  /** Input tokens neither read from nor written to the prompt cache (the uncached rest). */
   readonly input_tokens: number
+  /** Input tokens read from the prompt cache; missing or `null` counts 0. */
   readonly cache_read_input_tokens?: number | null
+  /** Input tokens written to the prompt cache; missing or `null` counts 0. */
   readonly cache_creation_input_tokens?: number | null
 }
 
 /** Chat Completions' `usage` (the SDK's `CompletionUsage` fits). */
 export type OpenAIChatUsageLike = {
+  /** All prompt tokens, the cached ones included. */
   readonly prompt_tokens: number
-  readonly prompt_tokens_details?: { readonly cached_tokens?: number | null } | null
+  /** The breakdown of `prompt_tokens`; may be missing or `null`. */
+  readonly prompt_tokens_details?: {
+    /** Prompt tokens read from the prompt cache; missing or `null` counts 0. */
+    readonly cached_tokens?: number | null
+  } | null
 }
 
 /** The Responses API's `usage` (the SDK's `ResponseUsage` fits). */
 export type OpenAIResponsesUsageLike = {
+  /** All input tokens, the cached ones included. */
   readonly input_tokens: number
-  readonly input_tokens_details?: { readonly cached_tokens?: number | null } | null
+  /** The breakdown of `input_tokens`; may be missing or `null`. */
+  readonly input_tokens_details?: {
+    /** Input tokens read from the prompt cache; missing or `null` counts 0. */
+    readonly cached_tokens?: number | null
+  } | null
 }
 
 function count(reader: string, field: string, value: unknown, optional: boolean): number {

@@ -29,7 +29,12 @@ export interface PromptComparison {
    * prompt; absent when one prompt is a prefix of the other or the
    * divergence falls on a separator.
    */
-  readonly firstDifferentPart?: { readonly a: string; readonly b: string }
+  readonly firstDifferentPart?: {
+    /** The name of the part in prompt `a`. */
+    readonly a: string
+    /** The name of the part in prompt `b`. */
+    readonly b: string
+  }
 }
 
 /** The index of the part whose `[start, end)` holds `offset`, or -1 (a separator, or out of range). */

@@ -18,18 +18,6 @@ export interface LayerEffectOptions {
   readonly notify?: boolean
 }
 
-/**
- * One eager global layer plus one lazily created layer per scope key.
- *
- * Every read is signal-backed: `peek`, `chainLayers` and `merge` inside a
- * `computed` subscribe to the layer slots and parent links they walked, so
- * creating or reclaiming a layer, or re-linking a parent, invalidates exactly
- * the views whose chain passes through it. Scoped layers are held weakly by
- * their key: an unreachable key takes its layer with it.
- *
- *   merge(agent):  global ─▶ preset ─▶ agent      (later wins a name)
- *                  farthest             nearest
- */
 /** One name's winner in `mergeNamed`, with the entries it shadows (farthest first). */
 export interface MergedEntry<V> {
   readonly value: V
@@ -52,6 +40,18 @@ export function mergeNamed<L, V>(layers: readonly L[], pick: (layer: L) => Named
   return merged
 }
 
+/**
+ * One eager global layer plus one lazily created layer per scope key.
+ *
+ * Every read is signal-backed: `peek`, `chainLayers` and `merge` inside a
+ * `computed` subscribe to the layer slots and parent links they walked, so
+ * creating or reclaiming a layer, or re-linking a parent, invalidates exactly
+ * the views whose chain passes through it. Scoped layers are held weakly by
+ * their key: an unreachable key takes its layer with it.
+ *
+ *   merge(agent):  global ─▶ preset ─▶ agent      (later wins a name)
+ *                  farthest             nearest
+ */
 export class ScopedLayers<L extends ScopeLayer> {
   /** The global layer; it always exists and is never reclaimed. */
   readonly global: L
