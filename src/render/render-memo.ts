@@ -1,4 +1,4 @@
-import { compileTemplate, fillTemplate, type Template } from '../assembly/template.js'
+import { compileTemplate, fillTemplate, type Template, type TemplateOwner } from '../assembly/template.js'
 import type { PromptStats } from '../assembly/stats.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
@@ -39,7 +39,7 @@ function compiled(name: string, text: string, interpolate: boolean, kind: Render
     throw new TypeError(`${ownerOf(kind, String(name))} text must be a string when rendering (got ${typeof text})`)
   }
   if (!interpolate || !text.includes('{{')) return undefined
-  const template = compileTemplate(text, ownerOf(kind, name))
+  const template = compileTemplate(text, typeof kind === 'string' ? ownerOf(kind, name) : () => ownerOf(kind, name))
   return template.refs.length === 0 ? undefined : template
 }
 
@@ -69,7 +69,7 @@ function templateOf(owner: object | undefined, name: string, text: string, inter
  * earlier fill with the same values made: a global section rendered with the
  * same variables is one string in every view.
  */
-function filledFor(owner: object | undefined, template: Template, variables: Variables, label: string): string {
+function filledFor(owner: object | undefined, template: Template, variables: Variables, label: TemplateOwner): string {
   if (owner === undefined) return fillTemplate(template, variables, label)
   const held = sharedOutputs.get(owner)
   const { refs } = template
@@ -217,13 +217,13 @@ export class RenderMemo {
       if (at >= 0 && texts[at] === text && interpolates[at] === interpolate) {
         template = templates[at]
         if (template !== undefined && changed !== null && touches(template.refs, changed)) {
-          output = filledFor(owner, template, variables, ownerOf(kind, name))
+          output = filledFor(owner, template, variables, () => ownerOf(kind, name))
           renders++
           refilled = true
         } else output = outputs[at]!
       } else {
         template = templateOf(owner, name, text, interpolate, kind)
-        output = template === undefined ? text : filledFor(owner, template, variables, ownerOf(kind, name))
+        output = template === undefined ? text : filledFor(owner, template, variables, () => ownerOf(kind, name))
         renders++
         at = -1
       }
