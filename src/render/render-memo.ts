@@ -99,6 +99,33 @@ function touches(refs: readonly string[], changed: ReadonlySet<string>): boolean
   return false
 }
 
+/** Five arrays of `count` slots, the first `kept` copied from the given ones. */
+function sized(
+  count: number,
+  kept: number,
+  names: readonly string[],
+  texts: readonly string[],
+  interpolates: readonly boolean[],
+  templates: readonly (Template | undefined)[],
+  outputs: readonly string[],
+): { names: string[]; texts: string[]; interpolates: boolean[]; templates: (Template | undefined)[]; outputs: string[] } {
+  const next = {
+    names: new Array<string>(count),
+    texts: new Array<string>(count),
+    interpolates: new Array<boolean>(count),
+    templates: new Array<Template | undefined>(count),
+    outputs: new Array<string>(count),
+  }
+  for (let i = 0; i < kept; i++) {
+    next.names[i] = names[i]!
+    next.texts[i] = texts[i]!
+    next.interpolates[i] = interpolates[i]!
+    next.templates[i] = templates[i]
+    next.outputs[i] = outputs[i]!
+  }
+  return next
+}
+
 /**
  * The last render of one scope's sections (or contexts), in parallel arrays
  * indexed by position. An item whose name, text and interpolation flag match
@@ -199,8 +226,9 @@ export class RenderMemo {
     // output is written, into a copy of `outputs`; the first item that moved
     // or is new switches to rebuilding all five arrays.
     let nextOutputs: string[] | undefined
+    // Rebuilt arrays are made exactly `count` long (a pushed-to array keeps up to half again as spare room, per scope).
     let next: { names: string[]; texts: string[]; interpolates: boolean[]; templates: (Template | undefined)[]; outputs: string[] } | undefined =
-      count === names.length ? undefined : { names: [], texts: [], interpolates: [], templates: [], outputs: [] }
+      count === names.length ? undefined : sized(count, 0, names, texts, interpolates, templates, outputs)
     let renders = 0
     // A re-filled template whose output came out the same still moved its
     // substituted values (`{{p}}{{q}}`: "a"+"" then ""+"a"): parts must follow.
@@ -232,19 +260,13 @@ export class RenderMemo {
           if (output !== outputs[i]) (nextOutputs ??= outputs.slice())[i] = output
           continue
         }
-        next = {
-          names: names.slice(0, i),
-          texts: texts.slice(0, i),
-          interpolates: interpolates.slice(0, i),
-          templates: templates.slice(0, i),
-          outputs: (nextOutputs ?? outputs).slice(0, i),
-        }
+        next = sized(count, i, names, texts, interpolates, templates, nextOutputs ?? outputs)
       }
-      next.names.push(name)
-      next.texts.push(text)
-      next.interpolates.push(interpolate)
-      next.templates.push(template)
-      next.outputs.push(output)
+      next.names[i] = name
+      next.texts[i] = text
+      next.interpolates[i] = interpolate
+      next.templates[i] = template
+      next.outputs[i] = output
     }
     if (stats !== undefined) {
       stats.sectionRenders += renders
