@@ -154,8 +154,9 @@ export function buildParts(
         }
       }
     }
-    if (part === undefined && source !== undefined) part = internedPart(source, start, text, origin, restored, names, template, variables)
+    // A moved part is re-placed directly (a changed step moves every later part: no table look-ups for them).
     if (part === undefined && moved !== undefined) part = placePart(moved, start)
+    if (part === undefined && source !== undefined) part = internedPart(source, start, text, origin, restored, names, template, variables)
     if (part === undefined) {
       part = placePart(
         {
