@@ -14,7 +14,7 @@
 import type { AssemblyRecord, SectionSource } from '../assembly/provenance.js'
 import type { Template } from '../assembly/template.js'
 import type { RenderKey } from './render-memo.js'
-import { PART_SEPARATOR, placePart, type RenderedPart, type RenderedSubstitution, type RenderedVariable } from './rendered-prompt.js'
+import { PART_SEPARATOR, placePart, SHARED_VARIABLES, type RenderedPart, type RenderedSubstitution, type RenderedVariable } from './rendered-prompt.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
 
@@ -184,6 +184,19 @@ export function buildParts(
   return parts
 }
 
+/** One frozen `RenderedVariable` per variable registration, shared by every prompt that references it. */
+const renderedVariables = new WeakMap<object, RenderedVariable>()
+
+function variableOf(source: { readonly name: string; readonly layer: RenderedVariable['layer']; readonly stability?: RenderedVariable['stability'] }): RenderedVariable {
+  let variable = renderedVariables.get(source)
+  if (variable === undefined) {
+    variable = Object.freeze({ name: source.name, layer: source.layer, stability: source.stability ?? 'session' })
+    renderedVariables.set(source, variable)
+    SHARED_VARIABLES.add(variable)
+  }
+  return variable
+}
+
 /** The variables `parts` reference, with their supplying layer and declared stability. */
 export function variablesOf(parts: readonly RenderedPart[], record: AssemblyRecord | undefined): RenderedVariable[] {
   const table = record?.provenance.variables
@@ -194,7 +207,7 @@ export function variablesOf(parts: readonly RenderedPart[], record: AssemblyReco
       if (seen.has(name)) continue
       seen.add(name)
       const source = table?.byName.get(name)
-      out.push({ name, layer: source?.layer, stability: source?.stability ?? 'session' })
+      out.push(source === undefined ? { name, layer: undefined, stability: 'session' } : variableOf(source))
     }
   }
   return out
