@@ -40,13 +40,20 @@ function closingAfter(text: string, open: number): number {
   return text.indexOf(CLOSE, open + OPEN.length)
 }
 
+/** Names the entry a template belongs to in errors; a function is asked only when an error is thrown. */
+export type TemplateOwner = string | (() => string)
+
+function nameOf(owner: TemplateOwner): string {
+  return typeof owner === 'string' ? owner : owner()
+}
+
 /**
  * Scans `text` once into literal parts and variable references. `owner` names
  * the entry for errors, e.g. 'prompt section "intro"' or 'runtime context "env"'.
  * Throws an `Error` ("malformed prompt variable reference") for the first group
  * whose content is not a name. A text without `{{` compiles to `{ parts: [text], refs: [] }`.
  */
-export function compileTemplate(text: string, owner: string): Template {
+export function compileTemplate(text: string, owner: TemplateOwner): Template {
   const parts: string[] = []
   const refs: string[] = []
   let literalStart = 0
@@ -54,7 +61,7 @@ export function compileTemplate(text: string, owner: string): Template {
     const close = closingAfter(text, open)
     if (close < 0) break
     const name = text.slice(open + OPEN.length, close)
-    if (!VARIABLE_NAME.test(name)) throw malformedReference(text.slice(open, close + CLOSE.length), owner)
+    if (!VARIABLE_NAME.test(name)) throw malformedReference(text.slice(open, close + CLOSE.length), nameOf(owner))
     parts.push(text.slice(literalStart, open))
     refs.push(name)
     literalStart = close + CLOSE.length
@@ -74,7 +81,7 @@ export function compileTemplate(text: string, owner: string): Template {
 export function fillTemplate(
   template: Template,
   variables: Readonly<Record<string, string | undefined>>,
-  owner: string,
+  owner: TemplateOwner,
 ): string {
   const { parts, refs } = template
   // A few references concatenate; many are joined, so a huge template yields
@@ -93,10 +100,10 @@ export function fillTemplate(
   return out
 }
 
-function valueOf(name: string, variables: Readonly<Record<string, string | undefined>>, owner: string): string {
-  if (!Object.hasOwn(variables, name)) throw unknownVariable(name, variables, owner)
+function valueOf(name: string, variables: Readonly<Record<string, string | undefined>>, owner: TemplateOwner): string {
+  if (!Object.hasOwn(variables, name)) throw unknownVariable(name, variables, nameOf(owner))
   const value = variables[name]
-  if (value === undefined) throw missingValue(name, owner)
+  if (value === undefined) throw missingValue(name, nameOf(owner))
   return value
 }
 

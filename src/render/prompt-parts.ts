@@ -14,7 +14,7 @@
 import type { AssemblyRecord, SectionSource } from '../assembly/provenance.js'
 import type { Template } from '../assembly/template.js'
 import type { RenderKey } from './render-memo.js'
-import { PART_SEPARATOR, placePart, type RenderedPart, type RenderedSubstitution, type RenderedVariable } from './rendered-prompt.js'
+import { PART_SEPARATOR, placePart, SHARED_VARIABLES, type RenderedPart, type RenderedSubstitution, type RenderedVariable } from './rendered-prompt.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
 
@@ -33,13 +33,14 @@ function namesOf(template: Template | undefined): readonly string[] {
 /** Where each reference's substituted value lies in the output of `template`, from the values themselves. */
 function substitutionsOf(template: Template | undefined, variables: Variables): readonly RenderedSubstitution[] {
   if (template === undefined) return NO_SUBSTITUTIONS
-  const out: RenderedSubstitution[] = []
   const { parts, refs } = template
+  // Exactly as long as needed: a pushed-to array keeps room for 16.
+  const out = new Array<RenderedSubstitution>(refs.length)
   let offset = parts[0]!.length
   for (let i = 0; i < refs.length; i++) {
     // The output was filled from these values, so each one is defined here.
     const end = offset + variables[refs[i]!]!.length
-    out.push(Object.freeze({ variable: refs[i]!, start: offset, end }))
+    out[i] = Object.freeze({ variable: refs[i]!, start: offset, end })
     offset = end + parts[i + 1]!.length
   }
   return Object.freeze(out)
@@ -55,6 +56,29 @@ function sameValues(part: RenderedPart, template: Template, variables: Variables
     if (value === undefined || value.length !== end - start || !part.text.startsWith(value, start)) return false
   }
   return true
+}
+
+/**
+ * Parts interned per registration (its `SectionSource`, shared by every
+ * view) and offset: agents whose earlier parts have the same lengths hold
+ * the same frozen part for a shared section instead of one each. A few
+ * offsets per registration; entries go with the registration.
+ */
+const internedParts = new WeakMap<SectionSource, Map<number, RenderedPart>>()
+const INTERNED_OFFSETS = 4
+
+/** The interned part of `source` at `start`, when it has exactly this text, origin, flag, names and values. */
+function internedPart(source: SectionSource, start: number, text: string, origin: RenderedPart['origin'], restored: boolean, names: readonly string[], template: Template | undefined, variables: Variables): RenderedPart | undefined {
+  const part = internedParts.get(source)?.get(start)
+  if (part === undefined || part.text !== text || part.origin !== origin || part.restored !== restored || part.variables !== names) return undefined
+  return template === undefined || sameValues(part, template, variables) ? part : undefined
+}
+
+function intern(source: SectionSource, part: RenderedPart): void {
+  let byStart = internedParts.get(source)
+  if (byStart === undefined) internedParts.set(source, (byStart = new Map()))
+  if (byStart.size >= INTERNED_OFFSETS) byStart.delete(byStart.keys().next().value!)
+  byStart.set(part.start, part)
 }
 
 /** Whether `part` came from a section with these options (layer, stability, flags, priority) and origin. */
@@ -91,13 +115,19 @@ export function buildParts(
   const parts: RenderedPart[] = []
   const before = previous
   let byName: Map<string, number> | undefined
+  // Where the source list stands against `items` (identity and persona come first, in no list).
+  let shift = 0
   let cursor = 0
   let offset = 0
   for (let i = 0; i < items.length; i++) {
     const text = outputs[i]!
     if (text === '') continue
     const { name } = items[i]!
-    const index = sources === undefined ? undefined : sources.list[i]?.name === name ? i : sources.indexOf.get(name)
+    let index: number | undefined
+    if (sources !== undefined) {
+      if (sources.list[i + shift]?.name === name) index = i + shift
+      else if ((index = sources.indexOf.get(name)) !== undefined) shift = index - i
+    }
     const source = index === undefined ? undefined : sources!.list[index]
     const origin = source !== undefined && collected?.[index!] === texts[i] ? 'registry' : 'waterfall'
     const restored = restoredNames !== undefined && restoredNames.length > 0 && restoredNames.includes(name)
@@ -105,6 +135,7 @@ export function buildParts(
     const names = namesOf(template)
     const start = parts.length === 0 ? 0 : offset + PART_SEPARATOR.length
     let part: RenderedPart | undefined
+    let moved: RenderedPart | undefined
     if (before !== undefined) {
       let at = cursor < before.length && before[cursor]!.name === name ? cursor : -1
       if (at < 0) {
@@ -118,31 +149,52 @@ export function buildParts(
         cursor = at + 1
         const old = before[at]!
         if (old.text === text && old.variables === names && sameSource(old, source, origin) && old.restored === restored && (template === undefined || sameValues(old, template, variables))) {
-          part = old.start === start ? old : placePart(old, start)
+          if (old.start === start) part = old
+          else moved = old
         }
       }
     }
-    part ??= placePart(
-      {
-        name,
-        text,
-        layer: source?.layer,
-        origin,
-        stability: source?.stability ?? 'session',
-        variables: names,
-        cacheBreakpoint: source?.cacheBreakpoint ?? false,
-        required: source?.required ?? false,
-        restored,
-        complete: source?.complete ?? false,
-        priority: source?.priority ?? 0,
-        substitutions: substitutionsOf(template, variables),
-      },
-      start,
-    )
+    // A moved part is re-placed directly (a changed step moves every later part: no table look-ups for them).
+    if (part === undefined && moved !== undefined) part = placePart(moved, start)
+    if (part === undefined && source !== undefined) part = internedPart(source, start, text, origin, restored, names, template, variables)
+    if (part === undefined) {
+      part = placePart(
+        {
+          name,
+          text,
+          layer: source?.layer,
+          origin,
+          stability: source?.stability ?? 'session',
+          variables: names,
+          cacheBreakpoint: source?.cacheBreakpoint ?? false,
+          required: source?.required ?? false,
+          restored,
+          complete: source?.complete ?? false,
+          priority: source?.priority ?? 0,
+          substitutions: substitutionsOf(template, variables),
+        },
+        start,
+      )
+      // A view's first render interns; later ones only look up (no churn of the table on every move).
+      if (source !== undefined && before === undefined) intern(source, part)
+    }
     parts.push(part)
     offset = part.end
   }
   return parts
+}
+
+/** One frozen `RenderedVariable` per variable registration, shared by every prompt that references it. */
+const renderedVariables = new WeakMap<object, RenderedVariable>()
+
+function variableOf(source: { readonly name: string; readonly layer: RenderedVariable['layer']; readonly stability?: RenderedVariable['stability'] }): RenderedVariable {
+  let variable = renderedVariables.get(source)
+  if (variable === undefined) {
+    variable = Object.freeze({ name: source.name, layer: source.layer, stability: source.stability ?? 'session' })
+    renderedVariables.set(source, variable)
+    SHARED_VARIABLES.add(variable)
+  }
+  return variable
 }
 
 /** The variables `parts` reference, with their supplying layer and declared stability. */
@@ -155,7 +207,7 @@ export function variablesOf(parts: readonly RenderedPart[], record: AssemblyReco
       if (seen.has(name)) continue
       seen.add(name)
       const source = table?.byName.get(name)
-      out.push({ name, layer: source?.layer, stability: source?.stability ?? 'session' })
+      out.push(source === undefined ? { name, layer: undefined, stability: 'session' } : variableOf(source))
     }
   }
   return out

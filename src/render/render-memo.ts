@@ -1,4 +1,4 @@
-import { compileTemplate, fillTemplate, type Template } from '../assembly/template.js'
+import { compileTemplate, fillTemplate, type Template, type TemplateOwner } from '../assembly/template.js'
 import type { PromptStats } from '../assembly/stats.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
@@ -39,7 +39,7 @@ function compiled(name: string, text: string, interpolate: boolean, kind: Render
     throw new TypeError(`${ownerOf(kind, String(name))} text must be a string when rendering (got ${typeof text})`)
   }
   if (!interpolate || !text.includes('{{')) return undefined
-  const template = compileTemplate(text, ownerOf(kind, name))
+  const template = compileTemplate(text, typeof kind === 'string' ? ownerOf(kind, name) : () => ownerOf(kind, name))
   return template.refs.length === 0 ? undefined : template
 }
 
@@ -69,7 +69,7 @@ function templateOf(owner: object | undefined, name: string, text: string, inter
  * earlier fill with the same values made: a global section rendered with the
  * same variables is one string in every view.
  */
-function filledFor(owner: object | undefined, template: Template, variables: Variables, label: string): string {
+function filledFor(owner: object | undefined, template: Template, variables: Variables, label: TemplateOwner): string {
   if (owner === undefined) return fillTemplate(template, variables, label)
   const held = sharedOutputs.get(owner)
   const { refs } = template
@@ -97,6 +97,33 @@ function flattened(text: string): string {
 function touches(refs: readonly string[], changed: ReadonlySet<string>): boolean {
   for (let i = 0; i < refs.length; i++) if (changed.has(refs[i]!)) return true
   return false
+}
+
+/** Five arrays of `count` slots, the first `kept` copied from the given ones. */
+function sized(
+  count: number,
+  kept: number,
+  names: readonly string[],
+  texts: readonly string[],
+  interpolates: readonly boolean[],
+  templates: readonly (Template | undefined)[],
+  outputs: readonly string[],
+): { names: string[]; texts: string[]; interpolates: boolean[]; templates: (Template | undefined)[]; outputs: string[] } {
+  const next = {
+    names: new Array<string>(count),
+    texts: new Array<string>(count),
+    interpolates: new Array<boolean>(count),
+    templates: new Array<Template | undefined>(count),
+    outputs: new Array<string>(count),
+  }
+  for (let i = 0; i < kept; i++) {
+    next.names[i] = names[i]!
+    next.texts[i] = texts[i]!
+    next.interpolates[i] = interpolates[i]!
+    next.templates[i] = templates[i]
+    next.outputs[i] = outputs[i]!
+  }
+  return next
 }
 
 /**
@@ -199,8 +226,9 @@ export class RenderMemo {
     // output is written, into a copy of `outputs`; the first item that moved
     // or is new switches to rebuilding all five arrays.
     let nextOutputs: string[] | undefined
+    // Rebuilt arrays are made exactly `count` long (a pushed-to array keeps up to half again as spare room, per scope).
     let next: { names: string[]; texts: string[]; interpolates: boolean[]; templates: (Template | undefined)[]; outputs: string[] } | undefined =
-      count === names.length ? undefined : { names: [], texts: [], interpolates: [], templates: [], outputs: [] }
+      count === names.length ? undefined : sized(count, 0, names, texts, interpolates, templates, outputs)
     let renders = 0
     // A re-filled template whose output came out the same still moved its
     // substituted values (`{{p}}{{q}}`: "a"+"" then ""+"a"): parts must follow.
@@ -217,13 +245,13 @@ export class RenderMemo {
       if (at >= 0 && texts[at] === text && interpolates[at] === interpolate) {
         template = templates[at]
         if (template !== undefined && changed !== null && touches(template.refs, changed)) {
-          output = filledFor(owner, template, variables, ownerOf(kind, name))
+          output = filledFor(owner, template, variables, () => ownerOf(kind, name))
           renders++
           refilled = true
         } else output = outputs[at]!
       } else {
         template = templateOf(owner, name, text, interpolate, kind)
-        output = template === undefined ? text : filledFor(owner, template, variables, ownerOf(kind, name))
+        output = template === undefined ? text : filledFor(owner, template, variables, () => ownerOf(kind, name))
         renders++
         at = -1
       }
@@ -232,19 +260,13 @@ export class RenderMemo {
           if (output !== outputs[i]) (nextOutputs ??= outputs.slice())[i] = output
           continue
         }
-        next = {
-          names: names.slice(0, i),
-          texts: texts.slice(0, i),
-          interpolates: interpolates.slice(0, i),
-          templates: templates.slice(0, i),
-          outputs: (nextOutputs ?? outputs).slice(0, i),
-        }
+        next = sized(count, i, names, texts, interpolates, templates, nextOutputs ?? outputs)
       }
-      next.names.push(name)
-      next.texts.push(text)
-      next.interpolates.push(interpolate)
-      next.templates.push(template)
-      next.outputs.push(output)
+      next.names[i] = name
+      next.texts[i] = text
+      next.interpolates[i] = interpolate
+      next.templates[i] = template
+      next.outputs[i] = output
     }
     if (stats !== undefined) {
       stats.sectionRenders += renders

@@ -96,6 +96,9 @@ export interface RenderedPrompt {
   readonly variables: readonly RenderedVariable[]
 }
 
+/** The frozen variables the renderer made itself (one per registration): kept as they are, not copied. */
+export const SHARED_VARIABLES = new WeakSet<RenderedVariable>()
+
 /** What a part is before it is placed in a prompt: everything but its offsets (`restored` defaults to `false`). */
 export type PartInput = Omit<RenderedPart, 'start' | 'end' | 'restored'> & { readonly restored?: boolean }
 
@@ -160,7 +163,9 @@ export function buildRenderedPrompt(inputs: readonly PartInput[], variables: rea
 export function promptOf(parts: readonly RenderedPart[], variables: readonly RenderedVariable[], previous: RenderedPrompt | undefined): RenderedPrompt {
   const referenced = new Set<string>()
   for (const part of parts) for (const name of part.variables) referenced.add(name)
-  const kept = Object.freeze(variables.filter((variable) => referenced.has(variable.name)).map((variable) => Object.freeze({ ...variable })))
+  const kept = Object.freeze(
+    variables.filter((variable) => referenced.has(variable.name)).map((variable) => (SHARED_VARIABLES.has(variable) ? variable : Object.freeze({ ...variable }))),
+  )
   let text: string | undefined
   let blocks: readonly PromptBlock[] | undefined
   Object.freeze(parts)

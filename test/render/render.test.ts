@@ -4,6 +4,32 @@ import { comparePrompts, explain, render, renderPrompt } from '../../src/index.j
 import { BARE, family, mount } from '../assembly/system-prompt.fixtures.js'
 
 describe('render(assembly)', () => {
+  test('two views whose earlier parts have the same lengths hold the same frozen part and variable record for a shared registration', async () => {
+    const app = await mount(BARE)
+    const { keys, scopes } = await family(app)
+    app.systemPrompt.section({ name: 'shared', order: 10, text: 'in {{cwd}}' })
+    scopes.agent.ctx.systemPrompt.section({ name: 'own', order: 0, text: 'agent A' })
+    scopes.agent2.ctx.systemPrompt.section({ name: 'own', order: 0, text: 'agent B' })
+    scopes.agent.ctx.systemPrompt.variable('cwd', '/a')
+    scopes.agent2.ctx.systemPrompt.variable('cwd', '/b')
+    app.systemPrompt.variable('tone', 'calm')
+    app.systemPrompt.section({ name: 'tail', order: 20, text: 'the same {{tone}} tail' })
+    const a = render(await app.systemPrompt.assemble({ scope: keys.agent }))
+    const b = render(await app.systemPrompt.assemble({ scope: keys.agent2 }))
+    expect(a.parts.map((part) => part.name)).toEqual(['own', 'shared', 'tail'])
+    // Different own texts and values: their own parts; the same tail at the same offset: one object.
+    expect(a.parts[0]).not.toBe(b.parts[0])
+    expect(a.parts[1]).not.toBe(b.parts[1])
+    expect(b.parts[1]!.substitutions).toEqual([{ variable: 'cwd', start: 3, end: 5 }])
+    expect(a.parts[2]).toBe(b.parts[2])
+    expect(b.text.slice(b.parts[2]!.start, b.parts[2]!.end)).toBe('the same calm tail')
+    // One frozen variable record per registration: the global `tone` is the same object in both.
+    const tone = (prompt: typeof a) => prompt.variables.find((variable) => variable.name === 'tone')
+    expect(tone(a)).toEqual({ name: 'tone', layer: 'global', stability: 'session' })
+    expect(tone(a)).toBe(tone(b))
+    expect(Object.isFrozen(tone(a))).toBe(true)
+  })
+
   test('text equals renderPrompt and the parts carry their sources', async () => {
     const app = await mount(BARE)
     const { keys, scopes } = await family(app)
