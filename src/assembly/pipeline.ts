@@ -134,10 +134,14 @@ export class Pipeline {
     this.#stats.assemblies++
     const view = this.#views.view(context.scope)
     let prepared: Prepared
+    // A preparation made here with nobody listening was seen by no one: its
+    // contexts and variables can become the presentation's without a copy.
+    let unseen = false
     if (preparation !== undefined) prepared = { preparation, provenance: recordOf(preparation)?.provenance }
     else {
       const made = this.#prepare(view, context, false)
-      prepared = made instanceof Promise ? await made : made
+      unseen = !(made instanceof Promise)
+      prepared = unseen ? (made as Prepared) : await made
     }
     throwIfAborted(context.signal)
     const plan = view.derive('sections')
@@ -151,8 +155,8 @@ export class Pipeline {
     const at = plan.complete.length === 1 ? plan.entries.indexOf(plan.complete[0]!) : -1
     const suppressed = view.derive('suppressed')
     const requiredNames = view.derive('contexts').requiredNames
-    const contexts = prepared.preparation.contexts.map((c) => ({ ...c }))
-    const variables = { ...prepared.preparation.variables }
+    const contexts = unseen ? prepared.preparation.contexts : prepared.preparation.contexts.map((c) => ({ ...c }))
+    const variables = unseen ? prepared.preparation.variables : { ...prepared.preparation.variables }
     const provenance: AssemblyProvenance = {
       scope: view.key,
       sections: sectionSourcesOf(plan.entries),
