@@ -25,7 +25,8 @@
 
 import { computed, untracked, type ReadonlySignal } from '@preact/signals-core'
 import type { ScopeKey } from '../scope/scope-key.js'
-import { describeValue, labelOf, SourceKind, type ContextEntry, type LayerRef, type SectionEntry } from './entries.js'
+import { labelOf, SourceKind, type ContextEntry, type LayerRef, type SectionEntry } from './entries.js'
+import { describeValue } from './errors.js'
 import { volatileReferenceMessage, type StabilityGuard } from './stability-hazard.js'
 import { malformedReference, missingValue, scanGroups, unknownVariable, type TemplateGroup } from './template.js'
 import type { ScopeView, VariablePlan } from './view.js'

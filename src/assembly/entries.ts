@@ -15,8 +15,6 @@ import type {
   VariableSource,
 } from './types.js'
 
-export { describeValue, entryLabel } from './errors.js'
-
 /** Where an entry lives: the global layer or a scope's own layer. */
 export type LayerRef = 'global' | ScopeKey
 

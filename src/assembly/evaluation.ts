@@ -1,14 +1,6 @@
 import type { ResolvedSystemPromptConfig } from './config.js'
-import {
-  describeValue,
-  labelOf,
-  SourceKind,
-  type ContextEntry,
-  type SectionEntry,
-  type Source,
-  type ToolEntry,
-  type VariableEntry,
-} from './entries.js'
+import { labelOf, SourceKind, type ContextEntry, type SectionEntry, type Source, type ToolEntry, type VariableEntry } from './entries.js'
+import { describeValue } from './errors.js'
 import type { PromptStats } from './stats.js'
 import { collectTools, sameResults, snapshotOf, ToolDetacher, toolProviderLabel } from './tools.js'
 import type { AssembleContext, AssembledContext, ToolSchema } from './types.js'

@@ -9,7 +9,8 @@
  * on.
  */
 
-import { entryLabel, type LayerRef } from './entries.js'
+import { type LayerRef } from './entries.js'
+import { entryLabel } from './errors.js'
 
 /** The two values of config `stabilityGuard`. */
 export type StabilityGuard = 'warn' | 'error'
@@ -22,7 +23,7 @@ function scopeOfLayer(layer: LayerRef | undefined): object | undefined {
 }
 
 /** `prompt variable "clock" in the global layer`, `… in scope "agent-1"`, or plain when the layer is unknown. */
-export function variableInLayer(name: string, layer: LayerRef | undefined): string {
+function variableInLayer(name: string, layer: LayerRef | undefined): string {
   if (layer === 'global') return `prompt variable "${name}" in the global layer`
   return entryLabel('prompt variable', name, scopeOfLayer(layer))
 }

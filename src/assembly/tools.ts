@@ -1,7 +1,7 @@
 import { TOOL_ORDER_REST } from './orders.js'
-import { describeValue, type ToolEntry } from './entries.js'
+import { type ToolEntry } from './entries.js'
 import { deepFreeze } from './deep-freeze.js'
-import { toolProviderLabel as providerLabel } from './errors.js'
+import { describeValue, toolProviderLabel as providerLabel } from './errors.js'
 import type { ToolSchema } from './types.js'
 
 /** One provider's raw result in an assembly, with the label that names the provider. */
@@ -122,7 +122,7 @@ export function collectTools(
  * the rest in code-unit order at `TOOL_ORDER_REST`; without `toolOrder`,
  * code-unit order. `known` is the union of the providers' `knownNames`.
  */
-export function orderToolNames(
+function orderToolNames(
   present: readonly string[],
   toolOrder: readonly string[] | undefined,
   known: ReadonlySet<string>,

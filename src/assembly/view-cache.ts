@@ -1,6 +1,7 @@
 import type { ScopedLayers } from '../scope/scoped-layers.js'
 import type { ScopeKey } from '../scope/scope-key.js'
-import { describeValue, type PromptLayer } from './entries.js'
+import { type PromptLayer } from './entries.js'
+import { describeValue } from './errors.js'
 import type { RenderSlot } from './provenance.js'
 import type { PromptStats } from './stats.js'
 import type { ToolMemo } from './tools.js'

@@ -1,4 +1,4 @@
-import { describeValue } from './entries.js'
+import { describeValue } from './errors.js'
 
 /** `{ name: string "x", text: undefined }`: what a malformed listener item held. */
 function describeItem(item: unknown): string {

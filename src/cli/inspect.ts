@@ -67,7 +67,7 @@ interface Column {
  * sections, tools, config, in that order; `-` when nothing changed. (How many
  * sections are withheld, and an over-budget step, have their own column.)
  */
-export function changesOf(row: StepRow): string {
+function changesOf(row: StepRow): string {
   const parts: string[] = []
   const { changed, added, removed, withheld, restored } = row.sections
   if (row.first) parts.push(`first render${added.length > 0 ? ` (${added.length} sections)` : ''}`)

@@ -11,7 +11,7 @@ import { buildReport } from './report-model.js'
  */
 
 /** The HTML report for `files`, each read as one agent's log; throws a `LogError` for a bad log. */
-export function reportHtmlFor(files: readonly string[]): string {
+function reportHtmlFor(files: readonly string[]): string {
   return renderReportHtml(buildReport(readLogs(files)))
 }
 
@@ -40,7 +40,7 @@ export function writeReport(files: readonly string[], output: string): string {
  * `session.agent-2.jsonl` → `agent-1`, `agent-2`); agents whose names still
  * collide are named by their path.
  */
-export function readLogs(files: readonly string[]): AgentLog[] {
+function readLogs(files: readonly string[]): AgentLog[] {
   return agentNames(files.map((file) => readAgentLog(file)))
 }
 

@@ -1,4 +1,4 @@
-import { entryLabel } from '../assembly/entries.js'
+import { entryLabel } from '../assembly/errors.js'
 import type { SectionEntry } from '../assembly/entries.js'
 import {
   recordOf,

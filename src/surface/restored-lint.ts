@@ -6,7 +6,8 @@
  * part the assembly restored carries `restored: true`.
  */
 
-import { entryLabel, type LayerRef } from '../assembly/entries.js'
+import { type LayerRef } from '../assembly/entries.js'
+import { entryLabel } from '../assembly/errors.js'
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
 import type { PendingWarning, ReportedWarnings, StabilityWarning } from './stability-lint.js'
 

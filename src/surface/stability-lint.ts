@@ -5,7 +5,8 @@
  * parts' layers and the referenced variables' stability come with it.
  */
 
-import { entryLabel, type LayerRef } from '../assembly/entries.js'
+import { type LayerRef } from '../assembly/entries.js'
+import { entryLabel } from '../assembly/errors.js'
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
 
 /** A cache-stability lint finding. */

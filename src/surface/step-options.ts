@@ -3,7 +3,7 @@
  * a `TypeError` naming the option, before the step touches any state.
  */
 
-import { describeValue } from '../assembly/entries.js'
+import { describeValue } from '../assembly/errors.js'
 import type { SystemPromptUpdate } from './step-surface.js'
 
 const UPDATE_MODES: readonly SystemPromptUpdate[] = ['replace', 'in-history']

@@ -1,4 +1,4 @@
-import { describeValue } from '../assembly/entries.js'
+import { describeValue } from '../assembly/errors.js'
 import { comparePrompts, NO_PROMPT } from './prefix-report.js'
 import { render, renderContextSections, renderContextSnapshot, type RenderedContextSection } from '../render/render.js'
 import { frozenJson, headerChange, headerStateOf, type HeaderState } from './request-header.js'
