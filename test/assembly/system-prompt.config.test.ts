@@ -17,6 +17,7 @@ import {
 } from '../../src/index.js'
 import DefaultExport from '../../src/index.js'
 import { BARE, family, mount, names, tool } from './system-prompt.fixtures.js'
+import { REFERENCE_CONTEXT_BANDS, REFERENCE_SECTION_BANDS } from '../reference/orders.js'
 
 describe('config defaults', () => {
   test('the default export is the SystemPrompt service class', () => {
@@ -245,45 +246,12 @@ describe('config validation at load', () => {
 })
 
 describe('order bands', () => {
-  test('SECTION_ORDERS holds the section bands of the spec', () => {
-    expect(SECTION_ORDERS).toStrictEqual({
-      HARNESS_IDENTITY: -1000,
-      DEPLOYMENT_PERSONA_PREFIX: 0,
-      PLAN_POLICY: 500,
-      TEAM_POLICY: 600,
-      PTC_ONLY: 800,
-      FILE_REFERENCE: 900,
-      TOOL_GUIDANCE: 1000,
-      TOOL_BASH: 1000,
-      TOOL_PWSH: 1010,
-      TOOL_READ: 1100,
-      TOOL_WRITE: 1200,
-      TOOL_EDIT: 1300,
-      TOOL_GLOB: 1400,
-      TOOL_GREP: 1500,
-      TOOL_JOBS: 1600,
-      TOOL_PTY: 1700,
-      TOOL_WEB_SEARCH: 2000,
-      TOOL_WEB_FETCH: 2100,
-      TOOL_LSP: 2200,
-      TOOL_SESSION_QUERY: 2300,
-      TOOL_GOAL: 2400,
-      TOOL_CORDIS: 2500,
-      TOOL_WORKFLOW: 2600,
-      TOOL_RALPH: 2700,
-      TOOL_SUBAGENT: 2800,
-      TOOL_REPORT: 2900,
-      TOOLS_SDK: 5000,
-      DELIVERABLE_FILE_REFERENCES: 9000,
-      STRUCTURED_OUTPUT: 9900,
-      HARNESS_SOURCE: 10000,
-      WEB_SURFACE: 10100,
-      DEPLOYMENT_PERSONA_SUFFIX: 10200,
-    })
+  test('SECTION_ORDERS holds the section bands of the spec (the oracle writes them out from SPEC §2)', () => {
+    expect(SECTION_ORDERS).toStrictEqual(REFERENCE_SECTION_BANDS)
   })
 
   test('CONTEXT_ORDERS holds the context bands of the spec', () => {
-    expect(CONTEXT_ORDERS).toStrictEqual({ SANDBOX_POLICY: 110, APPROVAL_POLICY: 115, SUBAGENT_DELEGATION: 120 })
+    expect(CONTEXT_ORDERS).toStrictEqual(REFERENCE_CONTEXT_BANDS)
   })
 
   test('the order tables are frozen', () => {
