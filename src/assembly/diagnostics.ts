@@ -24,8 +24,7 @@
  */
 
 import { computed, untracked, type ReadonlySignal } from '@preact/signals-core'
-import type { ScopeKey } from '../scope/scope-key.js'
-import { labelOf, SourceKind, type ContextEntry, type LayerRef, type SectionEntry } from './entries.js'
+import { labelOf, layerOf, SourceKind, type ContextEntry, type LayerRef, type SectionEntry } from './entries.js'
 import { describeValue } from './errors.js'
 import { volatileReferenceMessage, type StabilityGuard } from './stability-hazard.js'
 import { malformedReference, missingValue, scanGroups, unknownVariable, type TemplateGroup } from './template.js'
@@ -120,10 +119,6 @@ function namesRecordOf(plan: VariablePlan): Readonly<Record<string, string>> {
     namesRecords.set(plan, (record = out))
   }
   return record
-}
-
-function layerOf(scope: ScopeKey | undefined): LayerRef {
-  return scope === undefined ? 'global' : scope
 }
 
 function findingsOf(entry: TextEntry, entryKind: 'section' | 'context', plan: VariablePlan, guard: StabilityGuard, out: PromptDiagnostic[]): void {

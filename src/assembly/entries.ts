@@ -18,6 +18,21 @@ import type {
 /** Where an entry lives: the global layer or a scope's own layer. */
 export type LayerRef = 'global' | ScopeKey
 
+/** The layer of an entry registered in `scope` (`'global'` for the global layer). */
+export function layerOf(scope: ScopeKey | undefined): LayerRef {
+  return scope === undefined ? 'global' : scope
+}
+
+/** The scope key of `layer`; `undefined` for the global layer or an unknown one. */
+export function scopeOfLayer(layer: LayerRef | undefined): ScopeKey | undefined {
+  return layer === undefined || layer === 'global' ? undefined : layer
+}
+
+/** `prompt section "intro"`, plus ` in scope "agent-1"` when `layer` is a scope's. */
+export function labelInLayer(kind: string, name: string, layer: LayerRef | undefined): string {
+  return entryLabel(kind, name, scopeOfLayer(layer))
+}
+
 /**
  * How an entry's value is obtained on each assembly: a fixed string (never
  * re-evaluated), a signal (read, no provider call), or a function provider

@@ -2,7 +2,7 @@ import { untracked } from '@preact/signals-core'
 import type { NamedEntries } from '../scope/named-entries.js'
 import type { ScopeKey } from '../scope/scope-key.js'
 import { mergeNamed } from '../scope/scoped-layers.js'
-import type { LayerRef, PromptLayer } from './entries.js'
+import { layerOf, type LayerRef, type PromptLayer } from './entries.js'
 import type { ScopeView } from './view.js'
 
 export type { LayerRef } from './entries.js'
@@ -42,17 +42,13 @@ export interface PromptInspection {
   readonly tools: readonly InspectedTools[]
 }
 
-function layerRef(scope: ScopeKey | undefined): LayerRef {
-  return scope === undefined ? 'global' : scope
-}
-
 function shadowsIn<V extends { readonly scope: ScopeKey | undefined }>(
   layers: readonly PromptLayer[],
   pick: (layer: PromptLayer) => NamedEntries<V>,
 ): Map<string, InspectedEntry> {
   const out = new Map<string, InspectedEntry>()
   for (const [name, { value, shadows }] of mergeNamed(layers, pick)) {
-    out.set(name, { name, layer: layerRef(value.scope), shadows: shadows.map((entry) => layerRef(entry.scope)) })
+    out.set(name, { name, layer: layerOf(value.scope), shadows: shadows.map((entry) => layerOf(entry.scope)) })
   }
   return out
 }
@@ -70,7 +66,7 @@ export function inspectView(view: ScopeView): PromptInspection {
     const variables = shadowsIn(layers, (layer) => layer.variables)
     const tools: InspectedTools[] = []
     for (const layer of layers) {
-      layer.tools.forEach((entry, index) => tools.push({ layer: layerRef(entry.scope), index }))
+      layer.tools.forEach((entry, index) => tools.push({ layer: layerOf(entry.scope), index }))
     }
     return {
       sections: view.derive('sections').entries.map((entry) => flagged(sections.get(entry.name)!, entry.required)),

@@ -1,5 +1,5 @@
-import { scopeLabel, type ScopeKey } from '../scope/scope-key.js'
 import { labelOf } from './entries.js'
+import { viewName } from './errors.js'
 import type { Evaluation } from './evaluation.js'
 import { hasListeners, type CordisEventsInternals } from './listeners.js'
 import { deferredAssembly, sectionsOf } from './presentation.js'
@@ -30,11 +30,6 @@ export interface EventDispatcher extends CordisEventsInternals {
 
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason
-}
-
-/** `scope "agent-1"`, or `the global view`, for error messages. */
-function viewName(scope: ScopeKey | undefined): string {
-  return scope === undefined ? 'the global view' : `scope "${scopeLabel(scope)}"`
 }
 
 /**

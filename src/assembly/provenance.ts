@@ -13,7 +13,7 @@
  */
 
 import type { ScopeKey } from '../scope/scope-key.js'
-import type { ContextEntry, LayerRef, SectionEntry, VariableEntry } from './entries.js'
+import { layerOf, type ContextEntry, type LayerRef, type SectionEntry, type VariableEntry } from './entries.js'
 import type { StabilityGuard } from './stability-hazard.js'
 import type { PromptStats } from './stats.js'
 import type { Stability } from './types.js'
@@ -138,10 +138,6 @@ export function assembledFor(result: { readonly contexts: object }): AssembledFo
   const record = records.get(result)
   if (record !== undefined) return { scope: record.provenance.scope }
   return typeof result.contexts === 'object' && result.contexts !== null ? scopes.get(result.contexts) : undefined
-}
-
-function layerOf(scope: ScopeKey | undefined): LayerRef {
-  return scope === undefined ? 'global' : scope
 }
 
 /**

@@ -9,7 +9,7 @@
  * on.
  */
 
-import { type LayerRef } from './entries.js'
+import { scopeOfLayer, type LayerRef } from './entries.js'
 import { entryLabel } from './errors.js'
 
 /** The two values of config `stabilityGuard`. */
@@ -17,10 +17,6 @@ export type StabilityGuard = 'warn' | 'error'
 
 /** Every value `stabilityGuard` accepts, in the order error messages list them. */
 export const STABILITY_GUARDS: readonly StabilityGuard[] = ['warn', 'error']
-
-function scopeOfLayer(layer: LayerRef | undefined): object | undefined {
-  return layer === undefined || layer === 'global' ? undefined : layer
-}
 
 /** `prompt variable "clock" in the global layer`, `… in scope "agent-1"`, or plain when the layer is unknown. */
 function variableInLayer(name: string, layer: LayerRef | undefined): string {

@@ -1,5 +1,4 @@
-import { entryLabel } from '../assembly/errors.js'
-import type { SectionEntry } from '../assembly/entries.js'
+import { labelInLayer, type SectionEntry } from '../assembly/entries.js'
 import {
   recordOf,
   type AssemblyRecord,
@@ -80,7 +79,7 @@ function ownerIn(table: SourceTable<{ readonly name: string; readonly layer: 'gl
   if (table === undefined) return kind
   return (name) => {
     const layer = table.byName.get(name)?.layer
-    return entryLabel(kind, name, layer === undefined || layer === 'global' ? undefined : layer)
+    return labelInLayer(kind, name, layer)
   }
 }
 

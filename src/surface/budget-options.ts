@@ -4,6 +4,8 @@
  * step.
  */
 
+import { describeValue } from '../assembly/errors.js'
+
 /** What `createTokenBudget` (and later `createStepSurface({ budget })`) accepts. */
 export interface BudgetOptions {
   /** The most tokens the system prompt may take: a positive finite number. */
@@ -74,17 +76,4 @@ export function validateBudgetOptions(options: unknown): ValidBudgetOptions {
     headroom,
     restoreTokens: maxTokens * (1 - headroom),
   })
-}
-
-/** `number NaN`, `string "x"`, `undefined`, `an object`: how an error shows an offending value. */
-export function describeValue(value: unknown): string {
-  if (value === null || value === undefined) return String(value)
-  if (typeof value === 'string') return `string ${JSON.stringify(value)}`
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
-    return `${typeof value} ${String(value)}`
-  }
-  if (typeof value === 'function') return 'a function'
-  if (Array.isArray(value)) return 'an array'
-  if (typeof value === 'symbol') return 'a symbol'
-  return 'an object'
 }

@@ -24,7 +24,8 @@
  */
 
 import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
-import { describeValue, validateBudgetOptions, type BudgetOptions, type ValidBudgetOptions } from './budget-options.js'
+import { describeValue } from '../assembly/errors.js'
+import { validateBudgetOptions, type BudgetOptions, type ValidBudgetOptions } from './budget-options.js'
 import { keptPrompt, sameParts, sameVariables } from './kept-prompt.js'
 import { TokenCounts, type MeasuredPrompt } from './token-counts.js'
 

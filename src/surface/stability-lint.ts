@@ -5,8 +5,7 @@
  * parts' layers and the referenced variables' stability come with it.
  */
 
-import { type LayerRef } from '../assembly/entries.js'
-import { entryLabel } from '../assembly/errors.js'
+import { labelInLayer, type LayerRef } from '../assembly/entries.js'
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
 
 /** A cache-stability lint finding. */
@@ -64,10 +63,6 @@ function unscopedKey(layer: 'global' | undefined, key: string): string {
   return (layer === undefined ? 'u' : 'g') + key
 }
 
-function labelOf(kind: string, name: string, layer: LayerRef | undefined): string {
-  return entryLabel(kind, name, layer === undefined || layer === 'global' ? undefined : layer)
-}
-
 /**
  * (a) every section not itself declared volatile that references a
  * `volatile` variable; (b) every section that changed in this step and the
@@ -112,7 +107,7 @@ export function lintStability(
           part.name,
           part.layer,
           variable.name,
-          `${labelOf('prompt section', part.name, part.layer)} references volatile ${labelOf('prompt variable', variable.name, variable.layer)}; a value that changes every step invalidates the cached prompt from this section on — move it into a runtime context`,
+          `${labelInLayer('prompt section', part.name, part.layer)} references volatile ${labelInLayer('prompt variable', variable.name, variable.layer)}; a value that changes every step invalidates the cached prompt from this section on — move it into a runtime context`,
         )
       }
     }
@@ -135,7 +130,7 @@ export function lintStability(
         part.name,
         part.layer,
         undefined,
-        `${labelOf('prompt section', part.name, part.layer)} changed in two consecutive steps while later sections stayed the same; a per-step value this early in the prompt invalidates the cache of everything after it — move it into a runtime context or give the section a later order`,
+        `${labelInLayer('prompt section', part.name, part.layer)} changed in two consecutive steps while later sections stayed the same; a per-step value this early in the prompt invalidates the cache of everything after it — move it into a runtime context or give the section a later order`,
       )
     }
   }

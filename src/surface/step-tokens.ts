@@ -16,7 +16,7 @@
  * to keep; the surface keeps it only when the whole step succeeded.
  */
 
-import { describeValue } from './budget-options.js'
+import { describeValue } from '../assembly/errors.js'
 import type { BudgetPlan } from './budget.js'
 
 /** One step's token figures. */

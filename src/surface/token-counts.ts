@@ -11,7 +11,7 @@
  */
 
 import { PART_SEPARATOR, type RenderedPart } from '../render/rendered-prompt.js'
-import { describeValue } from './budget-options.js'
+import { describeValue } from '../assembly/errors.js'
 
 /** The counts of one prompt, ready for `adopt`. */
 export interface MeasuredPrompt {
