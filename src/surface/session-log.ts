@@ -127,12 +127,17 @@ function loggedWarning(warning: StepWarning): SessionLogWarning {
   return { ...rest, layer: layer === 'global' ? 'global' : scopeLabel(layer) }
 }
 
-/** What the model saw at one step, replayed from the log. */
-export interface ReplayedStep {
-  /** The step number from the step record. */
-  readonly step: number
-  /** Whether compaction preceded this step. */
-  readonly compacted: boolean
+/** The step record's figures as replayed: the same fields, with the reusable figures and flags always present. */
+type ReplayedFigures = Omit<SessionLogStepRecord, 'type' | 'sections' | 'toolsChanged' | 'configChanged' | 'reusablePrefixLength' | 'reusablePrefixBytes'> &
+  Required<Pick<SessionLogStepRecord, 'toolsChanged' | 'configChanged' | 'reusablePrefixLength' | 'reusablePrefixBytes'>>
+
+/**
+ * What the model saw at one step, replayed from the log: the step record's
+ * figures (in logs written before `toolsChanged`/`configChanged` and the
+ * reusable figures existed: `false` and the stable figures), plus what the
+ * model held.
+ */
+export interface ReplayedStep extends ReplayedFigures {
   /**
    * The system prompt the model holds: the text of the latest
    * `system/message` operation (after a compaction, node 0's text).
@@ -153,34 +158,6 @@ export interface ReplayedStep {
   readonly contextSnapshot: string
   /** This step's events, in log order. */
   readonly events: readonly SurfaceEvent[]
-  /** From the step record. */
-  readonly stablePrefixLength: number
-  /** From the step record. */
-  readonly stablePrefixBytes: number
-  /** From the step record. */
-  readonly changedSections: readonly string[]
-  /** From the step record. */
-  readonly firstChangedSection?: string
-  /** From the step record. */
-  readonly warnings: readonly SessionLogWarning[]
-  /** From the step record (`false` / the stable figures in logs written before these fields existed). */
-  readonly toolsChanged: boolean
-  /** From the step record. */
-  readonly configChanged: boolean
-  /** From the step record. */
-  readonly reusablePrefixLength: number
-  /** From the step record. */
-  readonly reusablePrefixBytes: number
-  /** From the step record (only when the surface had `countTokens`). */
-  readonly stablePrefixTokens?: number
-  /** From the step record (only when the surface had `countTokens`). */
-  readonly reusablePrefixTokens?: number
-  /** From the step record (only when the surface had `countTokens`). */
-  readonly promptTokens?: number
-  /** From the step record (only when the surface had a budget). */
-  readonly withheld?: readonly string[]
-  /** From the step record (only when the surface had a budget). */
-  readonly overBudget?: boolean
   /** The `usage` record logged for this step (the last one, if several were written). */
   readonly usage?: UsageRecord
 }
