@@ -11,9 +11,10 @@ import { compileTemplate, fillTemplate } from '../src/assembly/template.js'
 import { referenceInterpolate } from '../test/reference/index.js'
 import { budgetSurfaceScenario } from './budget-surface.js'
 import { floorScenario, listenerSkipScenario } from './floor.js'
+import { joinFloorScenario } from './join-floor.js'
 import { compare } from './measure.js'
 import { report, printTable, type Row } from './report.js'
-import { buildWorld, promptloom, reference, type World } from './workload.js'
+import { buildWorld, promptloom, reference, type PromptRead, type World } from './workload.js'
 
 /** Compile, then fill: how the renderer uses a template once. */
 function interpolate(text: string, variables: Readonly<Record<string, string | undefined>>, owner: string): string {
@@ -47,11 +48,12 @@ async function pair(build: (w: World) => Step, G: number, A: number): Promise<[S
   return [fns[0], fns[1], async () => { await ref.dispose(); await pl.dispose() }]
 }
 
-async function side(scenario: string, build: (w: World) => Step, G: number, A: number, verdict: (ratio: number) => Pick<Row, 'target' | 'pass'>): Promise<void> {
+async function side(scenario: string, build: (w: World) => Step, G: number, A: number, verdict: (ratio: number) => Pick<Row, 'target' | 'pass'>): Promise<number | undefined> {
   const [ref, pl, done] = await pair(build, G, A)
   const result = await compare({ name: 'reference', fn: ref }, { name: 'promptloom', fn: pl }, ROUNDS, TIME)
   await done()
   report({ scenario, reference_ms: result.means.reference, promptloom_ms: result.means.promptloom, ratio: result.ratio, ...verdict(result.ratio) })
+  return result.means.reference
 }
 
 function roundRobin(w: World): Step {
@@ -59,15 +61,19 @@ function roundRobin(w: World): Step {
   return () => w.step(w.agents[n++ % w.agents.length]!)
 }
 
-/** Each step registers one scoped section in the stepped agent and disposes the one registered 8 steps earlier. */
-function churn(w: World): Step {
+/**
+ * Each step registers one scoped section in the stepped agent and disposes
+ * the one registered 8 steps earlier. The loop reads the joined text, or
+ * (`blocks`) each cache block, as a provider request is built.
+ */
+function churn(w: World, read: PromptRead = 'text'): Step {
   let n = 0
   const live: (() => unknown)[] = []
   return () => {
     const agent = w.agents[n++ % w.agents.length]!
     live.push(w.impl.service(agent.scope.ctx).section({ name: `churn-${n}`, order: 1000 + (n % 97), text: `Churn ${n} uses {{model}}.` }))
     if (live.length > 8) live.shift()!()
-    return w.step(agent)
+    return w.step(agent, w.impl.name === 'promptloom' ? read : 'text')
   }
 }
 
@@ -185,8 +191,10 @@ for (const [G, A, target] of sizes) {
 }
 await scalingScenario()
 for (const G of [200, 1000]) {
-  await side(`churn G=${G} A=100 (register a scoped section, dispose an older one, step)`, churn, G, 100, (ratio) => atLeast(15, ratio, 20))
+  const referenceChurn = await side(`churn G=${G} A=100 (register a scoped section, dispose an older one, step)`, churn, G, 100, (ratio) => atLeast(15, ratio, 20))
+  await joinFloorScenario(G, ROUNDS, TIME, referenceChurn)
 }
+await side('churn G=200 A=100, promptloom reading render() blocks (a provider request), the reference its joined string', (w) => churn(w, 'blocks'), 200, 100, (ratio) => atLeast(15, ratio, 20))
 await side('changed prompt G=200 A=100 (a late section changes every step; promptloom reads render() blocks, reference the joined string)', changed, 200, 100, () => noTarget)
 await side('signal G=200 A=100 (a per-step signal in 2 sections + a context)', signalStep('turn'), 200, 100, (ratio) => atLeast(10, ratio))
 await side('signal G=200 A=100 (a per-step signal in a context only)', signalStep('contextTurn'), 200, 100, () => noTarget)
