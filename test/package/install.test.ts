@@ -152,9 +152,9 @@ afterAll(() => {
 })
 
 describe('the packed tarball', () => {
-  test('holds the build output, its declarations and package.json, and no sources, source maps or tests', () => {
+  test('holds the build output, its declarations, package.json, README and LICENSE, and no sources, source maps or tests', () => {
     const paths = packed.files.map((file) => file.path)
-    expect(paths.filter((path) => !path.startsWith('dist/')).sort()).toEqual(['README.md', 'package.json'])
+    expect(paths.filter((path) => !path.startsWith('dist/')).sort()).toEqual(['LICENSE', 'README.md', 'package.json'])
     expect(paths.filter((path) => /\.(ts|js)\.map$|^src\/|^test\//.test(path))).toEqual([])
     expect(paths).toEqual(
       expect.arrayContaining(['dist/index.js', 'dist/index.d.ts', 'dist/node.js', 'dist/node.d.ts', 'dist/vendor/cordis/index.d.ts']),
