@@ -1,5 +1,6 @@
 import { compileTemplate, fillTemplate, type Template, type TemplateOwner } from '../assembly/template.js'
 import type { PromptStats } from '../assembly/stats.js'
+import { VariableSnapshot } from './variable-snapshot.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
 
@@ -146,7 +147,7 @@ export class RenderMemo {
   #templates: (Template | undefined)[] = []
   #outputs: string[] = []
   #byName: Map<string, number> | undefined
-  readonly #snapshot = new Map<string, string | undefined>()
+  readonly #snapshot = new VariableSnapshot()
   /** Moves whenever an output, name or template changes: what the renderer's derived caches compare. */
   version = 0
   /** The joined text of the current outputs, cached by the renderer; cleared whenever an output changes. */
@@ -171,25 +172,6 @@ export class RenderMemo {
   /** The compiled templates of the last successful render, by position (`undefined`: no references). */
   get templates(): readonly (Template | undefined)[] {
     return this.#templates
-  }
-
-  /** The names of variables whose value (or presence) differs from the last committed render. */
-  #changedVariables(variables: Variables): Set<string> | null {
-    const snapshot = this.#snapshot
-    let changed: Set<string> | null = null
-    let own = 0
-    for (const name in variables) {
-      if (!Object.hasOwn(variables, name)) continue
-      own++
-      const value = variables[name]
-      if (snapshot.get(name) !== value || (value === undefined && !snapshot.has(name))) {
-        ;(changed ??= new Set()).add(name)
-      }
-    }
-    if (own !== snapshot.size || changed !== null) {
-      for (const name of snapshot.keys()) if (!Object.hasOwn(variables, name)) (changed ??= new Set()).add(name)
-    }
-    return changed
   }
 
   #indexOf(name: string): number {
@@ -219,7 +201,7 @@ export class RenderMemo {
     const interpolates = this.#interpolates
     const templates = this.#templates
     const outputs = this.#outputs
-    const changed = this.#changedVariables(variables)
+    const changed = this.#snapshot.changed(variables)
     const count = items.length
     // Copy-on-first-difference, in two grades: while every item keeps its
     // slot (same name, text and flag at the same position), only a changed
@@ -272,10 +254,7 @@ export class RenderMemo {
       stats.sectionRenders += renders
       stats.renderCacheHits += count - renders
     }
-    if (changed !== null) {
-      this.#snapshot.clear()
-      for (const name in variables) if (Object.hasOwn(variables, name)) this.#snapshot.set(name, variables[name])
-    }
+    if (changed !== null) this.#snapshot.commit(variables)
     if (next === undefined) {
       if (nextOutputs === undefined) {
         // Same outputs (the joined text stays valid), but the values inside them moved.
