@@ -54,7 +54,15 @@ export function renderItem(item: RenderItem, variables: Variables, kind: RenderO
 /** A template compiled once per registration and text, for every view that renders it. */
 const sharedTemplates = new WeakMap<object, { readonly text: string; readonly template: Template | undefined }>()
 /** The last output of a registration's template, with the values it was filled from. */
-const sharedOutputs = new WeakMap<object, { readonly template: Template; readonly values: readonly (string | undefined)[]; readonly output: string }>()
+const sharedOutputs = new WeakMap<object, SharedOutput>()
+
+interface SharedOutput {
+  readonly template: Template
+  readonly values: readonly (string | undefined)[]
+  readonly output: string
+  /** Set once a second fill took this output: it was flattened then. */
+  shared: boolean
+}
 
 function templateOf(owner: object | undefined, name: string, text: string, interpolate: boolean, kind: RenderOwner): Template | undefined {
   if (owner === undefined) return compiled(name, text, interpolate, kind)
@@ -69,6 +77,14 @@ function templateOf(owner: object | undefined, name: string, text: string, inter
  * Fills `template` for `owner` (a registration), handing out the string an
  * earlier fill with the same values made: a global section rendered with the
  * same variables is one string in every view.
+ *
+ * A fill is kept as the rope concatenation made it, and flattened (in place)
+ * only once a second view takes it: a section that references a per-agent
+ * value (`{{cwd}}`) then costs each agent a few rope nodes over the
+ * template's shared literals instead of a flat copy of the whole text (~0.9
+ * KB per such section and agent), while an output every agent shares is one
+ * flat string, which joins faster (a join copies from a rope without
+ * flattening it, ~10% slower for those parts).
  */
 function filledFor(owner: object | undefined, template: Template, variables: Variables, label: TemplateOwner): string {
   if (owner === undefined) return fillTemplate(template, variables, label)
@@ -77,22 +93,22 @@ function filledFor(owner: object | undefined, template: Template, variables: Var
   if (held !== undefined && held.template === template) {
     let same = true
     for (let i = 0; same && i < refs.length; i++) same = held.values[i] === variables[refs[i]!] && Object.hasOwn(variables, refs[i]!)
-    if (same) return held.output
+    if (same) {
+      if (!held.shared) {
+        held.shared = true
+        flatten(held.output)
+      }
+      return held.output
+    }
   }
-  const output = flattened(fillTemplate(template, variables, label))
-  sharedOutputs.set(owner, { template, values: refs.map((ref) => variables[ref]), output })
+  const output = fillTemplate(template, variables, label)
+  sharedOutputs.set(owner, { template, values: refs.map((ref) => variables[ref]), output, shared: false })
   return output
 }
 
-/**
- * `text`, flattened in place when it is a rope (a few references fill by
- * concatenation): a charCode read makes V8 flatten it once, so every later
- * join of the prompt copies it instead of walking the rope again (measured
- * ~2× on joining the prompt text).
- */
-function flattened(text: string): string {
+/** Flattens `text` in place when it is a rope (a character read makes V8 do it once, for every holder). */
+function flatten(text: string): void {
   if (text.length > 0 && text.charCodeAt(0) < 0) throw new Error('unreachable: a negative char code')
-  return text
 }
 
 function touches(refs: readonly string[], changed: ReadonlySet<string>): boolean {
