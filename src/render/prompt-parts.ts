@@ -11,7 +11,7 @@
  *     next       [a][b][c'  ][d][e]     a, b reused; d, e moved (arrays shared)
  */
 
-import type { AssemblyRecord, SectionSource } from '../assembly/provenance.js'
+import { sourceNamed, type AssemblyRecord, type SectionSource } from '../assembly/provenance.js'
 import type { Template } from '../assembly/template.js'
 import type { RenderKey } from './render-memo.js'
 import { PART_SEPARATOR, placePart, SHARED_VARIABLES, type RenderedPart, type RenderedSubstitution, type RenderedVariable } from './rendered-prompt.js'
@@ -238,7 +238,7 @@ export function variablesOf(parts: readonly RenderedPart[], record: AssemblyReco
     for (const name of part.variables) {
       if (seen.has(name)) continue
       seen.add(name)
-      const source = table?.byName.get(name)
+      const source = table === undefined ? undefined : sourceNamed(table, name)
       out.push(source === undefined ? { name, layer: undefined, stability: 'session' } : variableOf(source))
     }
   }
