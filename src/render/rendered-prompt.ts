@@ -163,8 +163,15 @@ interface LazyFields {
   previous: readonly PromptBlock[] | undefined
 }
 
-/** Each prompt's lazy fields, so a later prompt can take its blocks only if they were read. */
-const lazyFields = new WeakMap<RenderedPrompt, LazyFields>()
+/**
+ * Where a prompt keeps its lazy fields: a non-enumerable symbol-keyed own
+ * property (spread, JSON, `structuredClone` and `Object.keys` never see it),
+ * read through `this`, so a proxy around a prompt or an object inheriting
+ * from one reads the prompt's own fields.
+ */
+const LAZY: unique symbol = Symbol('promptloom.renderedPrompt')
+
+type LazyPrompt = RenderedPrompt & { readonly [LAZY]?: LazyFields }
 
 /** The referenced `variables`, frozen (kept out of `promptOf`'s closure scope, so the name set is not retained). */
 function keptVariables(parts: readonly RenderedPart[], variables: readonly RenderedVariable[]): readonly RenderedVariable[] {
@@ -189,20 +196,19 @@ function keptVariables(parts: readonly RenderedPart[], variables: readonly Rende
  */
 export function promptOf(parts: readonly RenderedPart[], variables: readonly RenderedVariable[], previous: RenderedPrompt | undefined): RenderedPrompt {
   const kept = keptVariables(parts, variables)
-  const fields: LazyFields = { parts, text: undefined, blocks: undefined, previous: previous === undefined ? undefined : lazyFields.get(previous)?.blocks }
+  const fields: LazyFields = { parts, text: undefined, blocks: undefined, previous: (previous as LazyPrompt | undefined)?.[LAZY]?.blocks }
   Object.freeze(parts)
   const prompt = {} as { text: string; parts: readonly RenderedPart[]; blocks: readonly PromptBlock[]; variables: readonly RenderedVariable[] }
   Object.defineProperty(prompt, 'text', TEXT)
   prompt.parts = parts
   Object.defineProperty(prompt, 'blocks', BLOCKS)
   prompt.variables = kept
-  Object.freeze(prompt)
-  lazyFields.set(prompt, fields)
-  return prompt
+  Object.defineProperty(prompt, LAZY, { value: fields })
+  return Object.freeze(prompt)
 }
 
-function fieldsOf(prompt: unknown): LazyFields {
-  const fields = lazyFields.get(prompt as RenderedPrompt)
+function fieldsOf(receiver: unknown): LazyFields {
+  const fields = typeof receiver === 'object' && receiver !== null ? (receiver as LazyPrompt)[LAZY] : undefined
   if (fields === undefined) throw new TypeError('a rendered prompt accessor was called on an object that is not a rendered prompt; read "text" and "blocks" from the object render() returned')
   return fields
 }
