@@ -64,8 +64,31 @@ interface SharedOutput {
   shared: boolean
 }
 
+/**
+ * Templates of texts rendered without a registration to key them by (runtime
+ * contexts, a listener's sections), by text: a context every agent renders
+ * compiles once instead of once per view (~350 bytes per template and view).
+ * Bounded (oldest dropped first), and only for short texts that reference
+ * something; a compile error is never kept.
+ */
+const templatesByText = new Map<string, Template>()
+const TEXT_TEMPLATES = 256
+const TEXT_TEMPLATE_LENGTH = 4096
+
+function textTemplateOf(name: string, text: string, interpolate: boolean, kind: RenderOwner): Template | undefined {
+  if (typeof text !== 'string' || !interpolate || text.length > TEXT_TEMPLATE_LENGTH) return compiled(name, text, interpolate, kind)
+  const held = templatesByText.get(text)
+  if (held !== undefined) return held
+  const template = compiled(name, text, interpolate, kind)
+  if (template !== undefined) {
+    if (templatesByText.size >= TEXT_TEMPLATES) templatesByText.delete(templatesByText.keys().next().value!)
+    templatesByText.set(text, template)
+  }
+  return template
+}
+
 function templateOf(owner: object | undefined, name: string, text: string, interpolate: boolean, kind: RenderOwner): Template | undefined {
-  if (owner === undefined) return compiled(name, text, interpolate, kind)
+  if (owner === undefined) return textTemplateOf(name, text, interpolate, kind)
   const held = sharedTemplates.get(owner)
   if (held !== undefined && held.text === text) return held.template
   const template = compiled(name, text, interpolate, kind)
