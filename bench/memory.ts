@@ -1,16 +1,35 @@
 /**
  * Memory in the realistic world (bench/workload.ts), run in a child process
  * with `--expose-gc` (one process per implementation, so neither sees the
- * other's heap): the retained heap per live agent — its scope, its
+ * other's heap).
+ *
+ * Live mode (default): the retained heap per live agent — its scope, its
  * registrations, whatever the engine memoizes for it, and what its loop keeps
  * (last prompt and snapshot) after one step — and the heap after disposing
  * every agent.
  *
  *   node --expose-gc --import tsx bench/memory.ts <reference|promptloom> <agents> [G]
+ *
+ * Idle mode (promptloom only): `agents` agents each stepped once, then only
+ * the first 10 stepped again for a few rounds (mostly idle agents); the
+ * retained heap per agent with config `renderCacheScopes` at `limit`
+ * (`Infinity`: every scope keeps its render state). `--drop` makes the idle
+ * loops forget their last prompt and snapshot (a harness that parked them
+ * elsewhere), so what the engine itself keeps per idle agent shows.
+ *
+ *   node --expose-gc --max-old-space-size=4096 --import tsx bench/memory.ts promptloom <agents> [G] --idle <limit> [--drop]
  */
-import { buildWorld, IMPLS } from './workload.js'
+import { SystemPrompt } from '../src/index.js'
+import { buildWorld, IMPLS, PERSONA, promptloom, type Impl } from './workload.js'
 
-const [implName = 'promptloom', countArg = '1000', globalsArg = '50'] = process.argv.slice(2)
+const args = process.argv.slice(2)
+const flag = (name: string): string | undefined => {
+  const at = args.indexOf(name)
+  return at < 0 ? undefined : (args.splice(at, 2)[1] ?? '')
+}
+const idleLimit = flag('--idle')
+const drop = args.includes('--drop')
+const [implName = 'promptloom', countArg = '1000', globalsArg = '50'] = args.filter((arg) => arg !== '--drop')
 const found = IMPLS.find((candidate) => candidate.name === implName)
 if (found === undefined) throw new Error(`unknown implementation "${implName}"; known: reference, promptloom`)
 const gc = (globalThis as { gc?: () => void }).gc
@@ -27,29 +46,58 @@ async function settle(): Promise<number> {
   return process.memoryUsage().heapUsed
 }
 
-const world = await buildWorld(found, { G, A: 0 })
-async function mint(): Promise<void> {
-  for (let i = 0; i < count; i++) await world.step(world.addAgent())
+if (idleLimit === undefined) {
+  const world = await buildWorld(found, { G, A: 0 })
+  const mint = async (): Promise<void> => {
+    for (let i = 0; i < count; i++) await world.step(world.addAgent())
+  }
+  // Two full cycles first: the baseline then includes what any run keeps for
+  // good (optimized code, grown hash-table capacities), so what remains after
+  // the measured cycle is what the agents themselves left behind. (After one
+  // cycle, code still tiering up during the measured one showed as ~0.1-0.4
+  // MB of "growth", 0.3-4.6% run to run, for either implementation.)
+  for (let cycle = 0; cycle < 2; cycle++) {
+    await mint()
+    await world.disposeAgents()
+  }
+  const baseline = await settle()
+  await mint()
+  const live = await settle()
+  await world.disposeAgents()
+  const after = await settle()
+  process.stdout.write(
+    JSON.stringify({
+      impl: found.name,
+      agents: count,
+      G,
+      baselineBytes: baseline,
+      perAgentBytes: (live - baseline) / count,
+      afterDisposeBytes: after,
+      afterDisposeGrowth: (after - baseline) / baseline,
+    }) + '\n',
+  )
+} else {
+  if (found !== promptloom) throw new Error('--idle measures promptloom only (the reference keeps no render state)')
+  const limit = Number(idleLimit)
+  const impl: Impl = { ...promptloom, load: (app) => app.plugin(SystemPrompt, { ...PERSONA, renderCacheScopes: limit }) }
+  const world = await buildWorld(impl, { G, A: 0 })
+  const ACTIVE = 10
+  const run = async (agents: number): Promise<void> => {
+    for (let i = 0; i < agents; i++) {
+      const agent = world.addAgent()
+      await world.step(agent)
+      if (drop) agent.prompt = agent.snapshot = undefined
+    }
+    for (let round = 0; round < 3; round++) for (const agent of world.agents.slice(0, ACTIVE)) await world.step(agent)
+  }
+  // A smaller warm-up cycle (optimized code, grown tables), as in live mode.
+  await run(Math.min(count, 1000))
+  await world.disposeAgents()
+  const baseline = await settle()
+  await run(count)
+  const live = await settle()
+  process.stdout.write(
+    JSON.stringify({ impl: 'promptloom', mode: 'idle', agents: count, G, limit: String(limit), drop, active: ACTIVE, baselineBytes: baseline, perAgentBytes: (live - baseline) / count }) + '\n',
+  )
+  await world.dispose()
 }
-
-// One full cycle first: the baseline then includes what any run keeps for
-// good (optimized code, grown hash-table capacities), so what remains after
-// the measured cycle is what the agents themselves left behind.
-await mint()
-await world.disposeAgents()
-const baseline = await settle()
-await mint()
-const live = await settle()
-await world.disposeAgents()
-const after = await settle()
-process.stdout.write(
-  JSON.stringify({
-    impl: found.name,
-    agents: count,
-    G,
-    baselineBytes: baseline,
-    perAgentBytes: (live - baseline) / count,
-    afterDisposeBytes: after,
-    afterDisposeGrowth: (after - baseline) / baseline,
-  }) + '\n',
-)

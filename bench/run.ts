@@ -182,6 +182,34 @@ function memoryScenario(): void {
   report({ scenario: 'memory after disposing every agent (heap vs baseline)', reference_text: pct(ref.afterDisposeGrowth), promptloom_text: pct(pl.afterDisposeGrowth), display: pct(pl.afterDisposeGrowth), target: '≤ +2 %', pass: pl.afterDisposeGrowth <= 0.02 })
 }
 
+/**
+ * ~10k mostly idle agents (each stepped once, 10 stepped on): what the engine
+ * keeps per idle agent with the default `renderCacheScopes` (1000) against
+ * keeping every scope's render state, with the loops forgetting their
+ * prompts (`--drop`), so only the engine's own retention differs. Quick mode:
+ * 1000 agents against a bound of 100 (the same one-in-ten kept).
+ */
+function idleScenario(): void {
+  const [count, bound] = quick ? [1000, 100] : [10_000, 1000]
+  const script = fileURLToPath(new URL('./memory.ts', import.meta.url))
+  const run = (limit: string) =>
+    JSON.parse(
+      execFileSync(process.execPath, ['--expose-gc', '--max-old-space-size=4096', '--import', 'tsx', script, 'promptloom', String(count), '50', '--idle', limit, '--drop'], { encoding: 'utf8' }),
+    ) as { perAgentBytes: number }
+  const kept = run('Infinity')
+  const released = run(String(bound))
+  const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`
+  report({
+    scenario: `memory per idle agent (${count} agents, 10 active, loops drop their prompts; every render state kept vs renderCacheScopes ${bound})`,
+    reference_text: kib(kept.perAgentBytes),
+    promptloom_text: kib(released.perAgentBytes),
+    ratio: kept.perAgentBytes / released.perAgentBytes,
+    display: `${(kept.perAgentBytes / released.perAgentBytes).toFixed(2)}× less`,
+    note: `both columns promptloom: Infinity | ${bound}`,
+    ...noTarget,
+  })
+}
+
 const started = performance.now()
 const sizes: [number, number, number?][] = quick
   ? [[200, 100, 100], [1000, 100, 80]]
@@ -204,4 +232,5 @@ await listenerSkipScenario(ROUNDS, TIME)
 await budgetSurfaceScenario(ROUNDS, TIME)
 if (!quick) templateScenario()
 memoryScenario()
+idleScenario()
 printTable(`ratios are reference / promptloom, medians of ${ROUNDS} alternating rounds of ~${TIME} ms in one process; ${((performance.now() - started) / 1000).toFixed(1)} s in all`)

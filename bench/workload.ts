@@ -59,7 +59,8 @@ export interface Impl {
   renderContextSnapshot(assembly: PromptAssembly): string
 }
 
-const PERSONA = { personaPrefix: 'You are {{model}}.', personaSuffix: 'Workspace: {{cwd}}' }
+/** The deployment persona both implementations load with (its suffix names the workspace). */
+export const PERSONA = { personaPrefix: 'You are {{model}}.', personaSuffix: 'Workspace: {{cwd}}' }
 
 export const promptloom: Impl = {
   name: 'promptloom',

@@ -27,6 +27,14 @@ export interface SystemPromptConfig {
    * `'error'` makes rendering it fail (SPEC §5).
    */
   stabilityGuard?: StabilityGuard
+  /**
+   * How many scopes keep their render state (the render memos and last
+   * `RenderedPrompt` that make an unchanged step free): assembling a scope
+   * beyond it releases the least recently assembled scope's, which then
+   * renders from scratch on its next step (an equal prompt, a new object).
+   * A positive integer or `Infinity` (never release); default 1000.
+   */
+  renderCacheScopes?: number
 }
 
 /** The validated configuration with every default applied. */
@@ -42,6 +50,7 @@ export interface ResolvedSystemPromptConfig {
   /** The configured context bands, without the built-in ones (a frozen, prototype-free table). */
   readonly contextOrders: Readonly<Record<string, number>>
   readonly stabilityGuard: StabilityGuard
+  readonly renderCacheScopes: number
 }
 
 interface Issue {
@@ -59,6 +68,7 @@ const KEYS = [
   'sectionOrders',
   'contextOrders',
   'stabilityGuard',
+  'renderCacheScopes',
 ] as const
 
 
@@ -121,6 +131,20 @@ function orderTable(
     } else table[name] = order
   }
   return Object.freeze(table)
+}
+
+/** The default of config `renderCacheScopes`. */
+export const DEFAULT_RENDER_CACHE_SCOPES = 1000
+
+/** `renderCacheScopes`, default `DEFAULT_RENDER_CACHE_SCOPES`; a positive integer or `Infinity`. */
+function scopeLimitOf(value: unknown, issues: Issue[]): number {
+  if (value === undefined) return DEFAULT_RENDER_CACHE_SCOPES
+  if (value === Infinity || (typeof value === 'number' && Number.isInteger(value) && value >= 1)) return value as number
+  issues.push({
+    message: `renderCacheScopes must be a positive integer or Infinity (got ${describeValue(value)}); it is how many scopes keep their render state`,
+    path: ['renderCacheScopes'],
+  })
+  return DEFAULT_RENDER_CACHE_SCOPES
 }
 
 /** `stabilityGuard`, default `'warn'`; anything but the two values is an issue. */
@@ -194,6 +218,7 @@ export function resolveSystemPromptConfig(
     sectionOrders: orderTable('sectionOrders', SECTION_ORDERS, input.sectionOrders, issues),
     contextOrders: orderTable('contextOrders', CONTEXT_ORDERS, input.contextOrders, issues),
     stabilityGuard: guardOf(input.stabilityGuard, issues),
+    renderCacheScopes: scopeLimitOf(input.renderCacheScopes, issues),
   }
   if (input.toolOrder !== undefined) issues.push(...toolOrderIssues(input.toolOrder))
   for (const key of ['identity', 'personaPrefix', 'personaSuffix'] as const) {

@@ -32,7 +32,7 @@ export class PromptEngine {
 
   constructor(config: ResolvedSystemPromptConfig, events: EventDispatcher, carrierBase: object) {
     this.#registration = new Registration(this.stats)
-    this.#views = new ViewCache(this.#registration.store, this.stats, carrierBase)
+    this.#views = new ViewCache(this.#registration.store, this.stats, carrierBase, config.renderCacheScopes)
     const evaluation = new Evaluation(this.stats, config, this.#views)
     this.#pipeline = new Pipeline(this.stats, this.#views, evaluation, events, config.stabilityGuard)
   }
@@ -45,6 +45,11 @@ export class PromptEngine {
   /** The memoized view of `scope` (the global view for `undefined`); see `ViewCache.view`. */
   view(scope: ScopeKey | undefined): ScopeView {
     return this.#views.view(scope)
+  }
+
+  /** See `ViewCache.renderSlots` (config `renderCacheScopes`). */
+  renderSlots(): { readonly kept: number; readonly released: number } {
+    return this.#views.renderSlots()
   }
 
   /** Stops hearing about parent re-links and registered signals; called when the service unloads. */

@@ -78,14 +78,14 @@ export class Evaluation {
     const entries = view.derive('tools')
     const results = new Array<unknown>(entries.length)
     for (let i = 0; i < entries.length; i++) results[i] = this.#toolResult(entries[i]!, context)
-    const memo = this.#views.toolMemoOf(view)
+    const memo = this.#views.toolMemoOf(entries)
     if (memo !== undefined && memo.entries === entries && sameResults(memo.results, memo.snapshot, results)) {
       return memo.tools
     }
     const provided = results.map((result, i) => ({ result, label: toolProviderLabel(entries, i) }))
     const tools = collectTools(provided, this.#config.toolOrder, this.#detacher)
     this.#stats.toolClones = this.#detacher.clones
-    this.#views.keepToolMemo(view, { entries, results, snapshot: results.map(snapshotOf), tools })
+    this.#views.keepToolMemo(entries, { entries, results, snapshot: results.map(snapshotOf), tools })
     return tools
   }
 

@@ -162,6 +162,21 @@ class LazySourceTable<S extends { readonly name: string }> implements SourceTabl
   }
 }
 
+/** Up to this many sources, a look-up by name scans the list instead of building the `byName` map. */
+const SCAN_LIMIT = 16
+
+/**
+ * The source named `name` in `table`. A short table (a scope's variables,
+ * say) is scanned rather than given a map: the map would be one more table
+ * per agent (~490 bytes for 13 variables) for a handful of look-ups.
+ */
+export function sourceNamed<S extends { readonly name: string }>(table: SourceTable<S>, name: string): S | undefined {
+  const { list } = table
+  if (list.length > SCAN_LIMIT) return table.byName.get(name)
+  for (let i = 0; i < list.length; i++) if (list[i]!.name === name) return list[i]
+  return undefined
+}
+
 // Plans are immutable and shared by every assembly made from them, so each
 // plan's sources are derived once; entries are immutable too, so each one's
 // source object is made once and shared by every plan (every view) holding it.

@@ -1,8 +1,9 @@
 import type { ScopedLayers } from '../scope/scoped-layers.js'
 import type { ScopeKey } from '../scope/scope-key.js'
-import { type PromptLayer } from './entries.js'
+import { type PromptLayer, type ToolEntry } from './entries.js'
 import { describeValue } from './errors.js'
 import type { RenderSlot } from './provenance.js'
+import { RenderSlots } from './render-slots.js'
 import type { PromptStats } from './stats.js'
 import type { ToolMemo } from './tools.js'
 import { ScopeView, type ViewHost } from './view.js'
@@ -10,7 +11,9 @@ import { ScopeView, type ViewHost } from './view.js'
 /**
  * The engine's memoized views, one per scope key (held weakly) plus the
  * global view, and the per-view step caches beside them (the tools last
- * built and the render slot), so a view itself stays computeds only.
+ * built and the render slot), so a view itself stays computeds only. At
+ * most config `renderCacheScopes` views keep a render slot: see
+ * `RenderSlots`.
  *
  * After a derivation that threw, every view is dropped on the next lookup (a
  * new generation): its computeds may hold the error, or be left marked
@@ -20,13 +23,15 @@ export class ViewCache {
   #views = new WeakMap<ScopeKey, ScopeView>()
   #globalView: ScopeView
   readonly #host: ViewHost
-  readonly #toolMemos = new WeakMap<ScopeView, ToolMemo>()
-  readonly #slots = new WeakMap<ScopeView, RenderSlot>()
+  /** Keyed by the tool providers a view derives: views without own providers share their parent's list, and so its memo. */
+  readonly #toolMemos = new WeakMap<readonly ToolEntry[], ToolMemo>()
+  readonly #slots: RenderSlots
   readonly #store: ScopedLayers<PromptLayer>
   readonly #stats: PromptStats
   readonly #carrierBase: object
 
-  constructor(store: ScopedLayers<PromptLayer>, stats: PromptStats, carrierBase: object) {
+  constructor(store: ScopedLayers<PromptLayer>, stats: PromptStats, carrierBase: object, renderCacheScopes = Infinity) {
+    this.#slots = new RenderSlots(renderCacheScopes, stats)
     this.#store = store
     this.#stats = stats
     this.#carrierBase = carrierBase
@@ -54,6 +59,7 @@ export class ViewCache {
       this.#views = new WeakMap()
       host.generation++
       this.#globalView = this.#create(undefined)
+      this.#slots.clear()
       host.deriving = false
     }
     return this.#viewOf(scope)
@@ -78,27 +84,32 @@ export class ViewCache {
    */
   release(scope: ScopeKey): void {
     const view = this.#views.get(scope)
-    if (view !== undefined) {
-      this.#toolMemos.delete(view)
-      this.#slots.delete(view)
-    }
+    // Its tool memo goes with its own provider list, if it has one (a shared list's memo stays for the others).
+    if (view !== undefined) this.#slots.delete(view)
     this.#views.delete(scope)
   }
 
-  /** The render slot of `view`, created on first use. */
+  /** The render slot of `view`, created on first use (and again after a release); see `RenderSlots.slotOf`. */
   slotOf(view: ScopeView): RenderSlot {
-    let slot = this.#slots.get(view)
-    if (slot === undefined) this.#slots.set(view, (slot = { stats: this.#stats }))
-    return slot
+    return this.#slots.slotOf(view)
   }
 
-  /** The tools `view` last built, with what they were built from. */
-  toolMemoOf(view: ScopeView): ToolMemo | undefined {
-    return this.#toolMemos.get(view)
+  /** How many views keep a render slot, and how many slots were released for idleness (for tests and benchmarks). */
+  renderSlots(): { readonly kept: number; readonly released: number } {
+    return { kept: this.#slots.kept, released: this.#slots.released }
   }
 
-  /** Keeps `memo` as the tools `view` last built. */
-  keepToolMemo(view: ScopeView, memo: ToolMemo): void {
-    this.#toolMemos.set(view, memo)
+  /**
+   * The tools last built from the provider list `entries` (a view's derived
+   * tools), with what they were built from. Every view with that list shares
+   * it: scopes without providers of their own keep no tools each.
+   */
+  toolMemoOf(entries: readonly ToolEntry[]): ToolMemo | undefined {
+    return this.#toolMemos.get(entries)
+  }
+
+  /** Keeps `memo` as the tools last built from `entries`. */
+  keepToolMemo(entries: readonly ToolEntry[], memo: ToolMemo): void {
+    this.#toolMemos.set(entries, memo)
   }
 }

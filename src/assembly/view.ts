@@ -38,8 +38,7 @@ export interface ContextPlan {
   /** The `required: true` subset, in the same order. */
   readonly required: readonly ContextEntry[]
   readonly byName: ReadonlyMap<string, ContextEntry>
-  /** The names of `entries` and of `required`, for the suppression and refresh checks. */
-  readonly names: ReadonlySet<string>
+  /** The names of `required`, for the suppression and refresh checks. */
   readonly requiredNames: ReadonlySet<string>
 }
 
@@ -100,8 +99,14 @@ function mergeSorted<E extends Ordered>(base: readonly E[], ownUnsorted: E[]): E
   return out
 }
 
+function sameEntries<E>(a: readonly E[], b: readonly E[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
 const NO_SECTIONS: SectionPlan = sectionPlanOf([])
-const NO_CONTEXTS: ContextPlan = { entries: [], required: [], byName: new Map(), names: new Set(), requiredNames: new Set() }
+const NO_CONTEXTS: ContextPlan = { entries: [], required: [], byName: new Map(), requiredNames: new Set() }
 const NO_VARIABLES: VariablePlan = { entries: [], byName: new Map() }
 
 /**
@@ -170,16 +175,12 @@ export class ScopeView {
       if (layer === undefined || layer.contexts.size === 0) return base
       stats.structureRecomputes++
       const entries = mergeSorted(base.entries, layer.contexts.values())
-      const required = entries.filter((entry) => entry.required)
       const byName = new Map<string, ContextEntry>()
       for (const entry of entries) byName.set(entry.name, entry)
-      return {
-        entries,
-        required,
-        byName,
-        names: new Set(byName.keys()),
-        requiredNames: new Set(required.map((entry) => entry.name)),
-      }
+      const required = entries.filter((entry) => entry.required)
+      // A scope whose own contexts leave the required ones as they were shares its parent's (nothing per agent).
+      if (sameEntries(required, base.required)) return { entries, required: base.required, byName, requiredNames: base.requiredNames }
+      return { entries, required, byName, requiredNames: new Set(required.map((entry) => entry.name)) }
     })
     this.variables = computed(() => {
       const base = this.parent.value?.variables.value ?? NO_VARIABLES

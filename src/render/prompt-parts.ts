@@ -11,7 +11,7 @@
  *     next       [a][b][c'  ][d][e]     a, b reused; d, e moved (arrays shared)
  */
 
-import type { AssemblyRecord, SectionSource } from '../assembly/provenance.js'
+import { sourceNamed, type AssemblyRecord, type SectionSource } from '../assembly/provenance.js'
 import type { Template } from '../assembly/template.js'
 import type { RenderKey } from './render-memo.js'
 import { PART_SEPARATOR, placePart, SHARED_VARIABLES, type RenderedPart, type RenderedSubstitution, type RenderedVariable } from './rendered-prompt.js'
@@ -46,14 +46,21 @@ function substitutionsOf(template: Template | undefined, variables: Variables): 
   return Object.freeze(out)
 }
 
-/** Whether `part` (of the same output text and template) holds exactly the current values at its substitutions. */
+/**
+ * Whether `part` (of the same output text and template) holds exactly the
+ * current values at its substitutions. Comparing lengths is enough: the text
+ * is the template's literals with the values between them, so with the same
+ * literals, the same text and values of the same lengths at the same places,
+ * each value is the text between its literals, in both. (No character is
+ * read: a filled output may be a rope, which a read would flatten.)
+ */
 function sameValues(part: RenderedPart, template: Template, variables: Variables): boolean {
   const { substitutions } = part
   const { refs } = template
   for (let i = 0; i < substitutions.length; i++) {
     const { start, end } = substitutions[i]!
     const value = variables[refs[i]!]
-    if (value === undefined || value.length !== end - start || !part.text.startsWith(value, start)) return false
+    if (value === undefined || value.length !== end - start) return false
   }
   return true
 }
@@ -64,21 +71,46 @@ function sameValues(part: RenderedPart, template: Template, variables: Variables
  * the same frozen part for a shared section instead of one each. A few
  * offsets per registration; entries go with the registration.
  */
-const internedParts = new WeakMap<SectionSource, Map<number, RenderedPart>>()
+const internedParts = new WeakMap<SectionSource, Map<number, Interned>>()
 const INTERNED_OFFSETS = 4
 
-/** The interned part of `source` at `start`, when it has exactly this text, origin, flag, names and values. */
-function internedPart(source: SectionSource, start: number, text: string, origin: RenderedPart['origin'], restored: boolean, names: readonly string[], template: Template | undefined, variables: Variables): RenderedPart | undefined {
-  const part = internedParts.get(source)?.get(start)
-  if (part === undefined || part.text !== text || part.origin !== origin || part.restored !== restored || part.variables !== names) return undefined
-  return template === undefined || sameValues(part, template, variables) ? part : undefined
+/** An interned part, with the values its template was filled from (none without a template). */
+interface Interned {
+  readonly part: RenderedPart
+  readonly values: readonly (string | undefined)[]
 }
 
-function intern(source: SectionSource, part: RenderedPart): void {
+function valuesFor(template: Template | undefined, variables: Variables): readonly (string | undefined)[] {
+  if (template === undefined) return NO_VALUES
+  const { refs } = template
+  const values = new Array<string | undefined>(refs.length)
+  for (let i = 0; i < refs.length; i++) values[i] = variables[refs[i]!]
+  return values
+}
+
+/**
+ * The interned part of `source` at `start`, when it has exactly this text,
+ * origin, flag, names and values. A templated part is matched by its values
+ * (the same template filled with the same values is the same text), so
+ * another agent's fill of the same length is never compared character by
+ * character (which would flatten both ropes).
+ */
+function internedPart(source: SectionSource, start: number, text: string, origin: RenderedPart['origin'], restored: boolean, names: readonly string[], template: Template | undefined, variables: Variables): RenderedPart | undefined {
+  const held = internedParts.get(source)?.get(start)
+  if (held === undefined) return undefined
+  const { part, values } = held
+  if (part.origin !== origin || part.restored !== restored || part.variables !== names || part.text.length !== text.length) return undefined
+  if (template === undefined) return part.text === text ? part : undefined
+  const { refs } = template
+  for (let i = 0; i < refs.length; i++) if (values[i] !== variables[refs[i]!]) return undefined
+  return part
+}
+
+function intern(source: SectionSource, part: RenderedPart, template: Template | undefined, variables: Variables): void {
   let byStart = internedParts.get(source)
   if (byStart === undefined) internedParts.set(source, (byStart = new Map()))
   if (byStart.size >= INTERNED_OFFSETS) byStart.delete(byStart.keys().next().value!)
-  byStart.set(part.start, part)
+  byStart.set(part.start, { part, values: valuesFor(template, variables) })
 }
 
 /** Whether `part` came from a section with these options (layer, stability, flags, priority) and origin. */
@@ -176,7 +208,7 @@ export function buildParts(
         start,
       )
       // A view's first render interns; later ones only look up (no churn of the table on every move).
-      if (source !== undefined && before === undefined) intern(source, part)
+      if (source !== undefined && before === undefined) intern(source, part, template, variables)
     }
     parts.push(part)
     offset = part.end
@@ -206,7 +238,7 @@ export function variablesOf(parts: readonly RenderedPart[], record: AssemblyReco
     for (const name of part.variables) {
       if (seen.has(name)) continue
       seen.add(name)
-      const source = table?.byName.get(name)
+      const source = table === undefined ? undefined : sourceNamed(table, name)
       out.push(source === undefined ? { name, layer: undefined, stability: 'session' } : variableOf(source))
     }
   }

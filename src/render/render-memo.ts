@@ -1,5 +1,6 @@
 import { compileTemplate, fillTemplate, type Template, type TemplateOwner } from '../assembly/template.js'
 import type { PromptStats } from '../assembly/stats.js'
+import { VariableSnapshot } from './variable-snapshot.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
 
@@ -53,10 +54,41 @@ export function renderItem(item: RenderItem, variables: Variables, kind: RenderO
 /** A template compiled once per registration and text, for every view that renders it. */
 const sharedTemplates = new WeakMap<object, { readonly text: string; readonly template: Template | undefined }>()
 /** The last output of a registration's template, with the values it was filled from. */
-const sharedOutputs = new WeakMap<object, { readonly template: Template; readonly values: readonly (string | undefined)[]; readonly output: string }>()
+const sharedOutputs = new WeakMap<object, SharedOutput>()
+
+interface SharedOutput {
+  readonly template: Template
+  readonly values: readonly (string | undefined)[]
+  readonly output: string
+  /** Set once a second fill took this output: it was flattened then. */
+  shared: boolean
+}
+
+/**
+ * Templates of texts rendered without a registration to key them by (runtime
+ * contexts, a listener's sections), by text: a context every agent renders
+ * compiles once instead of once per view (~350 bytes per template and view).
+ * Bounded (oldest dropped first), and only for short texts that reference
+ * something; a compile error is never kept.
+ */
+const templatesByText = new Map<string, Template>()
+const TEXT_TEMPLATES = 256
+const TEXT_TEMPLATE_LENGTH = 4096
+
+function textTemplateOf(name: string, text: string, interpolate: boolean, kind: RenderOwner): Template | undefined {
+  if (typeof text !== 'string' || !interpolate || text.length > TEXT_TEMPLATE_LENGTH) return compiled(name, text, interpolate, kind)
+  const held = templatesByText.get(text)
+  if (held !== undefined) return held
+  const template = compiled(name, text, interpolate, kind)
+  if (template !== undefined) {
+    if (templatesByText.size >= TEXT_TEMPLATES) templatesByText.delete(templatesByText.keys().next().value!)
+    templatesByText.set(text, template)
+  }
+  return template
+}
 
 function templateOf(owner: object | undefined, name: string, text: string, interpolate: boolean, kind: RenderOwner): Template | undefined {
-  if (owner === undefined) return compiled(name, text, interpolate, kind)
+  if (owner === undefined) return textTemplateOf(name, text, interpolate, kind)
   const held = sharedTemplates.get(owner)
   if (held !== undefined && held.text === text) return held.template
   const template = compiled(name, text, interpolate, kind)
@@ -68,6 +100,14 @@ function templateOf(owner: object | undefined, name: string, text: string, inter
  * Fills `template` for `owner` (a registration), handing out the string an
  * earlier fill with the same values made: a global section rendered with the
  * same variables is one string in every view.
+ *
+ * A fill is kept as the rope concatenation made it, and flattened (in place)
+ * only once a second view takes it: a section that references a per-agent
+ * value (`{{cwd}}`) then costs each agent a few rope nodes over the
+ * template's shared literals instead of a flat copy of the whole text (~0.9
+ * KB per such section and agent), while an output every agent shares is one
+ * flat string, which joins faster (a join copies from a rope without
+ * flattening it, ~10% slower for those parts).
  */
 function filledFor(owner: object | undefined, template: Template, variables: Variables, label: TemplateOwner): string {
   if (owner === undefined) return fillTemplate(template, variables, label)
@@ -76,22 +116,22 @@ function filledFor(owner: object | undefined, template: Template, variables: Var
   if (held !== undefined && held.template === template) {
     let same = true
     for (let i = 0; same && i < refs.length; i++) same = held.values[i] === variables[refs[i]!] && Object.hasOwn(variables, refs[i]!)
-    if (same) return held.output
+    if (same) {
+      if (!held.shared) {
+        held.shared = true
+        flatten(held.output)
+      }
+      return held.output
+    }
   }
-  const output = flattened(fillTemplate(template, variables, label))
-  sharedOutputs.set(owner, { template, values: refs.map((ref) => variables[ref]), output })
+  const output = fillTemplate(template, variables, label)
+  sharedOutputs.set(owner, { template, values: refs.map((ref) => variables[ref]), output, shared: false })
   return output
 }
 
-/**
- * `text`, flattened in place when it is a rope (a few references fill by
- * concatenation): a charCode read makes V8 flatten it once, so every later
- * join of the prompt copies it instead of walking the rope again (measured
- * ~2× on joining the prompt text).
- */
-function flattened(text: string): string {
+/** Flattens `text` in place when it is a rope (a character read makes V8 do it once, for every holder). */
+function flatten(text: string): void {
   if (text.length > 0 && text.charCodeAt(0) < 0) throw new Error('unreachable: a negative char code')
-  return text
 }
 
 function touches(refs: readonly string[], changed: ReadonlySet<string>): boolean {
@@ -146,7 +186,7 @@ export class RenderMemo {
   #templates: (Template | undefined)[] = []
   #outputs: string[] = []
   #byName: Map<string, number> | undefined
-  readonly #snapshot = new Map<string, string | undefined>()
+  readonly #snapshot = new VariableSnapshot()
   /** Moves whenever an output, name or template changes: what the renderer's derived caches compare. */
   version = 0
   /** The joined text of the current outputs, cached by the renderer; cleared whenever an output changes. */
@@ -171,25 +211,6 @@ export class RenderMemo {
   /** The compiled templates of the last successful render, by position (`undefined`: no references). */
   get templates(): readonly (Template | undefined)[] {
     return this.#templates
-  }
-
-  /** The names of variables whose value (or presence) differs from the last committed render. */
-  #changedVariables(variables: Variables): Set<string> | null {
-    const snapshot = this.#snapshot
-    let changed: Set<string> | null = null
-    let own = 0
-    for (const name in variables) {
-      if (!Object.hasOwn(variables, name)) continue
-      own++
-      const value = variables[name]
-      if (snapshot.get(name) !== value || (value === undefined && !snapshot.has(name))) {
-        ;(changed ??= new Set()).add(name)
-      }
-    }
-    if (own !== snapshot.size || changed !== null) {
-      for (const name of snapshot.keys()) if (!Object.hasOwn(variables, name)) (changed ??= new Set()).add(name)
-    }
-    return changed
   }
 
   #indexOf(name: string): number {
@@ -219,7 +240,7 @@ export class RenderMemo {
     const interpolates = this.#interpolates
     const templates = this.#templates
     const outputs = this.#outputs
-    const changed = this.#changedVariables(variables)
+    const changed = this.#snapshot.changed(variables)
     const count = items.length
     // Copy-on-first-difference, in two grades: while every item keeps its
     // slot (same name, text and flag at the same position), only a changed
@@ -272,10 +293,7 @@ export class RenderMemo {
       stats.sectionRenders += renders
       stats.renderCacheHits += count - renders
     }
-    if (changed !== null) {
-      this.#snapshot.clear()
-      for (const name in variables) if (Object.hasOwn(variables, name)) this.#snapshot.set(name, variables[name])
-    }
+    if (changed !== null) this.#snapshot.commit(variables)
     if (next === undefined) {
       if (nextOutputs === undefined) {
         // Same outputs (the joined text stays valid), but the values inside them moved.

@@ -1,6 +1,7 @@
 import { labelInLayer, type SectionEntry } from '../assembly/entries.js'
 import {
   recordOf,
+  sourceNamed,
   type AssemblyRecord,
   type DeferredSections,
   type NamedSource,
@@ -47,7 +48,8 @@ interface LastPrompt {
   readonly deferred:
     | {
         readonly entries: readonly SectionEntry[]
-        readonly texts: readonly string[]
+        /** The texts of the plan's dynamic sections (`plan.dynamic` order): the only ones a static plan can change. */
+        readonly dynamicTexts: readonly string[]
         readonly referenced: readonly string[]
         readonly values: readonly (string | undefined | typeof ABSENT)[]
       }
@@ -78,7 +80,7 @@ function cacheOf(slot: RenderSlot): SlotCache {
 function ownerIn(table: SourceTable<{ readonly name: string; readonly layer: 'global' | object }> | undefined, kind: string): RenderOwner {
   if (table === undefined) return kind
   return (name) => {
-    const layer = table.byName.get(name)?.layer
+    const layer = sourceNamed(table, name)?.layer
     return labelInLayer(kind, name, layer)
   }
 }
@@ -113,7 +115,8 @@ function unchanged(last: LastPrompt, deferred: DeferredSections, record: Assembl
   // A deferred result had no listener, so nothing was restored; the last prompt must not carry marks either.
   if (last.restored !== '') return false
   const collected = record.provenance.collected!
-  for (const i of plan.dynamic) if (key.texts[i] !== collected[i]) return false
+  const { dynamic } = plan
+  for (let k = 0; k < dynamic.length; k++) if (key.dynamicTexts[k] !== collected[dynamic[k]!]) return false
   const { referenced, values } = key
   for (let i = 0; i < referenced.length; i++) {
     const name = referenced[i]!
@@ -196,7 +199,7 @@ function renderRecorded(assembly: Pick<PromptPresentation, 'sections' | 'variabl
   const key =
     deferred === undefined
       ? undefined
-      : { entries: deferred.plan.entries, texts, referenced: memo.referenced, values: valuesOf(memo.referenced, variables) }
+      : { entries: deferred.plan.entries, dynamicTexts: deferred.plan.dynamic.map((i) => texts[i]!), referenced: memo.referenced, values: valuesOf(memo.referenced, variables) }
   if (
     last !== undefined &&
     last.version === memo.version &&

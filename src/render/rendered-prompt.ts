@@ -154,35 +154,84 @@ export function buildRenderedPrompt(inputs: readonly PartInput[], variables: rea
   return promptOf(parts, variables, undefined)
 }
 
+/** The lazily computed fields of one prompt made by `promptOf`. */
+interface LazyFields {
+  readonly parts: readonly RenderedPart[]
+  text: string | undefined
+  blocks: readonly PromptBlock[] | undefined
+  /** The blocks of the prompt it replaced, when they were read: reused by `blocks`; dropped once used. */
+  previous: readonly PromptBlock[] | undefined
+}
+
+/**
+ * Where a prompt keeps its lazy fields: a non-enumerable symbol-keyed own
+ * property (spread, JSON, `structuredClone` and `Object.keys` never see it),
+ * read through `this`, so a proxy around a prompt or an object inheriting
+ * from one reads the prompt's own fields.
+ */
+const LAZY: unique symbol = Symbol('promptloom.renderedPrompt')
+
+type LazyPrompt = RenderedPrompt & { readonly [LAZY]?: LazyFields }
+
+/** The referenced `variables`, frozen (kept out of `promptOf`'s closure scope, so the name set is not retained). */
+function keptVariables(parts: readonly RenderedPart[], variables: readonly RenderedVariable[]): readonly RenderedVariable[] {
+  const referenced = new Set<string>()
+  for (const part of parts) for (const name of part.variables) referenced.add(name)
+  return Object.freeze(
+    variables.filter((variable) => referenced.has(variable.name)).map((variable) => (SHARED_VARIABLES.has(variable) ? variable : Object.freeze({ ...variable }))),
+  )
+}
+
 /**
  * The frozen prompt over placed `parts`. `text` and `blocks` are own
  * enumerable accessors computed on first read and kept (spread, JSON and
  * `structuredClone` read them like data); a block whose parts have the same
  * names, texts and flags as one of `previous`'s is that block, text and all.
+ *
+ * Only `previous`'s blocks are kept, and only when they were read (making
+ * them now would join what nobody asked for): a prompt never holds the one
+ * before it, so a loop that reads only `text` does not keep a chain of them.
+ * The accessors are defined on a plain object (an object literal with
+ * accessors is a dictionary-mode object in V8, ~450 bytes more per prompt).
  */
 export function promptOf(parts: readonly RenderedPart[], variables: readonly RenderedVariable[], previous: RenderedPrompt | undefined): RenderedPrompt {
-  const referenced = new Set<string>()
-  for (const part of parts) for (const name of part.variables) referenced.add(name)
-  const kept = Object.freeze(
-    variables.filter((variable) => referenced.has(variable.name)).map((variable) => (SHARED_VARIABLES.has(variable) ? variable : Object.freeze({ ...variable }))),
-  )
-  let text: string | undefined
-  let blocks: readonly PromptBlock[] | undefined
+  const kept = keptVariables(parts, variables)
+  const fields: LazyFields = { parts, text: undefined, blocks: undefined, previous: (previous as LazyPrompt | undefined)?.[LAZY]?.blocks }
   Object.freeze(parts)
-  return Object.freeze({
-    get text(): string {
-      return (text ??= parts.length === 1 ? parts[0]!.text : joinTexts(parts))
-    },
-    parts,
-    get blocks(): readonly PromptBlock[] {
-      if (blocks === undefined) {
-        blocks = blocksOf(parts, previous?.blocks)
-        previous = undefined
-      }
-      return blocks
-    },
-    variables: kept,
-  })
+  const prompt = {} as { text: string; parts: readonly RenderedPart[]; blocks: readonly PromptBlock[]; variables: readonly RenderedVariable[] }
+  Object.defineProperty(prompt, 'text', TEXT)
+  prompt.parts = parts
+  Object.defineProperty(prompt, 'blocks', BLOCKS)
+  prompt.variables = kept
+  Object.defineProperty(prompt, LAZY, { value: fields })
+  return Object.freeze(prompt)
+}
+
+function fieldsOf(receiver: unknown): LazyFields {
+  const fields = typeof receiver === 'object' && receiver !== null ? (receiver as LazyPrompt)[LAZY] : undefined
+  if (fields === undefined) throw new TypeError('a rendered prompt accessor was called on an object that is not a rendered prompt; read "text" and "blocks" from the object render() returned')
+  return fields
+}
+
+// Shared by every prompt, so all prompts share one hidden class.
+const TEXT: PropertyDescriptor = {
+  get(this: unknown): string {
+    const fields = fieldsOf(this)
+    return (fields.text ??= fields.parts.length === 1 ? fields.parts[0]!.text : joinTexts(fields.parts))
+  },
+  enumerable: true,
+}
+
+const BLOCKS: PropertyDescriptor = {
+  get(this: unknown): readonly PromptBlock[] {
+    const fields = fieldsOf(this)
+    if (fields.blocks === undefined) {
+      fields.blocks = blocksOf(fields.parts, fields.previous)
+      fields.previous = undefined
+    }
+    return fields.blocks
+  },
+  enumerable: true,
 }
 
 function joinTexts(parts: readonly { readonly text: string }[]): string {

@@ -1,5 +1,8 @@
 import { batch, signal, type ReadonlySignal, type Signal } from '@preact/signals-core'
 
+/** The cells of every empty table that never held an entry; never written (`set` swaps in a map of its own first). */
+const EMPTY: ReadonlyMap<unknown, unknown> = new Map()
+
 /**
  * A keyed table whose reads subscribe and whose writes notify, with
  * per-entry granularity:
@@ -15,7 +18,9 @@ import { batch, signal, type ReadonlySignal, type Signal } from '@preact/signals
  * its position. An overwrite with an `Object.is`-equal value changes nothing.
  */
 export class SignalTable<K, V> {
-  readonly #cells = new Map<K, Signal<V>>()
+  // Shared while empty: most tables of a scope's layer (its tools, its
+  // suppressors) never get an entry, and an empty Map is ~180 bytes each.
+  #cells = EMPTY as Map<K, Signal<V>>
   readonly #version = signal(0)
 
   /** Moves on every insertion, removal and overwrite. */
@@ -66,6 +71,7 @@ export class SignalTable<K, V> {
       })
       return
     }
+    if ((this.#cells as ReadonlyMap<unknown, unknown>) === EMPTY) this.#cells = new Map()
     this.#cells.set(key, signal(value))
     this.#version.value++
   }

@@ -1,0 +1,67 @@
+import v8 from 'node:v8'
+import vm from 'node:vm'
+import { signal } from '@preact/signals-core'
+import { describe, expect, test } from 'vitest'
+import { render, type RenderedPrompt } from '../../src/index.js'
+import { BARE, mount } from '../assembly/system-prompt.fixtures.js'
+
+// A RenderedPrompt reuses the blocks of the prompt before it, but must not
+// keep that prompt: a loop that reads only `text` would otherwise keep a
+// chain of every prompt it ever rendered (each one holding its joined text).
+
+const gc: () => void =
+  (globalThis as { gc?: () => void }).gc ??
+  (v8.setFlagsFromString('--expose-gc'), vm.runInNewContext('gc') as () => void)
+
+const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 2))
+
+/** Whether `ref`'s target is collected within a few forced collections. */
+async function collected(ref: WeakRef<object>): Promise<boolean> {
+  for (let i = 0; i < 10; i++) {
+    // deref() keeps its target alive until the current job ends, so let the job end first.
+    await tick()
+    gc()
+    await tick()
+    if (ref.deref() === undefined) return true
+  }
+  return false
+}
+
+/** An app whose one volatile section changes every step, and a step that renders it and reads `read`. */
+async function loop(): Promise<(read: 'text' | 'blocks') => Promise<RenderedPrompt>> {
+  const app = await mount(BARE)
+  const notes = signal('note 0')
+  app.systemPrompt.section({ name: 'intro', order: 0, text: 'A stable introduction.', cacheBreakpoint: true })
+  app.systemPrompt.section({ name: 'notes', order: 10, text: notes, stability: 'volatile' })
+  let turn = 0
+  return async (read) => {
+    notes.value = `note ${++turn}`
+    const rendered = render(await app.systemPrompt.assemble())
+    void (read === 'text' ? rendered.text : rendered.blocks)
+    return rendered
+  }
+}
+
+describe('a rendered prompt does not keep the one before it', () => {
+  test('a loop reading only text lets every earlier prompt go', async () => {
+    const step = await loop()
+    const first = new WeakRef(await step('text'))
+    const kept: RenderedPrompt[] = []
+    for (let i = 0; i < 3; i++) kept.push(await step('text'))
+    expect(await collected(first)).toBe(true)
+    expect(kept[2]!.text).toContain('note 4')
+  })
+
+  test('a loop reading blocks reuses the unchanged block and still lets the earlier prompt go', async () => {
+    const step = await loop()
+    // The earlier prompt is only held weakly here (its first block is kept, through `stable` and `next`).
+    const { ref, stable } = await (async () => {
+      const earlier = await step('blocks')
+      return { ref: new WeakRef(earlier), stable: earlier.blocks[0]! }
+    })()
+    const next = await step('blocks')
+    expect(next.blocks[0]).toBe(stable)
+    expect(next.blocks[1]!.text).toBe('note 2')
+    expect(await collected(ref)).toBe(true)
+  })
+})
