@@ -25,11 +25,16 @@ export function refreshAccepted(world: World, v: number): void {
   if (mine.ok && theirs.ok) world.accepted[v] = { mine: mine.value, theirs: theirs.value }
 }
 
-/** Replaces view `v`'s accepted results by copies made the same way on both engines. */
+/**
+ * Replaces view `v`'s accepted results by copies made the same way on both
+ * engines. A shallow spread of a deep-spread copy shares that copy's fresh
+ * `contexts` array, so it stays a deep-spread copy for `expectSameRefreshAs`.
+ */
 export function copyAccepted(world: World, v: number, how: CopyKind): void {
   const accepted = world.accepted[v]
   if (accepted === undefined) return
-  world.accepted[v] = { mine: copyResult(accepted.mine, how), theirs: copyResult(accepted.theirs, how), copied: how }
+  const copied = how === 'spread' && accepted.copied === 'deep spread' ? 'deep spread' : how
+  world.accepted[v] = { mine: copyResult(accepted.mine, how), theirs: copyResult(accepted.theirs, how), copied }
 }
 
 /**
