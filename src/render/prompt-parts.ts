@@ -94,11 +94,28 @@ function sameSource(part: RenderedPart, source: SectionSource | undefined, origi
   )
 }
 
+function touches(refs: readonly string[], changed: ReadonlySet<string>): boolean {
+  for (let i = 0; i < refs.length; i++) if (changed.has(refs[i]!)) return true
+  return false
+}
+
+/** Where `name` is in `before`, looked for a few parts around `near` (a changed step shifts later parts by one or two); -1: not there. */
+function nearby(before: readonly RenderedPart[], name: string, near: number): number {
+  for (let j = Math.max(0, near - 2), end = Math.min(before.length, near + 4); j < end; j++) if (before[j]!.name === name) return j
+  return -1
+}
+
 /**
  * The parts of a render of `items` (texts in `texts`, outputs and templates
  * from the memo), reusing `previous` where nothing a part depends on moved.
  * A section keeps `origin: 'registry'` while its name and text are the ones
  * the registry collected; a listener's own or edited section is `'waterfall'`.
+ *
+ * `changed` is what the memo knows about the values since `previous` was
+ * built: the variables that changed (`null`: none), so a part whose template
+ * references none of them keeps its substitutions without reading them
+ * again; `undefined` when `previous` is older than that, and every
+ * substituted value is compared.
  */
 export function buildParts(
   items: readonly RenderKey[],
@@ -108,6 +125,7 @@ export function buildParts(
   variables: Variables,
   record: AssemblyRecord | undefined,
   previous: readonly RenderedPart[] | undefined,
+  changed?: ReadonlySet<string> | null,
 ): RenderedPart[] {
   const sources = record?.provenance.sections
   const collected = record?.provenance.collected
@@ -115,6 +133,8 @@ export function buildParts(
   const parts: RenderedPart[] = []
   const before = previous
   let byName: Map<string, number> | undefined
+  // Names the window around the cursor missed: past two (a reorder, not an insertion), look everything up by name.
+  let misses = 0
   // Where the source list stands against `items` (identity and persona come first, in no list).
   let shift = 0
   let cursor = 0
@@ -137,8 +157,8 @@ export function buildParts(
     let part: RenderedPart | undefined
     let moved: RenderedPart | undefined
     if (before !== undefined) {
-      let at = cursor < before.length && before[cursor]!.name === name ? cursor : -1
-      if (at < 0) {
+      let at = cursor < before.length && before[cursor]!.name === name ? cursor : byName === undefined ? nearby(before, name, cursor) : -1
+      if (at < 0 && (byName !== undefined || ++misses > 2)) {
         if (byName === undefined) {
           byName = new Map()
           for (let j = 0; j < before.length; j++) byName.set(before[j]!.name, j)
@@ -148,7 +168,13 @@ export function buildParts(
       if (at >= 0) {
         cursor = at + 1
         const old = before[at]!
-        if (old.text === text && old.variables === names && sameSource(old, source, origin) && old.restored === restored && (template === undefined || sameValues(old, template, variables))) {
+        if (
+          old.text === text &&
+          old.variables === names &&
+          sameSource(old, source, origin) &&
+          old.restored === restored &&
+          (template === undefined || changed === null || (changed !== undefined && !touches(template.refs, changed)) || sameValues(old, template, variables))
+        ) {
           if (old.start === start) part = old
           else moved = old
         }

@@ -157,16 +157,26 @@ export class RenderMemo {
     return this.#outputs
   }
 
-  #referenced: { readonly version: number; readonly names: readonly string[] } | undefined
+  #referenced: { readonly templates: readonly (Template | undefined)[]; readonly names: readonly string[] } | undefined
 
   /** The distinct variable names the current templates reference: all a repeat render's outputs depend on besides the texts. */
   get referenced(): readonly string[] {
-    if (this.#referenced?.version === this.version) return this.#referenced.names
+    // The templates array is replaced, never written, so its identity says whether the names can differ (a re-fill keeps it).
+    if (this.#referenced?.templates === this.#templates) return this.#referenced.names
     const names = new Set<string>()
     for (const template of this.#templates) if (template !== undefined) for (const ref of template.refs) names.add(ref)
-    this.#referenced = { version: this.version, names: [...names] }
+    this.#referenced = { templates: this.#templates, names: [...names] }
     return this.#referenced.names
   }
+
+  /** Successful renders so far: a derived value made right after render `n` may trust `changed` of render `n + 1`. */
+  commits = 0
+  /**
+   * The variables whose value or presence the last successful render found
+   * changed against the one before it (`null`: none). A slot whose template
+   * references none of them holds exactly the values it held then.
+   */
+  changed: ReadonlySet<string> | null = null
 
   /** The compiled templates of the last successful render, by position (`undefined`: no references). */
   get templates(): readonly (Template | undefined)[] {
@@ -192,7 +202,10 @@ export class RenderMemo {
     return changed
   }
 
-  #indexOf(name: string): number {
+  #indexOf(name: string, near: number): number {
+    // A few slots ahead first: one removal or insertion shifts every later item by one, and a map of G names per changed step is not needed.
+    const names = this.#names
+    for (let j = Math.max(0, near - 1), end = Math.min(names.length, near + 4); j < end; j++) if (names[j] === name) return j
     if (this.#byName === undefined) {
       this.#byName = new Map()
       for (let i = 0; i < this.#names.length; i++) this.#byName.set(this.#names[i]!, i)
@@ -230,6 +243,7 @@ export class RenderMemo {
     let next: { names: string[]; texts: string[]; interpolates: boolean[]; templates: (Template | undefined)[]; outputs: string[] } | undefined =
       count === names.length ? undefined : sized(count, 0, names, texts, interpolates, templates, outputs)
     let renders = 0
+    let shift = 0
     // A re-filled template whose output came out the same still moved its
     // substituted values (`{{p}}{{q}}`: "a"+"" then ""+"a"): parts must follow.
     let refilled = false
@@ -239,7 +253,9 @@ export class RenderMemo {
       const text = given === undefined ? item.text! : given[i]!
       const owner = given === undefined ? undefined : item
       const interpolate = item.interpolate !== false
-      let at = i < names.length && names[i] === name ? i : this.#indexOf(name)
+      // Where the last slot was found, the next one most likely follows (after an insertion or removal, every later item is one off).
+      let at = names[i + shift] === name ? i + shift : this.#indexOf(name, i + shift)
+      if (at >= 0) shift = at - i
       let template: Template | undefined
       let output: string
       if (at >= 0 && texts[at] === text && interpolates[at] === interpolate) {
@@ -276,6 +292,8 @@ export class RenderMemo {
       this.#snapshot.clear()
       for (const name in variables) if (Object.hasOwn(variables, name)) this.#snapshot.set(name, variables[name])
     }
+    this.changed = changed
+    this.commits++
     if (next === undefined) {
       if (nextOutputs === undefined) {
         // Same outputs (the joined text stays valid), but the values inside them moved.

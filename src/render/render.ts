@@ -37,6 +37,8 @@ type Renderable = Pick<PromptPresentation, 'variables'> & {
 /** The last `RenderedPrompt` of a slot, with what it was derived from. */
 interface LastPrompt {
   readonly version: number
+  /** The memo's `commits` its parts' values are those of: `changed` of the next commit is what moved since. */
+  readonly commits: number
   readonly sources: SourceTable<SectionSource> | undefined
   readonly origins: string
   readonly variablesTable: SourceTable<NamedSource> | undefined
@@ -205,12 +207,14 @@ function renderRecorded(assembly: Pick<PromptPresentation, 'sections' | 'variabl
     last.variablesTable === provenance.variables &&
     last.restored === restored
   ) {
-    cache.prompt = { ...last, deferred: key }
+    // Same version: no template of the current slots was re-filled, so the parts hold this commit's values too.
+    cache.prompt = { ...last, commits: last.commits === memo.commits - 1 ? memo.commits : last.commits, deferred: key }
     return last.rendered
   }
-  const parts = buildParts(items, texts, memo.outputs, memo.templates, variables, record, last?.rendered.parts)
+  const changed = last !== undefined && last.commits === memo.commits - 1 ? memo.changed : undefined
+  const parts = buildParts(items, texts, memo.outputs, memo.templates, variables, record, last?.rendered.parts, changed)
   const rendered = promptOf(parts, variablesOf(parts, record), last?.rendered)
-  cache.prompt = { version: memo.version, sources, origins, variablesTable: provenance.variables, restored, rendered, deferred: key }
+  cache.prompt = { version: memo.version, commits: memo.commits, sources, origins, variablesTable: provenance.variables, restored, rendered, deferred: key }
   return rendered
 }
 
