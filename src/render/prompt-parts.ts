@@ -13,7 +13,6 @@
 
 import type { AssemblyRecord, SectionSource } from '../assembly/provenance.js'
 import type { Template } from '../assembly/template.js'
-import type { RenderKey } from './render-memo.js'
 import { PART_SEPARATOR, placePart, SHARED_VARIABLES, type RenderedPart, type RenderedSubstitution, type RenderedVariable } from './rendered-prompt.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
@@ -106,7 +105,7 @@ function nearby(before: readonly RenderedPart[], name: string, near: number): nu
 }
 
 /**
- * The parts of a render of `items` (texts in `texts`, outputs and templates
+ * The parts of a render of the items named `names` (texts in `texts`, outputs and templates
  * from the memo), reusing `previous` where nothing a part depends on moved.
  * A section keeps `origin: 'registry'` while its name and text are the ones
  * the registry collected; a listener's own or edited section is `'waterfall'`.
@@ -118,7 +117,7 @@ function nearby(before: readonly RenderedPart[], name: string, near: number): nu
  * substituted value is compared.
  */
 export function buildParts(
-  items: readonly RenderKey[],
+  names: readonly string[],
   texts: readonly string[],
   outputs: readonly string[],
   templates: readonly (Template | undefined)[],
@@ -139,10 +138,10 @@ export function buildParts(
   let shift = 0
   let cursor = 0
   let offset = 0
-  for (let i = 0; i < items.length; i++) {
+  for (let i = 0; i < names.length; i++) {
     const text = outputs[i]!
     if (text === '') continue
-    const { name } = items[i]!
+    const name = names[i]!
     let index: number | undefined
     if (sources !== undefined) {
       if (sources.list[i + shift]?.name === name) index = i + shift
@@ -152,7 +151,7 @@ export function buildParts(
     const origin = source !== undefined && collected?.[index!] === texts[i] ? 'registry' : 'waterfall'
     const restored = restoredNames !== undefined && restoredNames.length > 0 && restoredNames.includes(name)
     const template = templates[i]
-    const names = namesOf(template)
+    const refNames = namesOf(template)
     const start = parts.length === 0 ? 0 : offset + PART_SEPARATOR.length
     let part: RenderedPart | undefined
     let moved: RenderedPart | undefined
@@ -170,7 +169,7 @@ export function buildParts(
         const old = before[at]!
         if (
           old.text === text &&
-          old.variables === names &&
+          old.variables === refNames &&
           sameSource(old, source, origin) &&
           old.restored === restored &&
           (template === undefined || changed === null || (changed !== undefined && !touches(template.refs, changed)) || sameValues(old, template, variables))
@@ -182,7 +181,7 @@ export function buildParts(
     }
     // A moved part is re-placed directly (a changed step moves every later part: no table look-ups for them).
     if (part === undefined && moved !== undefined) part = placePart(moved, start)
-    if (part === undefined && source !== undefined) part = internedPart(source, start, text, origin, restored, names, template, variables)
+    if (part === undefined && source !== undefined) part = internedPart(source, start, text, origin, restored, refNames, template, variables)
     if (part === undefined) {
       part = placePart(
         {
@@ -191,7 +190,7 @@ export function buildParts(
           layer: source?.layer,
           origin,
           stability: source?.stability ?? 'session',
-          variables: names,
+          variables: refNames,
           cacheBreakpoint: source?.cacheBreakpoint ?? false,
           required: source?.required ?? false,
           restored,

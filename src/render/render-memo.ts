@@ -152,6 +152,16 @@ export class RenderMemo {
   /** The joined text of the current outputs, cached by the renderer; cleared whenever an output changes. */
   joined: string | undefined
 
+  /** The item names of the last successful render, by position (an array that is replaced, never written). */
+  get names(): readonly string[] {
+    return this.#names
+  }
+
+  /** The item texts of the last successful render, by position (replaced, never written). */
+  get texts(): readonly string[] {
+    return this.#texts
+  }
+
   /** The outputs of the last successful render, by position. */
   get outputs(): readonly string[] {
     return this.#outputs

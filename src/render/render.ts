@@ -13,7 +13,7 @@ import type { PromptPresentation } from '../assembly/types.js'
 import { buildParts, variablesOf } from './prompt-parts.js'
 import { guardStability } from './stability-guard.js'
 import { renderItem, RenderMemo, type RenderItem, type RenderKey, type RenderOwner } from './render-memo.js'
-import { PART_SEPARATOR, promptOf, type RenderedPrompt } from './rendered-prompt.js'
+import { builtSoFar, joinOutputs, keptVariables, lazyPromptOf, PART_SEPARATOR, promptOf, type RenderedPrompt } from './rendered-prompt.js'
 
 /** The header that opens every runtime-context snapshot. */
 export const RUNTIME_CONTEXT_HEADER =
@@ -168,7 +168,8 @@ export function render(assembly: Pick<PromptPresentation, 'sections' | 'variable
   if (record === undefined) {
     const items = assembly.sections.map((item) => renderItem(item, assembly.variables, 'prompt section'))
     const texts = assembly.sections.map((item) => item.text)
-    const parts = buildParts(assembly.sections, texts, items.map((item) => item.output), items.map((item) => item.template), assembly.variables, undefined, undefined)
+    const names = assembly.sections.map((item) => item.name)
+    const parts = buildParts(names, texts, items.map((item) => item.output), items.map((item) => item.template), assembly.variables, undefined, undefined)
     return promptOf(parts, variablesOf(parts, undefined), undefined)
   }
   const rendered = renderRecorded(assembly, record)
@@ -190,15 +191,16 @@ function renderRecorded(assembly: Pick<PromptPresentation, 'sections' | 'variabl
   const memo = cache.sections
   const { provenance } = record
   const items: readonly RenderKey[] = deferred !== undefined ? deferred.plan.entries : assembly.sections
-  const texts = deferred !== undefined ? provenance.collected! : assembly.sections.map((item) => item.text)
-  memo.render(items, deferred !== undefined ? texts : undefined, variables, ownerIn(provenance.sections, 'prompt section'), record.slot.stats)
+  // A deferred result's texts are the collected ones; otherwise each item carries its own.
+  const texts = deferred !== undefined ? provenance.collected! : undefined
+  memo.render(items, texts, variables, ownerIn(provenance.sections, 'prompt section'), record.slot.stats)
   const sources = provenance.sections
   const origins = deferred !== undefined ? ALL_COLLECTED : originsOf(assembly.sections, record)
   const restored = provenance.restored?.join('\0') ?? ''
   const key =
     deferred === undefined
       ? undefined
-      : { entries: deferred.plan.entries, texts, referenced: memo.referenced, values: valuesOf(memo.referenced, variables) }
+      : { entries: deferred.plan.entries, texts: texts!, referenced: memo.referenced, values: valuesOf(memo.referenced, variables) }
   if (
     last !== undefined &&
     last.version === memo.version &&
@@ -211,11 +213,34 @@ function renderRecorded(assembly: Pick<PromptPresentation, 'sections' | 'variabl
     cache.prompt = { ...last, commits: last.commits === memo.commits - 1 ? memo.commits : last.commits, deferred: key }
     return last.rendered
   }
-  const changed = last !== undefined && last.commits === memo.commits - 1 ? memo.changed : undefined
-  const parts = buildParts(items, texts, memo.outputs, memo.templates, variables, record, last?.rendered.parts, changed)
-  const rendered = promptOf(parts, variablesOf(parts, record), last?.rendered)
+  const rendered = lazyPrompt(memo, variables, record, last)
   cache.prompt = { version: memo.version, commits: memo.commits, sources, origins, variablesTable: provenance.variables, restored, rendered, deferred: key }
   return rendered
+}
+
+/**
+ * The prompt of the memo's current commit, its parts built on first read
+ * (a loop that reads only `text` joins the outputs and builds none), from
+ * what the last prompt of the scope had built by now. Everything the build
+ * reads is fixed here: the memo's committed arrays (replaced, never
+ * written), the values of the referenced variables, the record.
+ */
+function lazyPrompt(memo: RenderMemo, variables: Variables, record: AssemblyRecord, last: LastPrompt | undefined): RenderedPrompt {
+  const { names, texts, outputs, templates, referenced } = memo
+  const values: Record<string, string | undefined> = Object.create(null)
+  for (let i = 0; i < referenced.length; i++) values[referenced[i]!] = variables[referenced[i]!]
+  const built = builtSoFar(last?.rendered)
+  const previous = built.parts
+  // `changed` says what moved since the last commit; parts older than that are checked value by value.
+  const changed = previous !== undefined && last!.commits === memo.commits - 1 ? memo.changed : undefined
+  return lazyPromptOf(
+    () => joinOutputs(outputs),
+    () => {
+      const parts = buildParts(names, texts, outputs, templates, values, record, previous, changed)
+      return { parts, variables: keptVariables(parts, variablesOf(parts, record)) }
+    },
+    built.blocks,
+  )
 }
 
 /**

@@ -154,41 +154,114 @@ export function buildRenderedPrompt(inputs: readonly PartInput[], variables: rea
   return promptOf(parts, variables, undefined)
 }
 
+/** What a prompt has built so far (its parts, its blocks), for the next render of its scope to start from. */
+interface Built {
+  readonly parts: readonly RenderedPart[] | undefined
+  readonly blocks: readonly PromptBlock[] | undefined
+}
+
+const builtOf = new WeakMap<RenderedPrompt, () => Built>()
+
+/**
+ * The parts and blocks `prompt` has already built, without building them: a
+ * later prompt reuses them, and never holds the prompt itself (a text-only
+ * loop would otherwise chain every prompt it rendered).
+ */
+export function builtSoFar(prompt: RenderedPrompt | undefined): Built {
+  return prompt === undefined ? NOTHING_BUILT : (builtOf.get(prompt)?.() ?? NOTHING_BUILT)
+}
+
+const NOTHING_BUILT: Built = Object.freeze({ parts: undefined, blocks: undefined })
+
+/** The variables of `variables` that `parts` reference, frozen (the renderer's own records are kept as they are). */
+export function keptVariables(parts: readonly RenderedPart[], variables: readonly RenderedVariable[]): readonly RenderedVariable[] {
+  const referenced = new Set<string>()
+  for (const part of parts) for (const name of part.variables) referenced.add(name)
+  return Object.freeze(
+    variables.filter((variable) => referenced.has(variable.name)).map((variable) => (SHARED_VARIABLES.has(variable) ? variable : Object.freeze({ ...variable }))),
+  )
+}
+
 /**
  * The frozen prompt over placed `parts`. `text` and `blocks` are own
  * enumerable accessors computed on first read and kept (spread, JSON and
  * `structuredClone` read them like data); a block whose parts have the same
- * names, texts and flags as one of `previous`'s is that block, text and all.
+ * names, texts and flags as one of `previousBlocks` is that block, text and all.
  */
-export function promptOf(parts: readonly RenderedPart[], variables: readonly RenderedVariable[], previous: RenderedPrompt | undefined): RenderedPrompt {
-  const referenced = new Set<string>()
-  for (const part of parts) for (const name of part.variables) referenced.add(name)
-  const kept = Object.freeze(
-    variables.filter((variable) => referenced.has(variable.name)).map((variable) => (SHARED_VARIABLES.has(variable) ? variable : Object.freeze({ ...variable }))),
-  )
-  let text: string | undefined
-  let blocks: readonly PromptBlock[] | undefined
+export function promptOf(parts: readonly RenderedPart[], variables: readonly RenderedVariable[], previousBlocks: readonly PromptBlock[] | undefined): RenderedPrompt {
+  const kept = keptVariables(parts, variables)
   Object.freeze(parts)
-  return Object.freeze({
+  return lazyPromptOf(undefined, () => ({ parts, variables: kept }), previousBlocks)
+}
+
+/**
+ * A frozen prompt whose `parts` and `variables` are made by `build` on the
+ * first read of either (or of `blocks`), and whose `text` is `text()` until
+ * then (the joined outputs; afterwards the joined parts, the same string). A
+ * loop that reads only `text` never builds a part. `build` must not throw and
+ * must depend on nothing that changes after this call; it is dropped once run.
+ */
+export function lazyPromptOf(
+  text: (() => string) | undefined,
+  build: () => { readonly parts: readonly RenderedPart[]; readonly variables: readonly RenderedVariable[] },
+  previousBlocks: readonly PromptBlock[] | undefined,
+): RenderedPrompt {
+  let joined: string | undefined
+  let parts: readonly RenderedPart[] | undefined
+  let variables: readonly RenderedVariable[] | undefined
+  let blocks: readonly PromptBlock[] | undefined
+  let make: typeof build | undefined = build
+  let joinOutputs = text
+  const partsOf = (): readonly RenderedPart[] => {
+    if (parts === undefined) {
+      const made = make!()
+      parts = Object.freeze(made.parts)
+      variables = made.variables
+      make = undefined
+    }
+    return parts
+  }
+  const prompt: RenderedPrompt = Object.freeze({
     get text(): string {
-      return (text ??= parts.length === 1 ? parts[0]!.text : joinTexts(parts))
+      if (joined === undefined) {
+        const own = parts ?? (joinOutputs === undefined ? partsOf() : undefined)
+        joined = own === undefined ? joinOutputs!() : own.length === 1 ? own[0]!.text : joinTexts(own)
+        joinOutputs = undefined
+      }
+      return joined
     },
-    parts,
+    get parts(): readonly RenderedPart[] {
+      return partsOf()
+    },
     get blocks(): readonly PromptBlock[] {
       if (blocks === undefined) {
-        blocks = blocksOf(parts, previous?.blocks)
-        previous = undefined
+        blocks = blocksOf(partsOf(), previousBlocks)
+        previousBlocks = undefined
       }
       return blocks
     },
-    variables: kept,
+    get variables(): readonly RenderedVariable[] {
+      partsOf()
+      return variables!
+    },
   })
+  builtOf.set(prompt, () => ({ parts, blocks }))
+  return prompt
 }
 
 function joinTexts(parts: readonly { readonly text: string }[]): string {
   const texts = new Array<string>(parts.length)
   for (let i = 0; i < parts.length; i++) texts[i] = parts[i]!.text
   return texts.join(PART_SEPARATOR)
+}
+
+/** The non-empty `outputs` joined by a blank line: the text of the parts they make, without making them. */
+export function joinOutputs(outputs: readonly string[]): string {
+  let count = 0
+  for (let i = 0; i < outputs.length; i++) if (outputs[i] !== '') count++
+  const texts = new Array<string>(count)
+  for (let i = 0, j = 0; i < outputs.length; i++) if (outputs[i] !== '') texts[j++] = outputs[i]!
+  return count === 1 ? texts[0]! : texts.join(PART_SEPARATOR)
 }
 
 function sameMembers(a: readonly RenderedPart[], b: readonly RenderedPart[]): boolean {
