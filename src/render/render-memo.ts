@@ -168,15 +168,50 @@ export class RenderMemo {
   }
 
   #referenced: { readonly templates: readonly (Template | undefined)[]; readonly names: readonly string[] } | undefined
+  /**
+   * How many references to each name the current templates hold, kept up to
+   * date by every commit once `referenced` was first read: a changed step
+   * adds the new slots' references and drops the removed slots', instead of
+   * visiting G templates.
+   */
+  #refCounts: Map<string, number> | undefined
 
-  /** The distinct variable names the current templates reference: all a repeat render's outputs depend on besides the texts. */
+  /** The distinct variable names the current templates reference (in no particular order): all a repeat render's outputs depend on besides the texts. */
   get referenced(): readonly string[] {
     // The templates array is replaced, never written, so its identity says whether the names can differ (a re-fill keeps it).
     if (this.#referenced?.templates === this.#templates) return this.#referenced.names
-    const names = new Set<string>()
-    for (const template of this.#templates) if (template !== undefined) for (const ref of template.refs) names.add(ref)
-    this.#referenced = { templates: this.#templates, names: [...names] }
+    if (this.#refCounts === undefined) {
+      const counts = new Map<string, number>()
+      for (const template of this.#templates) if (template !== undefined) for (const ref of template.refs) counts.set(ref, (counts.get(ref) ?? 0) + 1)
+      this.#refCounts = counts
+    }
+    this.#referenced = { templates: this.#templates, names: [...this.#refCounts.keys()] }
     return this.#referenced.names
+  }
+
+  /** Moves the reference counts from `before` to `after`, where slot `i` of `after` is slot `from[i]` of `before` (-1: new). */
+  #recount(from: Int32Array, before: readonly (Template | undefined)[], after: readonly (Template | undefined)[]): void {
+    const counts = this.#refCounts!
+    const kept = new Uint8Array(before.length)
+    for (let i = 0; i < after.length; i++) {
+      const j = from[i]!
+      // A slot kept once keeps its references; a second item of the same name counts as new.
+      if (j >= 0 && kept[j] === 0) {
+        kept[j] = 1
+        continue
+      }
+      const template = after[i]
+      if (template !== undefined) for (const ref of template.refs) counts.set(ref, (counts.get(ref) ?? 0) + 1)
+    }
+    for (let j = 0; j < before.length; j++) {
+      const template = before[j]
+      if (kept[j] === 1 || template === undefined) continue
+      for (const ref of template.refs) {
+        const left = counts.get(ref)! - 1
+        if (left === 0) counts.delete(ref)
+        else counts.set(ref, left)
+      }
+    }
   }
 
   /** Successful renders so far: a derived value made right after render `n` may trust `changed` of render `n + 1`. */
@@ -212,10 +247,18 @@ export class RenderMemo {
     return changed
   }
 
-  #indexOf(name: string, near: number): number {
-    // A few slots ahead first: one removal or insertion shifts every later item by one, and a map of G names per changed step is not needed.
+  /**
+   * The slot of `name`: a few slots around `near` first (one removal or
+   * insertion shifts every later item by one); by a map of all names only
+   * once the window missed more than twice in this render (`misses`), so a
+   * new item or two does not cost a map of G names per changed step.
+   */
+  #indexOf(name: string, near: number, misses: { n: number }): number {
     const names = this.#names
-    for (let j = Math.max(0, near - 1), end = Math.min(names.length, near + 4); j < end; j++) if (names[j] === name) return j
+    if (this.#byName === undefined) {
+      for (let j = Math.max(0, near - 1), end = Math.min(names.length, near + 4); j < end; j++) if (names[j] === name) return j
+      if (++misses.n <= 2) return -1
+    }
     if (this.#byName === undefined) {
       this.#byName = new Map()
       for (let i = 0; i < this.#names.length; i++) this.#byName.set(this.#names[i]!, i)
@@ -252,8 +295,11 @@ export class RenderMemo {
     // Rebuilt arrays are made exactly `count` long (a pushed-to array keeps up to half again as spare room, per scope).
     let next: { names: string[]; texts: string[]; interpolates: boolean[]; templates: (Template | undefined)[]; outputs: string[] } | undefined =
       count === names.length ? undefined : sized(count, 0, names, texts, interpolates, templates, outputs)
+    // Each rebuilt slot's old slot (-1: new), while reference counts are kept.
+    let from: Int32Array | undefined = next !== undefined && this.#refCounts !== undefined ? new Int32Array(count) : undefined
     let renders = 0
     let shift = 0
+    const misses = { n: 0 }
     // A re-filled template whose output came out the same still moved its
     // substituted values (`{{p}}{{q}}`: "a"+"" then ""+"a"): parts must follow.
     let refilled = false
@@ -264,7 +310,7 @@ export class RenderMemo {
       const owner = given === undefined ? undefined : item
       const interpolate = item.interpolate !== false
       // Where the last slot was found, the next one most likely follows (after an insertion or removal, every later item is one off).
-      let at = names[i + shift] === name ? i + shift : this.#indexOf(name, i + shift)
+      let at = names[i + shift] === name ? i + shift : this.#indexOf(name, i + shift, misses)
       if (at >= 0) shift = at - i
       let template: Template | undefined
       let output: string
@@ -287,7 +333,12 @@ export class RenderMemo {
           continue
         }
         next = sized(count, i, names, texts, interpolates, templates, nextOutputs ?? outputs)
+        if (this.#refCounts !== undefined) {
+          from = new Int32Array(count)
+          for (let j = 0; j < i; j++) from[j] = j
+        }
       }
+      if (from !== undefined) from[i] = at
       next.names[i] = name
       next.texts[i] = text
       next.interpolates[i] = interpolate
@@ -315,6 +366,7 @@ export class RenderMemo {
       this.joined = undefined
       return
     }
+    if (from !== undefined) this.#recount(from, templates, next.templates)
     this.#names = next.names
     this.#texts = next.texts
     this.#interpolates = next.interpolates
