@@ -114,7 +114,9 @@ function nearby(before: readonly RenderedPart[], name: string, near: number): nu
  * built: the variables that changed (`null`: none), so a part whose template
  * references none of them keeps its substitutions without reading them
  * again; `undefined` when `previous` is older than that, and every
- * substituted value is compared.
+ * substituted value is compared. The first `kept` items are known to be
+ * what they were when `previous` was built (same slots, sources, origins and
+ * marks): their parts are `previous`'s, taken without a check.
  */
 export function buildParts(
   names: readonly string[],
@@ -125,20 +127,29 @@ export function buildParts(
   record: AssemblyRecord | undefined,
   previous: readonly RenderedPart[] | undefined,
   changed?: ReadonlySet<string> | null,
+  kept = 0,
 ): RenderedPart[] {
   const sources = record?.provenance.sections
   const collected = record?.provenance.collected
   const restoredNames = record?.provenance.restored
-  const parts: RenderedPart[] = []
+  let cursorAfterKept = 0
+  let first = 0
+  for (; first < kept; first++) if (outputs[first] !== '') cursorAfterKept++
+  let parts: RenderedPart[] = []
+  if (previous !== undefined && cursorAfterKept <= previous.length) {
+    // A spread and a cut: `slice` of a frozen array takes V8's slow path (~19 µs for 200 parts against 0.3).
+    parts = [...previous]
+    parts.length = cursorAfterKept
+  } else first = 0
   const before = previous
   let byName: Map<string, number> | undefined
   // Names the window around the cursor missed: past two (a reorder, not an insertion), look everything up by name.
   let misses = 0
   // Where the source list stands against `items` (identity and persona come first, in no list).
   let shift = 0
-  let cursor = 0
-  let offset = 0
-  for (let i = 0; i < names.length; i++) {
+  let cursor = parts.length
+  let offset = parts.length === 0 ? 0 : parts[parts.length - 1]!.end
+  for (let i = first; i < names.length; i++) {
     const text = outputs[i]!
     if (text === '') continue
     const name = names[i]!
@@ -222,7 +233,7 @@ function variableOf(source: { readonly name: string; readonly layer: RenderedVar
   return variable
 }
 
-/** The variables `parts` reference, with their supplying layer and declared stability. */
+/** The variables `parts` reference, in first-use order, with their supplying layer and declared stability; each one frozen. */
 export function variablesOf(parts: readonly RenderedPart[], record: AssemblyRecord | undefined): RenderedVariable[] {
   const table = record?.provenance.variables
   const seen = new Set<string>()
@@ -232,7 +243,7 @@ export function variablesOf(parts: readonly RenderedPart[], record: AssemblyReco
       if (seen.has(name)) continue
       seen.add(name)
       const source = table?.byName.get(name)
-      out.push(source === undefined ? { name, layer: undefined, stability: 'session' } : variableOf(source))
+      out.push(source === undefined ? Object.freeze({ name, layer: undefined, stability: 'session' as const }) : variableOf(source))
     }
   }
   return out

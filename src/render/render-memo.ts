@@ -222,6 +222,12 @@ export class RenderMemo {
    * references none of them holds exactly the values it held then.
    */
   changed: ReadonlySet<string> | null = null
+  /**
+   * The first position the last successful render changed: before it, every
+   * slot is the previous commit's at the same position, with the same
+   * output and values (not re-filled).
+   */
+  firstChange = 0
 
   /** The compiled templates of the last successful render, by position (`undefined`: no references). */
   get templates(): readonly (Template | undefined)[] {
@@ -303,6 +309,7 @@ export class RenderMemo {
     // A re-filled template whose output came out the same still moved its
     // substituted values (`{{p}}{{q}}`: "a"+"" then ""+"a"): parts must follow.
     let refilled = false
+    let firstChange = count
     for (let i = 0; i < count; i++) {
       const item = items[i]!
       const name = item.name
@@ -320,6 +327,7 @@ export class RenderMemo {
           output = filledFor(owner, template, variables, () => ownerOf(kind, name))
           renders++
           refilled = true
+          if (firstChange === count) firstChange = i
         } else output = outputs[at]!
       } else {
         template = templateOf(owner, name, text, interpolate, kind)
@@ -327,9 +335,13 @@ export class RenderMemo {
         renders++
         at = -1
       }
+      if (at !== i && firstChange === count) firstChange = i
       if (next === undefined) {
         if (at === i) {
-          if (output !== outputs[i]) (nextOutputs ??= outputs.slice())[i] = output
+          if (output !== outputs[i]) {
+            ;(nextOutputs ??= outputs.slice())[i] = output
+            if (firstChange === count) firstChange = i
+          }
           continue
         }
         next = sized(count, i, names, texts, interpolates, templates, nextOutputs ?? outputs)
@@ -354,6 +366,7 @@ export class RenderMemo {
       for (const name in variables) if (Object.hasOwn(variables, name)) this.#snapshot.set(name, variables[name])
     }
     this.changed = changed
+    this.firstChange = firstChange
     this.commits++
     if (next === undefined) {
       if (nextOutputs === undefined) {

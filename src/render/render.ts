@@ -13,7 +13,7 @@ import type { PromptPresentation } from '../assembly/types.js'
 import { buildParts, variablesOf } from './prompt-parts.js'
 import { guardStability } from './stability-guard.js'
 import { renderItem, RenderMemo, type RenderItem, type RenderKey, type RenderOwner } from './render-memo.js'
-import { builtSoFar, joinOutputs, keptVariables, lazyPromptOf, PART_SEPARATOR, promptOf, type RenderedPrompt } from './rendered-prompt.js'
+import { builtSoFar, joinOutputs, lazyPromptOf, PART_SEPARATOR, promptOf, type RenderedPart, type RenderedPrompt, type RenderedVariable } from './rendered-prompt.js'
 
 /** The header that opens every runtime-context snapshot. */
 export const RUNTIME_CONTEXT_HEADER =
@@ -213,7 +213,9 @@ function renderRecorded(assembly: Pick<PromptPresentation, 'sections' | 'variabl
     cache.prompt = { ...last, commits: last.commits === memo.commits - 1 ? memo.commits : last.commits, deferred: key }
     return last.rendered
   }
-  const rendered = lazyPrompt(memo, variables, record, last)
+  // Parts before the memo's first change are the last prompt's when nothing else a part is made of moved.
+  const sameSources = last !== undefined && last.sources === sources && last.origins === origins && last.restored === restored
+  const rendered = lazyPrompt(memo, variables, record, last, sameSources)
   cache.prompt = { version: memo.version, commits: memo.commits, sources, origins, variablesTable: provenance.variables, restored, rendered, deferred: key }
   return rendered
 }
@@ -225,22 +227,33 @@ function renderRecorded(assembly: Pick<PromptPresentation, 'sections' | 'variabl
  * reads is fixed here: the memo's committed arrays (replaced, never
  * written), the values of the referenced variables, the record.
  */
-function lazyPrompt(memo: RenderMemo, variables: Variables, record: AssemblyRecord, last: LastPrompt | undefined): RenderedPrompt {
+function lazyPrompt(memo: RenderMemo, variables: Variables, record: AssemblyRecord, last: LastPrompt | undefined, sameSources: boolean): RenderedPrompt {
   const { names, texts, outputs, templates, referenced } = memo
   const values: Record<string, string | undefined> = Object.create(null)
   for (let i = 0; i < referenced.length; i++) values[referenced[i]!] = variables[referenced[i]!]
   const built = builtSoFar(last?.rendered)
   const previous = built.parts
   // `changed` says what moved since the last commit; parts older than that are checked value by value.
-  const changed = previous !== undefined && last!.commits === memo.commits - 1 ? memo.changed : undefined
+  const current = previous !== undefined && last!.commits === memo.commits - 1
+  const changed = current ? memo.changed : undefined
+  const kept = current && sameSources ? memo.firstChange : 0
+  // The same variable sources: the variables are the last prompt's whenever the parts reference the same names.
+  const previousVariables = last !== undefined && last.variablesTable === record.provenance.variables ? built.variables : undefined
   return lazyPromptOf(
     () => joinOutputs(outputs),
     () => {
-      const parts = buildParts(names, texts, outputs, templates, values, record, previous, changed)
-      return { parts, variables: keptVariables(parts, variablesOf(parts, record)) }
+      const parts = buildParts(names, texts, outputs, templates, values, record, previous, changed, kept)
+      return { parts, variables: sameReferences(parts, previous, previousVariables) ?? Object.freeze(variablesOf(parts, record)) }
     },
     built.blocks,
   )
+}
+
+/** `previousVariables` when `parts` reference exactly what `previous` did, part by part (the same names arrays). */
+function sameReferences(parts: readonly RenderedPart[], previous: readonly RenderedPart[] | undefined, previousVariables: readonly RenderedVariable[] | undefined): readonly RenderedVariable[] | undefined {
+  if (previous === undefined || previousVariables === undefined || previous.length !== parts.length) return undefined
+  for (let i = 0; i < parts.length; i++) if (parts[i]!.variables !== previous[i]!.variables) return undefined
+  return previousVariables
 }
 
 /**

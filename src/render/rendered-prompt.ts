@@ -154,9 +154,10 @@ export function buildRenderedPrompt(inputs: readonly PartInput[], variables: rea
   return promptOf(parts, variables, undefined)
 }
 
-/** What a prompt has built so far (its parts, its blocks), for the next render of its scope to start from. */
+/** What a prompt has built so far (its parts, in an array that is not frozen; its variables and blocks), for the next render of its scope to start from. Read-only. */
 interface Built {
   readonly parts: readonly RenderedPart[] | undefined
+  readonly variables: readonly RenderedVariable[] | undefined
   readonly blocks: readonly PromptBlock[] | undefined
 }
 
@@ -171,10 +172,10 @@ export function builtSoFar(prompt: RenderedPrompt | undefined): Built {
   return prompt === undefined ? NOTHING_BUILT : (builtOf.get(prompt)?.() ?? NOTHING_BUILT)
 }
 
-const NOTHING_BUILT: Built = Object.freeze({ parts: undefined, blocks: undefined })
+const NOTHING_BUILT: Built = Object.freeze({ parts: undefined, variables: undefined, blocks: undefined })
 
 /** The variables of `variables` that `parts` reference, frozen (the renderer's own records are kept as they are). */
-export function keptVariables(parts: readonly RenderedPart[], variables: readonly RenderedVariable[]): readonly RenderedVariable[] {
+function keptVariables(parts: readonly RenderedPart[], variables: readonly RenderedVariable[]): readonly RenderedVariable[] {
   const referenced = new Set<string>()
   for (const part of parts) for (const name of part.variables) referenced.add(name)
   return Object.freeze(
@@ -208,6 +209,8 @@ export function lazyPromptOf(
 ): RenderedPrompt {
   let joined: string | undefined
   let parts: readonly RenderedPart[] | undefined
+  // The same parts in an array that is not frozen: V8 reads a frozen array's elements several times slower, and the renderer walks these again.
+  let working: readonly RenderedPart[] | undefined
   let variables: readonly RenderedVariable[] | undefined
   let blocks: readonly PromptBlock[] | undefined
   let make: typeof build | undefined = build
@@ -215,7 +218,8 @@ export function lazyPromptOf(
   const partsOf = (): readonly RenderedPart[] => {
     if (parts === undefined) {
       const made = make!()
-      parts = Object.freeze(made.parts)
+      working = made.parts
+      parts = Object.isFrozen(working) ? working : Object.freeze([...working])
       variables = made.variables
       make = undefined
     }
@@ -235,7 +239,8 @@ export function lazyPromptOf(
     },
     get blocks(): readonly PromptBlock[] {
       if (blocks === undefined) {
-        blocks = blocksOf(partsOf(), previousBlocks)
+        partsOf()
+        blocks = blocksOf(working!, previousBlocks)
         previousBlocks = undefined
       }
       return blocks
@@ -245,7 +250,7 @@ export function lazyPromptOf(
       return variables!
     },
   })
-  builtOf.set(prompt, () => ({ parts, blocks }))
+  builtOf.set(prompt, () => ({ parts: working, variables, blocks }))
   return prompt
 }
 
@@ -274,10 +279,39 @@ function sameMembers(a: readonly RenderedPart[], b: readonly RenderedPart[]): bo
   return true
 }
 
+/**
+ * How many of `previous`'s leading blocks `parts` keeps as they are: blocks
+ * whose parts are the very same objects and whose next part (the first of
+ * the next block, which decides the boundary and, being the next block's
+ * stability, the breakpoint flag) is the same object too. A block is one
+ * stability class, so nothing after that part can change it.
+ */
+function keptBlocks(parts: readonly RenderedPart[], previous: readonly PromptBlock[]): { readonly blocks: number; readonly parts: number } {
+  let index = 0
+  let kept = 0
+  let end = 0
+  for (let b = 0; b < previous.length; b++) {
+    const members = membersOf.get(previous[b]!)
+    if (members === undefined) break
+    let same = true
+    for (let j = 0; same && j < members.length; j++) same = parts[index + j] === members[j]
+    if (!same) break
+    index += members.length
+    const following = previous[b + 1] === undefined ? undefined : membersOf.get(previous[b + 1]!)?.[0]
+    // The last block is kept only when the prompt ends there too.
+    if (following === undefined ? index !== parts.length : parts[index] !== following) break
+    kept = b + 1
+    end = index
+  }
+  return { blocks: kept, parts: end }
+}
+
 function blocksOf(parts: readonly RenderedPart[], previous: readonly PromptBlock[] | undefined): readonly PromptBlock[] {
+  const kept = previous === undefined ? { blocks: 0, parts: 0 } : keptBlocks(parts, previous)
   const runs: RenderedPart[][] = []
   let run: RenderedPart[] = []
-  for (const part of parts) {
+  for (let p = kept.parts; p < parts.length; p++) {
+    const part = parts[p]!
     if (run.length > 0 && run[run.length - 1]!.stability !== part.stability) {
       runs.push(run)
       run = []
@@ -291,12 +325,14 @@ function blocksOf(parts: readonly RenderedPart[], previous: readonly PromptBlock
   if (run.length > 0) runs.push(run)
   // The previous blocks by their first part's name, for reuse after a move.
   let byFirst: Map<string, PromptBlock> | undefined
-  const blocks: PromptBlock[] = []
-  for (let i = 0; i < runs.length; i++) {
-    const members = runs[i]!
+  const blocks: PromptBlock[] = previous === undefined ? [] : [...previous]
+  blocks.length = kept.blocks
+  for (let r = 0; r < runs.length; r++) {
+    const members = runs[r]!
+    const i = kept.blocks + r
     let stability: Stability = 'static'
     for (const part of members) if (RANK[part.stability] > RANK[stability]) stability = part.stability
-    const next = runs[i + 1]
+    const next = runs[r + 1]
     const nextVolatile = next !== undefined && next.some((part) => part.stability === 'volatile')
     const cacheBreakpoint = members[members.length - 1]!.cacheBreakpoint || (stability !== 'volatile' && nextVolatile)
     let block: PromptBlock | undefined

@@ -43,7 +43,7 @@ describe('render(assembly): parts built on first read', () => {
     note.value = 'four'
     const fourth = render(await app.systemPrompt.assemble())
     // The third built nothing, so the fourth had nothing to reuse: equal parts and blocks, new objects.
-    expect(builtSoFar(third)).toEqual({ parts: undefined, blocks: undefined })
+    expect(builtSoFar(third)).toEqual({ parts: undefined, variables: undefined, blocks: undefined })
     expect(fourth.parts[0]).toEqual(second.parts[0])
     expect(fourth.blocks[0]).toEqual(second.blocks[0])
     expect(fourth.blocks.map((block) => block.text)).toEqual(['Fixed.', 'four'])
