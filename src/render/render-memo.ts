@@ -189,6 +189,19 @@ export class RenderMemo {
     return this.#referenced.names
   }
 
+  /** Drops the references of `before` from the counts and adds those of `after` (one slot's old and new template). */
+  #moveCounts(before: Template | undefined, after: Template | undefined): void {
+    const counts = this.#refCounts!
+    if (after !== undefined) for (const ref of after.refs) counts.set(ref, (counts.get(ref) ?? 0) + 1)
+    if (before !== undefined) {
+      for (const ref of before.refs) {
+        const left = counts.get(ref)! - 1
+        if (left === 0) counts.delete(ref)
+        else counts.set(ref, left)
+      }
+    }
+  }
+
   /** Moves the reference counts from `before` to `after`, where slot `i` of `after` is slot `from[i]` of `before` (-1: new). */
   #recount(from: Int32Array, before: readonly (Template | undefined)[], after: readonly (Template | undefined)[]): void {
     const counts = this.#refCounts!
@@ -294,10 +307,13 @@ export class RenderMemo {
     const changed = this.#changedVariables(variables)
     const count = items.length
     // Copy-on-first-difference, in two grades: while every item keeps its
-    // slot (same name, text and flag at the same position), only a changed
-    // output is written, into a copy of `outputs`; the first item that moved
-    // or is new switches to rebuilding all five arrays.
+    // slot (same name at the same position), only a changed output is
+    // written, into a copy of `outputs`, and a changed text or flag into
+    // copies of `texts`, `interpolates` and `templates` (`names` is kept);
+    // the first item that moved or is new switches to rebuilding all five
+    // arrays.
     let nextOutputs: string[] | undefined
+    let edited: { texts: string[]; interpolates: boolean[]; templates: (Template | undefined)[]; at: number[] } | undefined
     // Rebuilt arrays are made exactly `count` long (a pushed-to array keeps up to half again as spare room, per scope).
     let next: { names: string[]; texts: string[]; interpolates: boolean[]; templates: (Template | undefined)[]; outputs: string[] } | undefined =
       count === names.length ? undefined : sized(count, 0, names, texts, interpolates, templates, outputs)
@@ -321,6 +337,7 @@ export class RenderMemo {
       if (at >= 0) shift = at - i
       let template: Template | undefined
       let output: string
+      let retexted = false
       if (at >= 0 && texts[at] === text && interpolates[at] === interpolate) {
         template = templates[at]
         if (template !== undefined && changed !== null && touches(template.refs, changed)) {
@@ -333,6 +350,7 @@ export class RenderMemo {
         template = templateOf(owner, name, text, interpolate, kind)
         output = template === undefined ? text : filledFor(owner, template, variables, () => ownerOf(kind, name))
         renders++
+        retexted = at === i
         at = -1
       }
       if (at !== i && firstChange === count) firstChange = i
@@ -344,10 +362,21 @@ export class RenderMemo {
           }
           continue
         }
-        next = sized(count, i, names, texts, interpolates, templates, nextOutputs ?? outputs)
+        if (retexted) {
+          edited ??= { texts: texts.slice(), interpolates: interpolates.slice(), templates: templates.slice(), at: [] }
+          edited.texts[i] = text
+          edited.interpolates[i] = interpolate
+          edited.templates[i] = template
+          edited.at.push(i)
+          if (output !== outputs[i]) (nextOutputs ??= outputs.slice())[i] = output
+          continue
+        }
+        next = sized(count, i, names, edited?.texts ?? texts, edited?.interpolates ?? interpolates, edited?.templates ?? templates, nextOutputs ?? outputs)
         if (this.#refCounts !== undefined) {
           from = new Int32Array(count)
           for (let j = 0; j < i; j++) from[j] = j
+          // A slot whose text changed holds a new template: its old one goes, like a removed slot's.
+          if (edited !== undefined) for (const j of edited.at) from[j] = -1
         }
       }
       if (from !== undefined) from[i] = at
@@ -369,9 +398,15 @@ export class RenderMemo {
     this.firstChange = firstChange
     this.commits++
     if (next === undefined) {
+      if (edited !== undefined) {
+        if (this.#refCounts !== undefined) for (const j of edited.at) this.#moveCounts(templates[j], edited.templates[j])
+        this.#texts = edited.texts
+        this.#interpolates = edited.interpolates
+        this.#templates = edited.templates
+      }
       if (nextOutputs === undefined) {
-        // Same outputs (the joined text stays valid), but the values inside them moved.
-        if (refilled) this.version++
+        // Same outputs (the joined text stays valid), but the values inside them, or the templates, moved.
+        if (refilled || edited !== undefined) this.version++
         return
       }
       this.#outputs = nextOutputs
