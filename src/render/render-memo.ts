@@ -1,5 +1,6 @@
 import { compileTemplate, fillTemplate, type Template, type TemplateOwner } from '../assembly/template.js'
 import type { PromptStats } from '../assembly/stats.js'
+import { ReferenceCounts } from './reference-counts.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
 
@@ -168,63 +169,16 @@ export class RenderMemo {
   }
 
   #referenced: { readonly templates: readonly (Template | undefined)[]; readonly names: readonly string[] } | undefined
-  /**
-   * How many references to each name the current templates hold, kept up to
-   * date by every commit once `referenced` was first read: a changed step
-   * adds the new slots' references and drops the removed slots', instead of
-   * visiting G templates.
-   */
-  #refCounts: Map<string, number> | undefined
+  /** Kept up to date by every commit once `referenced` was first read (see reference-counts.ts). */
+  #refCounts: ReferenceCounts | undefined
 
   /** The distinct variable names the current templates reference (in no particular order): all a repeat render's outputs depend on besides the texts. */
   get referenced(): readonly string[] {
     // The templates array is replaced, never written, so its identity says whether the names can differ (a re-fill keeps it).
     if (this.#referenced?.templates === this.#templates) return this.#referenced.names
-    if (this.#refCounts === undefined) {
-      const counts = new Map<string, number>()
-      for (const template of this.#templates) if (template !== undefined) for (const ref of template.refs) counts.set(ref, (counts.get(ref) ?? 0) + 1)
-      this.#refCounts = counts
-    }
-    this.#referenced = { templates: this.#templates, names: [...this.#refCounts.keys()] }
+    this.#refCounts ??= ReferenceCounts.of(this.#templates)
+    this.#referenced = { templates: this.#templates, names: this.#refCounts.names() }
     return this.#referenced.names
-  }
-
-  /** Drops the references of `before` from the counts and adds those of `after` (one slot's old and new template). */
-  #moveCounts(before: Template | undefined, after: Template | undefined): void {
-    const counts = this.#refCounts!
-    if (after !== undefined) for (const ref of after.refs) counts.set(ref, (counts.get(ref) ?? 0) + 1)
-    if (before !== undefined) {
-      for (const ref of before.refs) {
-        const left = counts.get(ref)! - 1
-        if (left === 0) counts.delete(ref)
-        else counts.set(ref, left)
-      }
-    }
-  }
-
-  /** Moves the reference counts from `before` to `after`, where slot `i` of `after` is slot `from[i]` of `before` (-1: new). */
-  #recount(from: Int32Array, before: readonly (Template | undefined)[], after: readonly (Template | undefined)[]): void {
-    const counts = this.#refCounts!
-    const kept = new Uint8Array(before.length)
-    for (let i = 0; i < after.length; i++) {
-      const j = from[i]!
-      // A slot kept once keeps its references; a second item of the same name counts as new.
-      if (j >= 0 && kept[j] === 0) {
-        kept[j] = 1
-        continue
-      }
-      const template = after[i]
-      if (template !== undefined) for (const ref of template.refs) counts.set(ref, (counts.get(ref) ?? 0) + 1)
-    }
-    for (let j = 0; j < before.length; j++) {
-      const template = before[j]
-      if (kept[j] === 1 || template === undefined) continue
-      for (const ref of template.refs) {
-        const left = counts.get(ref)! - 1
-        if (left === 0) counts.delete(ref)
-        else counts.set(ref, left)
-      }
-    }
   }
 
   /** Successful renders so far: a derived value made right after render `n` may trust `changed` of render `n + 1`. */
@@ -399,7 +353,7 @@ export class RenderMemo {
     this.commits++
     if (next === undefined) {
       if (edited !== undefined) {
-        if (this.#refCounts !== undefined) for (const j of edited.at) this.#moveCounts(templates[j], edited.templates[j])
+        if (this.#refCounts !== undefined) for (const j of edited.at) this.#refCounts.move(templates[j], edited.templates[j])
         this.#texts = edited.texts
         this.#interpolates = edited.interpolates
         this.#templates = edited.templates
@@ -414,7 +368,7 @@ export class RenderMemo {
       this.joined = undefined
       return
     }
-    if (from !== undefined) this.#recount(from, templates, next.templates)
+    if (from !== undefined) this.#refCounts!.recount(from, templates, next.templates)
     this.#names = next.names
     this.#texts = next.texts
     this.#interpolates = next.interpolates
