@@ -1,5 +1,5 @@
 import { signal } from '@preact/signals-core'
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import { render } from '../../src/index.js'
 import { builtSoFar } from '../../src/render/rendered-prompt.js'
 import { BARE, mount } from '../assembly/system-prompt.fixtures.js'
@@ -47,5 +47,42 @@ describe('render(assembly): parts built on first read', () => {
     expect(fourth.parts[0]).toEqual(second.parts[0])
     expect(fourth.blocks[0]).toEqual(second.blocks[0])
     expect(fourth.blocks.map((block) => block.text)).toEqual(['Fixed.', 'four'])
+  })
+})
+
+describe('render(assembly): a changed step', () => {
+  test('keeps the parts before the change as they are and re-checks no substituted value the memo knows did not change', async () => {
+    const app = await mount(BARE)
+    const x = signal('x1')
+    app.systemPrompt.variable('x', x)
+    app.systemPrompt.variable('y', 'y1')
+    const tail = signal('C1')
+    app.systemPrompt.section({ name: 'a', order: 0, text: 'A {{x}}' })
+    app.systemPrompt.section({ name: 'b', order: 1, text: 'B {{y}}' })
+    app.systemPrompt.section({ name: 'c', order: 2, text: tail })
+    const first = render(await app.systemPrompt.assemble())
+    void first.blocks
+    tail.value = 'C2'
+    x.value = 'x2'
+    const assembly = await app.systemPrompt.assemble()
+    const startsWith = vi.spyOn(String.prototype, 'startsWith')
+    let second: ReturnType<typeof render>
+    try {
+      second = render(assembly)
+      void second.blocks
+      // a was re-filled (new part), b kept without reading its value again, c re-rendered.
+      expect(second.parts.map((part) => part.text)).toEqual(['A x2', 'B y1', 'C2'])
+      expect(second.parts[1]).toBe(first.parts[1])
+      expect(second.parts[0]!.substitutions).toEqual([{ variable: 'x', start: 2, end: 4 }])
+      expect(startsWith).not.toHaveBeenCalled()
+    } finally {
+      startsWith.mockRestore()
+    }
+    tail.value = 'C3'
+    const third = render(await app.systemPrompt.assemble())
+    // Only the last section changed: the parts and the block before it are the second's objects.
+    expect(third.parts[0]).toBe(second.parts[0])
+    expect(third.parts[1]).toBe(second.parts[1])
+    expect(third.parts[2]!.text).toBe('C3')
   })
 })
