@@ -147,6 +147,8 @@ export class RenderMemo {
   #templates: (Template | undefined)[] = []
   #outputs: string[] = []
   #byName: Map<string, number> | undefined
+  /** The registrations (immutable entries, `given` texts) the slots were last committed from: the same array has the same names and flags. */
+  #entries: readonly unknown[] | undefined
   readonly #snapshot = new Map<string, string | undefined>()
   /** Moves whenever an output, name or template changes: what the renderer's derived caches compare. */
   version = 0
@@ -280,14 +282,16 @@ export class RenderMemo {
     // substituted values (`{{p}}{{q}}`: "a"+"" then ""+"a"): parts must follow.
     let refilled = false
     let firstChange = count
+    // The same entries as last time: every item is its own slot, with its name and flag (no reads of the entries themselves).
+    const sameEntries = given !== undefined && items === this.#entries
     for (let i = 0; i < count; i++) {
       const item = items[i]!
-      const name = item.name
+      const name = sameEntries ? names[i]! : item.name
       const text = given === undefined ? item.text! : given[i]!
       const owner = given === undefined ? undefined : item
-      const interpolate = item.interpolate !== false
+      const interpolate = sameEntries ? interpolates[i]! : item.interpolate !== false
       // Where the last slot was found, the next one most likely follows (after an insertion or removal, every later item is one off).
-      let at = names[i + shift] === name ? i + shift : this.#indexOf(name, i + shift, misses)
+      let at = sameEntries || names[i + shift] === name ? i + shift : this.#indexOf(name, i + shift, misses)
       if (at >= 0) shift = at - i
       let template: Template | undefined
       let output: string
@@ -350,6 +354,7 @@ export class RenderMemo {
     }
     this.changed = changed
     this.firstChange = firstChange
+    this.#entries = given === undefined ? undefined : items
     this.commits++
     if (next === undefined) {
       if (edited !== undefined) {
