@@ -1,6 +1,7 @@
 import { compileTemplate, fillTemplate, type Template, type TemplateOwner } from '../assembly/template.js'
 import type { PromptStats } from '../assembly/stats.js'
 import { VariableSnapshot } from './variable-snapshot.js'
+import { ReferenceCounts } from './reference-counts.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
 
@@ -186,34 +187,74 @@ export class RenderMemo {
   #templates: (Template | undefined)[] = []
   #outputs: string[] = []
   #byName: Map<string, number> | undefined
+  /** The registrations (immutable entries, `given` texts) the slots were last committed from: the same array has the same names and flags. */
+  #entries: readonly unknown[] | undefined
   readonly #snapshot = new VariableSnapshot()
   /** Moves whenever an output, name or template changes: what the renderer's derived caches compare. */
   version = 0
   /** The joined text of the current outputs, cached by the renderer; cleared whenever an output changes. */
   joined: string | undefined
 
+  /** The item names of the last successful render, by position (an array that is replaced, never written). */
+  get names(): readonly string[] {
+    return this.#names
+  }
+
+  /** The item texts of the last successful render, by position (replaced, never written). */
+  get texts(): readonly string[] {
+    return this.#texts
+  }
+
   /** The outputs of the last successful render, by position. */
   get outputs(): readonly string[] {
     return this.#outputs
   }
 
-  #referenced: { readonly version: number; readonly names: readonly string[] } | undefined
+  #referenced: { readonly templates: readonly (Template | undefined)[]; readonly names: readonly string[] } | undefined
+  /** Kept up to date by every commit once `referenced` was first read (see reference-counts.ts). */
+  #refCounts: ReferenceCounts | undefined
 
-  /** The distinct variable names the current templates reference: all a repeat render's outputs depend on besides the texts. */
+  /** The distinct variable names the current templates reference (in no particular order): all a repeat render's outputs depend on besides the texts. */
   get referenced(): readonly string[] {
-    if (this.#referenced?.version === this.version) return this.#referenced.names
-    const names = new Set<string>()
-    for (const template of this.#templates) if (template !== undefined) for (const ref of template.refs) names.add(ref)
-    this.#referenced = { version: this.version, names: [...names] }
+    // The templates array is replaced, never written, so its identity says whether the names can differ (a re-fill keeps it).
+    if (this.#referenced?.templates === this.#templates) return this.#referenced.names
+    this.#refCounts ??= ReferenceCounts.of(this.#templates)
+    this.#referenced = { templates: this.#templates, names: this.#refCounts.names() }
     return this.#referenced.names
   }
+
+  /** Successful renders so far: a derived value made right after render `n` may trust `changed` of render `n + 1`. */
+  commits = 0
+  /**
+   * The variables whose value or presence the last successful render found
+   * changed against the one before it (`null`: none). A slot whose template
+   * references none of them holds exactly the values it held then.
+   */
+  changed: ReadonlySet<string> | null = null
+  /**
+   * The first position the last successful render changed: before it, every
+   * slot is the previous commit's at the same position, with the same
+   * output and values (not re-filled).
+   */
+  firstChange = 0
 
   /** The compiled templates of the last successful render, by position (`undefined`: no references). */
   get templates(): readonly (Template | undefined)[] {
     return this.#templates
   }
 
-  #indexOf(name: string): number {
+  /**
+   * The slot of `name`: a few slots around `near` first (one removal or
+   * insertion shifts every later item by one); by a map of all names only
+   * once the window missed more than twice in this render (`misses`), so a
+   * new item or two does not cost a map of G names per changed step.
+   */
+  #indexOf(name: string, near: number, misses: { n: number }): number {
+    const names = this.#names
+    if (this.#byName === undefined) {
+      for (let j = Math.max(0, near - 1), end = Math.min(names.length, near + 4); j < end; j++) if (names[j] === name) return j
+      if (++misses.n <= 2) return -1
+    }
     if (this.#byName === undefined) {
       this.#byName = new Map()
       for (let i = 0; i < this.#names.length; i++) this.#byName.set(this.#names[i]!, i)
@@ -243,46 +284,81 @@ export class RenderMemo {
     const changed = this.#snapshot.changed(variables)
     const count = items.length
     // Copy-on-first-difference, in two grades: while every item keeps its
-    // slot (same name, text and flag at the same position), only a changed
-    // output is written, into a copy of `outputs`; the first item that moved
-    // or is new switches to rebuilding all five arrays.
+    // slot (same name at the same position), only a changed output is
+    // written, into a copy of `outputs`, and a changed text or flag into
+    // copies of `texts`, `interpolates` and `templates` (`names` is kept);
+    // the first item that moved or is new switches to rebuilding all five
+    // arrays.
     let nextOutputs: string[] | undefined
+    let edited: { texts: string[]; interpolates: boolean[]; templates: (Template | undefined)[]; at: number[] } | undefined
     // Rebuilt arrays are made exactly `count` long (a pushed-to array keeps up to half again as spare room, per scope).
     let next: { names: string[]; texts: string[]; interpolates: boolean[]; templates: (Template | undefined)[]; outputs: string[] } | undefined =
       count === names.length ? undefined : sized(count, 0, names, texts, interpolates, templates, outputs)
+    // Each rebuilt slot's old slot (-1: new), while reference counts are kept.
+    let from: Int32Array | undefined = next !== undefined && this.#refCounts !== undefined ? new Int32Array(count) : undefined
     let renders = 0
+    let shift = 0
+    const misses = { n: 0 }
     // A re-filled template whose output came out the same still moved its
     // substituted values (`{{p}}{{q}}`: "a"+"" then ""+"a"): parts must follow.
     let refilled = false
+    let firstChange = count
+    // The same entries as last time: every item is its own slot, with its name and flag (no reads of the entries themselves).
+    const sameEntries = given !== undefined && items === this.#entries
     for (let i = 0; i < count; i++) {
       const item = items[i]!
-      const name = item.name
+      const name = sameEntries ? names[i]! : item.name
       const text = given === undefined ? item.text! : given[i]!
       const owner = given === undefined ? undefined : item
-      const interpolate = item.interpolate !== false
-      let at = i < names.length && names[i] === name ? i : this.#indexOf(name)
+      const interpolate = sameEntries ? interpolates[i]! : item.interpolate !== false
+      // Where the last slot was found, the next one most likely follows (after an insertion or removal, every later item is one off).
+      let at = sameEntries || names[i + shift] === name ? i + shift : this.#indexOf(name, i + shift, misses)
+      if (at >= 0) shift = at - i
       let template: Template | undefined
       let output: string
+      let retexted = false
       if (at >= 0 && texts[at] === text && interpolates[at] === interpolate) {
         template = templates[at]
         if (template !== undefined && changed !== null && touches(template.refs, changed)) {
           output = filledFor(owner, template, variables, () => ownerOf(kind, name))
           renders++
           refilled = true
+          if (firstChange === count) firstChange = i
         } else output = outputs[at]!
       } else {
         template = templateOf(owner, name, text, interpolate, kind)
         output = template === undefined ? text : filledFor(owner, template, variables, () => ownerOf(kind, name))
         renders++
+        retexted = at === i
         at = -1
       }
+      if (at !== i && firstChange === count) firstChange = i
       if (next === undefined) {
         if (at === i) {
+          if (output !== outputs[i]) {
+            ;(nextOutputs ??= outputs.slice())[i] = output
+            if (firstChange === count) firstChange = i
+          }
+          continue
+        }
+        if (retexted) {
+          edited ??= { texts: texts.slice(), interpolates: interpolates.slice(), templates: templates.slice(), at: [] }
+          edited.texts[i] = text
+          edited.interpolates[i] = interpolate
+          edited.templates[i] = template
+          edited.at.push(i)
           if (output !== outputs[i]) (nextOutputs ??= outputs.slice())[i] = output
           continue
         }
-        next = sized(count, i, names, texts, interpolates, templates, nextOutputs ?? outputs)
+        next = sized(count, i, names, edited?.texts ?? texts, edited?.interpolates ?? interpolates, edited?.templates ?? templates, nextOutputs ?? outputs)
+        if (this.#refCounts !== undefined) {
+          from = new Int32Array(count)
+          for (let j = 0; j < i; j++) from[j] = j
+          // A slot whose text changed holds a new template: its old one goes, like a removed slot's.
+          if (edited !== undefined) for (const j of edited.at) from[j] = -1
+        }
       }
+      if (from !== undefined) from[i] = at
       next.names[i] = name
       next.texts[i] = text
       next.interpolates[i] = interpolate
@@ -294,10 +370,20 @@ export class RenderMemo {
       stats.renderCacheHits += count - renders
     }
     if (changed !== null) this.#snapshot.commit(variables)
+    this.changed = changed
+    this.firstChange = firstChange
+    this.#entries = given === undefined ? undefined : items
+    this.commits++
     if (next === undefined) {
+      if (edited !== undefined) {
+        if (this.#refCounts !== undefined) for (const j of edited.at) this.#refCounts.move(templates[j], edited.templates[j])
+        this.#texts = edited.texts
+        this.#interpolates = edited.interpolates
+        this.#templates = edited.templates
+      }
       if (nextOutputs === undefined) {
-        // Same outputs (the joined text stays valid), but the values inside them moved.
-        if (refilled) this.version++
+        // Same outputs (the joined text stays valid), but the values inside them, or the templates, moved.
+        if (refilled || edited !== undefined) this.version++
         return
       }
       this.#outputs = nextOutputs
@@ -305,6 +391,7 @@ export class RenderMemo {
       this.joined = undefined
       return
     }
+    if (from !== undefined) this.#refCounts!.recount(from, templates, next.templates)
     this.#names = next.names
     this.#texts = next.texts
     this.#interpolates = next.interpolates

@@ -14,7 +14,7 @@ import type { PromptPresentation } from '../assembly/types.js'
 import { buildParts, variablesOf } from './prompt-parts.js'
 import { guardStability } from './stability-guard.js'
 import { renderItem, RenderMemo, type RenderItem, type RenderKey, type RenderOwner } from './render-memo.js'
-import { PART_SEPARATOR, promptOf, type RenderedPrompt } from './rendered-prompt.js'
+import { builtSoFar, joinOutputs, lazyPromptOf, PART_SEPARATOR, promptOf, type RenderedPart, type RenderedPrompt, type RenderedVariable } from './rendered-prompt.js'
 
 /** The header that opens every runtime-context snapshot. */
 export const RUNTIME_CONTEXT_HEADER =
@@ -38,6 +38,8 @@ type Renderable = Pick<PromptPresentation, 'variables'> & {
 /** The last `RenderedPrompt` of a slot, with what it was derived from. */
 interface LastPrompt {
   readonly version: number
+  /** The memo's `commits` its parts' values are those of: `changed` of the next commit is what moved since. */
+  readonly commits: number
   readonly sources: SourceTable<SectionSource> | undefined
   readonly origins: string
   readonly variablesTable: SourceTable<NamedSource> | undefined
@@ -169,7 +171,8 @@ export function render(assembly: Pick<PromptPresentation, 'sections' | 'variable
   if (record === undefined) {
     const items = assembly.sections.map((item) => renderItem(item, assembly.variables, 'prompt section'))
     const texts = assembly.sections.map((item) => item.text)
-    const parts = buildParts(assembly.sections, texts, items.map((item) => item.output), items.map((item) => item.template), assembly.variables, undefined, undefined)
+    const names = assembly.sections.map((item) => item.name)
+    const parts = buildParts(names, texts, items.map((item) => item.output), items.map((item) => item.template), assembly.variables, undefined, undefined)
     return promptOf(parts, variablesOf(parts, undefined), undefined)
   }
   const rendered = renderRecorded(assembly, record)
@@ -191,15 +194,16 @@ function renderRecorded(assembly: Pick<PromptPresentation, 'sections' | 'variabl
   const memo = cache.sections
   const { provenance } = record
   const items: readonly RenderKey[] = deferred !== undefined ? deferred.plan.entries : assembly.sections
-  const texts = deferred !== undefined ? provenance.collected! : assembly.sections.map((item) => item.text)
-  memo.render(items, deferred !== undefined ? texts : undefined, variables, ownerIn(provenance.sections, 'prompt section'), record.slot.stats)
+  // A deferred result's texts are the collected ones; otherwise each item carries its own.
+  const texts = deferred !== undefined ? provenance.collected! : undefined
+  memo.render(items, texts, variables, ownerIn(provenance.sections, 'prompt section'), record.slot.stats)
   const sources = provenance.sections
   const origins = deferred !== undefined ? ALL_COLLECTED : originsOf(assembly.sections, record)
   const restored = provenance.restored?.join('\0') ?? ''
   const key =
     deferred === undefined
       ? undefined
-      : { entries: deferred.plan.entries, dynamicTexts: deferred.plan.dynamic.map((i) => texts[i]!), referenced: memo.referenced, values: valuesOf(memo.referenced, variables) }
+      : { entries: deferred.plan.entries, dynamicTexts: deferred.plan.dynamic.map((i) => texts![i]!), referenced: memo.referenced, values: valuesOf(memo.referenced, variables) }
   if (
     last !== undefined &&
     last.version === memo.version &&
@@ -208,13 +212,51 @@ function renderRecorded(assembly: Pick<PromptPresentation, 'sections' | 'variabl
     last.variablesTable === provenance.variables &&
     last.restored === restored
   ) {
-    cache.prompt = { ...last, deferred: key }
+    // Same version: no template of the current slots was re-filled, so the parts hold this commit's values too.
+    cache.prompt = { ...last, commits: last.commits === memo.commits - 1 ? memo.commits : last.commits, deferred: key }
     return last.rendered
   }
-  const parts = buildParts(items, texts, memo.outputs, memo.templates, variables, record, last?.rendered.parts)
-  const rendered = promptOf(parts, variablesOf(parts, record), last?.rendered)
-  cache.prompt = { version: memo.version, sources, origins, variablesTable: provenance.variables, restored, rendered, deferred: key }
+  // Parts before the memo's first change are the last prompt's when nothing else a part is made of moved.
+  const sameSources = last !== undefined && last.sources === sources && last.origins === origins && last.restored === restored
+  const rendered = lazyPrompt(memo, variables, record, last, sameSources)
+  cache.prompt = { version: memo.version, commits: memo.commits, sources, origins, variablesTable: provenance.variables, restored, rendered, deferred: key }
   return rendered
+}
+
+/**
+ * The prompt of the memo's current commit, its parts built on first read
+ * (a loop that reads only `text` joins the outputs and builds none), from
+ * what the last prompt of the scope had built by now. Everything the build
+ * reads is fixed here: the memo's committed arrays (replaced, never
+ * written), the values of the referenced variables, the record.
+ */
+function lazyPrompt(memo: RenderMemo, variables: Variables, record: AssemblyRecord, last: LastPrompt | undefined, sameSources: boolean): RenderedPrompt {
+  const { names, texts, outputs, templates, referenced } = memo
+  const values: Record<string, string | undefined> = Object.create(null)
+  for (let i = 0; i < referenced.length; i++) values[referenced[i]!] = variables[referenced[i]!]
+  const built = builtSoFar(last?.rendered)
+  const previous = built.parts
+  // `changed` says what moved since the last commit; parts older than that are checked value by value.
+  const current = previous !== undefined && last!.commits === memo.commits - 1
+  const changed = current ? memo.changed : undefined
+  const kept = current && sameSources ? memo.firstChange : 0
+  // The same variable sources: the variables are the last prompt's whenever the parts reference the same names.
+  const previousVariables = last !== undefined && last.variablesTable === record.provenance.variables ? built.variables : undefined
+  return lazyPromptOf(
+    () => joinOutputs(outputs),
+    () => {
+      const parts = buildParts(names, texts, outputs, templates, values, record, previous, changed, kept)
+      return { parts, variables: sameReferences(parts, previous, previousVariables) ?? Object.freeze(variablesOf(parts, record)) }
+    },
+    built.blocks,
+  )
+}
+
+/** `previousVariables` when `parts` reference exactly what `previous` did, part by part (the same names arrays). */
+function sameReferences(parts: readonly RenderedPart[], previous: readonly RenderedPart[] | undefined, previousVariables: readonly RenderedVariable[] | undefined): readonly RenderedVariable[] | undefined {
+  if (previous === undefined || previousVariables === undefined || previous.length !== parts.length) return undefined
+  for (let i = 0; i < parts.length; i++) if (parts[i]!.variables !== previous[i]!.variables) return undefined
+  return previousVariables
 }
 
 /**

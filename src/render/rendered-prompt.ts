@@ -154,13 +154,27 @@ export function buildRenderedPrompt(inputs: readonly PartInput[], variables: rea
   return promptOf(parts, variables, undefined)
 }
 
-/** The lazily computed fields of one prompt made by `promptOf`. */
+/** What a prompt has built so far (its parts, in an array that is not frozen; its variables and blocks), for the next render of its scope to start from. Read-only. */
+interface Built {
+  readonly parts: readonly RenderedPart[] | undefined
+  readonly variables: readonly RenderedVariable[] | undefined
+  readonly blocks: readonly PromptBlock[] | undefined
+}
+
+/** What one prompt made by `lazyPromptOf` has computed, and what it needs for the rest. */
 interface LazyFields {
-  readonly parts: readonly RenderedPart[]
-  text: string | undefined
+  joined: string | undefined
+  /** The joined outputs, until the text is read (then dropped). */
+  joinOutputs: (() => string) | undefined
+  /** Makes the parts and variables on first need (then dropped). */
+  make: (() => { readonly parts: readonly RenderedPart[]; readonly variables: readonly RenderedVariable[] }) | undefined
+  parts: readonly RenderedPart[] | undefined
+  /** The same parts in an array that is not frozen: V8 reads a frozen array's elements several times slower, and the renderer walks these again. */
+  working: readonly RenderedPart[] | undefined
+  variables: readonly RenderedVariable[] | undefined
   blocks: readonly PromptBlock[] | undefined
-  /** The blocks of the prompt it replaced, when they were read: reused by `blocks`; dropped once used. */
-  previous: readonly PromptBlock[] | undefined
+  /** The blocks of the prompt it replaced, when those were built: reused by `blocks`, dropped once used. */
+  previousBlocks: readonly PromptBlock[] | undefined
 }
 
 /**
@@ -173,7 +187,19 @@ const LAZY: unique symbol = Symbol('promptloom.renderedPrompt')
 
 type LazyPrompt = RenderedPrompt & { readonly [LAZY]?: LazyFields }
 
-/** The referenced `variables`, frozen (kept out of `promptOf`'s closure scope, so the name set is not retained). */
+/**
+ * The parts and blocks `prompt` has already built, without building them: a
+ * later prompt reuses them, and never holds the prompt itself (a text-only
+ * loop would otherwise chain every prompt it rendered).
+ */
+export function builtSoFar(prompt: RenderedPrompt | undefined): Built {
+  const fields = (prompt as LazyPrompt | undefined)?.[LAZY]
+  return fields === undefined ? NOTHING_BUILT : { parts: fields.working, variables: fields.variables, blocks: fields.blocks }
+}
+
+const NOTHING_BUILT: Built = Object.freeze({ parts: undefined, variables: undefined, blocks: undefined })
+
+/** The variables of `variables` that `parts` reference, frozen (the renderer's own records are kept as they are). */
 function keptVariables(parts: readonly RenderedPart[], variables: readonly RenderedVariable[]): readonly RenderedVariable[] {
   const referenced = new Set<string>()
   for (const part of parts) for (const name of part.variables) referenced.add(name)
@@ -186,38 +212,86 @@ function keptVariables(parts: readonly RenderedPart[], variables: readonly Rende
  * The frozen prompt over placed `parts`. `text` and `blocks` are own
  * enumerable accessors computed on first read and kept (spread, JSON and
  * `structuredClone` read them like data); a block whose parts have the same
- * names, texts and flags as one of `previous`'s is that block, text and all.
- *
- * Only `previous`'s blocks are kept, and only when they were read (making
- * them now would join what nobody asked for): a prompt never holds the one
- * before it, so a loop that reads only `text` does not keep a chain of them.
- * The accessors are defined on a plain object (an object literal with
- * accessors is a dictionary-mode object in V8, ~450 bytes more per prompt).
+ * names, texts and flags as one of `previousBlocks` is that block, text and all.
  */
-export function promptOf(parts: readonly RenderedPart[], variables: readonly RenderedVariable[], previous: RenderedPrompt | undefined): RenderedPrompt {
+export function promptOf(parts: readonly RenderedPart[], variables: readonly RenderedVariable[], previousBlocks: readonly PromptBlock[] | undefined): RenderedPrompt {
   const kept = keptVariables(parts, variables)
-  const fields: LazyFields = { parts, text: undefined, blocks: undefined, previous: (previous as LazyPrompt | undefined)?.[LAZY]?.blocks }
   Object.freeze(parts)
-  const prompt = {} as { text: string; parts: readonly RenderedPart[]; blocks: readonly PromptBlock[]; variables: readonly RenderedVariable[] }
+  return lazyPromptOf(undefined, () => ({ parts, variables: kept }), previousBlocks)
+}
+
+/**
+ * A frozen prompt whose `parts` and `variables` are made by `build` on the
+ * first read of either (or of `blocks`), and whose `text` is `text()` until
+ * then (the joined outputs; afterwards the joined parts, the same string). A
+ * loop that reads only `text` never builds a part. `build` must not throw and
+ * must depend on nothing that changes after this call; it is dropped once run.
+ *
+ * All four fields are own enumerable accessors whose getters every prompt
+ * shares, defined on a plain object, so every prompt has one hidden class
+ * (an object literal with accessors is a dictionary-mode object in V8,
+ * ~450 bytes more per prompt); the state lives under a symbol key.
+ */
+export function lazyPromptOf(
+  text: (() => string) | undefined,
+  build: () => { readonly parts: readonly RenderedPart[]; readonly variables: readonly RenderedVariable[] },
+  previousBlocks: readonly PromptBlock[] | undefined,
+): RenderedPrompt {
+  const fields: LazyFields = {
+    joined: undefined,
+    joinOutputs: text,
+    make: build,
+    parts: undefined,
+    working: undefined,
+    variables: undefined,
+    blocks: undefined,
+    previousBlocks,
+  }
+  const prompt = {}
   Object.defineProperty(prompt, 'text', TEXT)
-  prompt.parts = parts
+  Object.defineProperty(prompt, 'parts', PARTS)
   Object.defineProperty(prompt, 'blocks', BLOCKS)
-  prompt.variables = kept
+  Object.defineProperty(prompt, 'variables', VARIABLES)
   Object.defineProperty(prompt, LAZY, { value: fields })
-  return Object.freeze(prompt)
+  return Object.freeze(prompt) as RenderedPrompt
 }
 
 function fieldsOf(receiver: unknown): LazyFields {
   const fields = typeof receiver === 'object' && receiver !== null ? (receiver as LazyPrompt)[LAZY] : undefined
-  if (fields === undefined) throw new TypeError('a rendered prompt accessor was called on an object that is not a rendered prompt; read "text" and "blocks" from the object render() returned')
+  if (fields === undefined) {
+    throw new TypeError('a rendered prompt accessor was called on an object that is not a rendered prompt; read "text", "parts", "blocks" and "variables" from the object render() returned')
+  }
   return fields
+}
+
+function partsOf(fields: LazyFields): readonly RenderedPart[] {
+  if (fields.parts === undefined) {
+    const made = fields.make!()
+    fields.working = made.parts
+    fields.parts = Object.isFrozen(made.parts) ? made.parts : Object.freeze([...made.parts])
+    fields.variables = made.variables
+    fields.make = undefined
+  }
+  return fields.parts
 }
 
 // Shared by every prompt, so all prompts share one hidden class.
 const TEXT: PropertyDescriptor = {
   get(this: unknown): string {
     const fields = fieldsOf(this)
-    return (fields.text ??= fields.parts.length === 1 ? fields.parts[0]!.text : joinTexts(fields.parts))
+    if (fields.joined === undefined) {
+      const own = fields.parts ?? (fields.joinOutputs === undefined ? partsOf(fields) : undefined)
+      fields.joined = own === undefined ? fields.joinOutputs!() : own.length === 1 ? own[0]!.text : joinTexts(own)
+      fields.joinOutputs = undefined
+    }
+    return fields.joined
+  },
+  enumerable: true,
+}
+
+const PARTS: PropertyDescriptor = {
+  get(this: unknown): readonly RenderedPart[] {
+    return partsOf(fieldsOf(this))
   },
   enumerable: true,
 }
@@ -226,10 +300,20 @@ const BLOCKS: PropertyDescriptor = {
   get(this: unknown): readonly PromptBlock[] {
     const fields = fieldsOf(this)
     if (fields.blocks === undefined) {
-      fields.blocks = blocksOf(fields.parts, fields.previous)
-      fields.previous = undefined
+      partsOf(fields)
+      fields.blocks = blocksOf(fields.working!, fields.previousBlocks)
+      fields.previousBlocks = undefined
     }
     return fields.blocks
+  },
+  enumerable: true,
+}
+
+const VARIABLES: PropertyDescriptor = {
+  get(this: unknown): readonly RenderedVariable[] {
+    const fields = fieldsOf(this)
+    partsOf(fields)
+    return fields.variables!
   },
   enumerable: true,
 }
@@ -238,6 +322,15 @@ function joinTexts(parts: readonly { readonly text: string }[]): string {
   const texts = new Array<string>(parts.length)
   for (let i = 0; i < parts.length; i++) texts[i] = parts[i]!.text
   return texts.join(PART_SEPARATOR)
+}
+
+/** The non-empty `outputs` joined by a blank line: the text of the parts they make, without making them. */
+export function joinOutputs(outputs: readonly string[]): string {
+  let count = 0
+  for (let i = 0; i < outputs.length; i++) if (outputs[i] !== '') count++
+  const texts = new Array<string>(count)
+  for (let i = 0, j = 0; i < outputs.length; i++) if (outputs[i] !== '') texts[j++] = outputs[i]!
+  return count === 1 ? texts[0]! : texts.join(PART_SEPARATOR)
 }
 
 function sameMembers(a: readonly RenderedPart[], b: readonly RenderedPart[]): boolean {
@@ -250,10 +343,39 @@ function sameMembers(a: readonly RenderedPart[], b: readonly RenderedPart[]): bo
   return true
 }
 
+/**
+ * How many of `previous`'s leading blocks `parts` keeps as they are: blocks
+ * whose parts are the very same objects and whose next part (the first of
+ * the next block, which decides the boundary and, being the next block's
+ * stability, the breakpoint flag) is the same object too. A block is one
+ * stability class, so nothing after that part can change it.
+ */
+function keptBlocks(parts: readonly RenderedPart[], previous: readonly PromptBlock[]): { readonly blocks: number; readonly parts: number } {
+  let index = 0
+  let kept = 0
+  let end = 0
+  for (let b = 0; b < previous.length; b++) {
+    const members = membersOf.get(previous[b]!)
+    if (members === undefined) break
+    let same = true
+    for (let j = 0; same && j < members.length; j++) same = parts[index + j] === members[j]
+    if (!same) break
+    index += members.length
+    const following = previous[b + 1] === undefined ? undefined : membersOf.get(previous[b + 1]!)?.[0]
+    // The last block is kept only when the prompt ends there too.
+    if (following === undefined ? index !== parts.length : parts[index] !== following) break
+    kept = b + 1
+    end = index
+  }
+  return { blocks: kept, parts: end }
+}
+
 function blocksOf(parts: readonly RenderedPart[], previous: readonly PromptBlock[] | undefined): readonly PromptBlock[] {
+  const kept = previous === undefined ? { blocks: 0, parts: 0 } : keptBlocks(parts, previous)
   const runs: RenderedPart[][] = []
   let run: RenderedPart[] = []
-  for (const part of parts) {
+  for (let p = kept.parts; p < parts.length; p++) {
+    const part = parts[p]!
     if (run.length > 0 && run[run.length - 1]!.stability !== part.stability) {
       runs.push(run)
       run = []
@@ -267,12 +389,14 @@ function blocksOf(parts: readonly RenderedPart[], previous: readonly PromptBlock
   if (run.length > 0) runs.push(run)
   // The previous blocks by their first part's name, for reuse after a move.
   let byFirst: Map<string, PromptBlock> | undefined
-  const blocks: PromptBlock[] = []
-  for (let i = 0; i < runs.length; i++) {
-    const members = runs[i]!
+  const blocks: PromptBlock[] = previous === undefined ? [] : [...previous]
+  blocks.length = kept.blocks
+  for (let r = 0; r < runs.length; r++) {
+    const members = runs[r]!
+    const i = kept.blocks + r
     let stability: Stability = 'static'
     for (const part of members) if (RANK[part.stability] > RANK[stability]) stability = part.stability
-    const next = runs[i + 1]
+    const next = runs[r + 1]
     const nextVolatile = next !== undefined && next.some((part) => part.stability === 'volatile')
     const cacheBreakpoint = members[members.length - 1]!.cacheBreakpoint || (stability !== 'volatile' && nextVolatile)
     let block: PromptBlock | undefined

@@ -37,6 +37,6 @@ describe('RenderedPrompt accessors', () => {
     expect(new Proxy(prompt, {}).text).toBe('Hello.\n\nBye.')
     expect(new Proxy(prompt, {}).blocks).toBe(prompt.blocks)
     expect(() => Reflect.get(prompt, 'blocks', {})).toThrow(TypeError)
-    expect(() => Reflect.get(prompt, 'text', {})).toThrow('read "text" and "blocks" from the object render() returned')
+    expect(() => Reflect.get(prompt, 'text', {})).toThrow('read "text", "parts", "blocks" and "variables" from the object render() returned')
   })
 })
