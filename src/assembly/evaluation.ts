@@ -19,6 +19,8 @@ export class Evaluation {
   readonly #config: ResolvedSystemPromptConfig
   readonly #views: ViewCache
   readonly #detacher = new ToolDetacher()
+  /** The last texts `collect` returned for each plan (plans are immutable; held weakly). */
+  readonly #collected = new WeakMap<SectionPlan, readonly string[]>()
 
   constructor(stats: PromptStats, config: ResolvedSystemPromptConfig, views: ViewCache) {
     this.#stats = stats
@@ -62,14 +64,26 @@ export class Evaluation {
   /**
    * The texts of `plan`'s sections by position, as collected now: the plan's
    * static texts, with every signal and function entry read in plan order.
+   * Read-only and shared: while every dynamic text equals what the last
+   * collect of `plan` read, that same array is returned (the plan's own
+   * `texts` when it has no dynamic entry), so a steady step copies nothing.
    */
-  collect(plan: SectionPlan, context: AssembleContext): string[] {
-    const texts = plan.texts.slice()
+  collect(plan: SectionPlan, context: AssembleContext): readonly string[] {
     const { entries, dynamic } = plan
+    if (dynamic.length === 0) return plan.texts
+    const last = this.#collected.get(plan)
+    let texts: string[] | undefined
     for (let k = 0; k < dynamic.length; k++) {
       const i = dynamic[k]!
-      texts[i] = this.text(entries[i]!, context)
+      const text = this.text(entries[i]!, context)
+      if (texts === undefined) {
+        if (last !== undefined && last[i] === text) continue
+        texts = (last ?? plan.texts).slice()
+      }
+      texts[i] = text
     }
+    if (texts === undefined) return last!
+    this.#collected.set(plan, texts)
     return texts
   }
 
