@@ -5,7 +5,26 @@ import type { PromptStats } from './stats.js'
 import { collectTools, sameResults, snapshotOf, ToolDetacher, toolProviderLabel } from './tools.js'
 import type { AssembleContext, AssembledContext, ToolSchema } from './types.js'
 import type { ViewCache } from './view-cache.js'
-import type { ScopeView, SectionPlan } from './view.js'
+import type { ScopeView, SectionPlan, VariablePlan } from './view.js'
+
+/** A variable plan's record with every static value in place (dynamic ones `undefined`), and the dynamic positions. */
+interface VariableTemplate {
+  readonly values: Readonly<Record<string, string | undefined>>
+  readonly dynamic: readonly number[]
+}
+
+function variableTemplateOf(plan: VariablePlan): VariableTemplate {
+  const values: Record<string, string | undefined> = {}
+  const dynamic: number[] = []
+  plan.entries.forEach((entry, i) => {
+    if (entry.kind === SourceKind.Static) values[entry.name] = entry.value
+    else {
+      values[entry.name] = undefined
+      dynamic.push(i)
+    }
+  })
+  return { values, dynamic }
+}
 
 /**
  * Reads registered providers for one call: section and context texts,
@@ -21,6 +40,8 @@ export class Evaluation {
   readonly #detacher = new ToolDetacher()
   /** The last texts `collect` returned for each plan (plans are immutable; held weakly). */
   readonly #collected = new WeakMap<SectionPlan, readonly string[]>()
+  /** Each variable plan's static values and dynamic positions (plans are immutable; held weakly). */
+  readonly #variableTemplates = new WeakMap<VariablePlan, VariableTemplate>()
 
   constructor(stats: PromptStats, config: ResolvedSystemPromptConfig, views: ViewCache) {
     this.#stats = stats
@@ -51,6 +72,25 @@ export class Evaluation {
     throw new TypeError(
       `${labelOf(entry)} ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(value)}; it must be a string or undefined`,
     )
+  }
+
+  /**
+   * A fresh record of every variable of `plan` by name, in plan order: the
+   * static values copied from a per-plan template, then each signal and
+   * function entry read in plan order (the same reads, in the same order, as
+   * evaluating every entry). Throws what `variable` throws.
+   */
+  variables(plan: VariablePlan, context: AssembleContext): Record<string, string | undefined> {
+    let template = this.#variableTemplates.get(plan)
+    if (template === undefined) this.#variableTemplates.set(plan, (template = variableTemplateOf(plan)))
+    const out = { ...template.values }
+    const { entries } = plan
+    const { dynamic } = template
+    for (let k = 0; k < dynamic.length; k++) {
+      const entry = entries[dynamic[k]!]!
+      out[entry.name] = this.variable(entry, context)
+    }
+    return out
   }
 
   /** A fresh assembled context of `entry`, marked `registered: true`. */
