@@ -102,17 +102,51 @@ export interface AssemblyRecord {
   readonly deferred?: DeferredSections
 }
 
-const records = new WeakMap<object, AssemblyRecord>()
+/**
+ * A private field stamped onto an object the engine made, as a `WeakMap`
+ * keyed by it would be, minus the map: invisible to reflection (`Reflect.ownKeys`,
+ * spread, `structuredClone`, JSON), not reachable through a proxy of the
+ * object, gone with the object, and without the ephemeron-table cost a
+ * short-lived WeakMap key adds to every garbage collection (a steady step
+ * records two results). The base constructor returns the object it is given,
+ * so `new Stamped(target, value)` adds the field to `target` itself.
+ */
+class Passthrough {
+  constructor(target: object) {
+    return target
+  }
+}
+
+/** The record beside a result (see `withRecord`). */
+class RecordStamp extends Passthrough {
+  #record: AssemblyRecord
+
+  private constructor(target: object, record: AssemblyRecord) {
+    super(target)
+    this.#record = record
+  }
+
+  /** Stamps (or re-stamps) `record` onto `target`. */
+  static set(target: object, record: AssemblyRecord): void {
+    if (#record in target) (target as RecordStamp).#record = record
+    else new RecordStamp(target, record)
+  }
+
+  /** The record stamped onto `target`; `undefined` for anything else (a primitive, a copy, a proxy). */
+  static get(target: unknown): AssemblyRecord | undefined {
+    return Object(target) === target && #record in (target as object) ? (target as RecordStamp).#record : undefined
+  }
+}
 
 /** Records `record` beside `target` and returns `target`. */
 export function withRecord<T extends object>(target: T, record: AssemblyRecord): T {
-  records.set(target, record)
+  RecordStamp.set(target, record)
   return target
 }
 
 /** The record of a result made by `prepare`/`assemble`/`refreshContext`; `undefined` for anything else (a copy, say). */
 export function recordOf(target: object): AssemblyRecord | undefined {
-  return records.get(target)
+  return RecordStamp.get(target)
 }
 
 /** The scope a result was assembled for (`undefined`: the global view). */
@@ -120,24 +154,40 @@ export interface AssembledFor {
   readonly scope: ScopeKey | undefined
 }
 
-// Keyed by a `contexts` array the engine itself created for one result (never
-// one a listener supplied, which it might share between scopes): a shallow
-// spread of the result shares that array, so it still knows its scope. A
-// structuredClone or JSON copy does not, and `refreshContext` then uses the
-// scope it is given. The key itself never becomes enumerable data (a
+// Stamped onto a `contexts` array the engine itself created for one result
+// (never one a listener supplied, which it might share between scopes): a
+// shallow spread of the result shares that array, so it still knows its
+// scope. A structuredClone or JSON copy does not, and `refreshContext` then
+// uses the scope it is given. The stamp never becomes enumerable data (a
 // structuredClone of an agent object with methods would throw).
-const scopes = new WeakMap<object, AssembledFor>()
+class ScopeStamp extends Passthrough {
+  #for: AssembledFor
+
+  private constructor(target: object, assembled: AssembledFor) {
+    super(target)
+    this.#for = assembled
+  }
+
+  static set(target: object, assembled: AssembledFor): void {
+    if (#for in target) (target as ScopeStamp).#for = assembled
+    else new ScopeStamp(target, assembled)
+  }
+
+  static get(target: unknown): AssembledFor | undefined {
+    return Object(target) === target && #for in (target as object) ? (target as ScopeStamp).#for : undefined
+  }
+}
 
 /** Records that the engine-made `contexts` array belongs to a result assembled for `scope`. */
 export function recordScope(contexts: object, scope: ScopeKey | undefined): void {
-  scopes.set(contexts, { scope })
+  ScopeStamp.set(contexts, { scope })
 }
 
 /** The scope `result` was assembled for, when it (or the `contexts` array it shares) is known. */
 export function assembledFor(result: { readonly contexts: object }): AssembledFor | undefined {
-  const record = records.get(result)
+  const record = RecordStamp.get(result)
   if (record !== undefined) return { scope: record.provenance.scope }
-  return typeof result.contexts === 'object' && result.contexts !== null ? scopes.get(result.contexts) : undefined
+  return ScopeStamp.get(result.contexts)
 }
 
 /**
