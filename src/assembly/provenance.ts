@@ -18,6 +18,7 @@ import type { StabilityGuard } from './stability-hazard.js'
 import type { PromptStats } from './stats.js'
 import type { Stability } from './types.js'
 import type { SectionPlan } from './view.js'
+import { privateSlot } from './private-slot.js'
 
 /** A registered section as it supplied an assembly. */
 export interface SectionSource {
@@ -102,51 +103,18 @@ export interface AssemblyRecord {
   readonly deferred?: DeferredSections
 }
 
-/**
- * A private field stamped onto an object the engine made, as a `WeakMap`
- * keyed by it would be, minus the map: invisible to reflection (`Reflect.ownKeys`,
- * spread, `structuredClone`, JSON), not reachable through a proxy of the
- * object, gone with the object, and without the ephemeron-table cost a
- * short-lived WeakMap key adds to every garbage collection (a steady step
- * records two results). The base constructor returns the object it is given,
- * so `new Stamped(target, value)` adds the field to `target` itself.
- */
-class Passthrough {
-  constructor(target: object) {
-    return target
-  }
-}
-
-/** The record beside a result (see `withRecord`). */
-class RecordStamp extends Passthrough {
-  #record: AssemblyRecord
-
-  private constructor(target: object, record: AssemblyRecord) {
-    super(target)
-    this.#record = record
-  }
-
-  /** Stamps (or re-stamps) `record` onto `target`. */
-  static set(target: object, record: AssemblyRecord): void {
-    if (#record in target) (target as RecordStamp).#record = record
-    else new RecordStamp(target, record)
-  }
-
-  /** The record stamped onto `target`; `undefined` for anything else (a primitive, a copy, a proxy). */
-  static get(target: unknown): AssemblyRecord | undefined {
-    return Object(target) === target && #record in (target as object) ? (target as RecordStamp).#record : undefined
-  }
-}
+// Beside the exact result object, as a WeakMap entry would be (see private-slot.ts).
+const records = privateSlot<AssemblyRecord>()
 
 /** Records `record` beside `target` and returns `target`. */
 export function withRecord<T extends object>(target: T, record: AssemblyRecord): T {
-  RecordStamp.set(target, record)
+  records.set(target, record)
   return target
 }
 
 /** The record of a result made by `prepare`/`assemble`/`refreshContext`; `undefined` for anything else (a copy, say). */
 export function recordOf(target: object): AssemblyRecord | undefined {
-  return RecordStamp.get(target)
+  return records.get(target)
 }
 
 /** The scope a result was assembled for (`undefined`: the global view). */
@@ -160,34 +128,18 @@ export interface AssembledFor {
 // scope. A structuredClone or JSON copy does not, and `refreshContext` then
 // uses the scope it is given. The stamp never becomes enumerable data (a
 // structuredClone of an agent object with methods would throw).
-class ScopeStamp extends Passthrough {
-  #for: AssembledFor
-
-  private constructor(target: object, assembled: AssembledFor) {
-    super(target)
-    this.#for = assembled
-  }
-
-  static set(target: object, assembled: AssembledFor): void {
-    if (#for in target) (target as ScopeStamp).#for = assembled
-    else new ScopeStamp(target, assembled)
-  }
-
-  static get(target: unknown): AssembledFor | undefined {
-    return Object(target) === target && #for in (target as object) ? (target as ScopeStamp).#for : undefined
-  }
-}
+const scopes = privateSlot<AssembledFor>()
 
 /** Records that the engine-made `contexts` array belongs to a result assembled for `scope`. */
 export function recordScope(contexts: object, scope: ScopeKey | undefined): void {
-  ScopeStamp.set(contexts, { scope })
+  scopes.set(contexts, { scope })
 }
 
 /** The scope `result` was assembled for, when it (or the `contexts` array it shares) is known. */
 export function assembledFor(result: { readonly contexts: object }): AssembledFor | undefined {
-  const record = RecordStamp.get(result)
+  const record = records.get(result)
   if (record !== undefined) return { scope: record.provenance.scope }
-  return ScopeStamp.get(result.contexts)
+  return scopes.get(result.contexts)
 }
 
 /**
@@ -215,8 +167,10 @@ class LazySourceTable<S extends { readonly name: string }> implements SourceTabl
 // Plans are immutable and shared by every assembly made from them, so each
 // plan's sources are derived once; entries are immutable too, so each one's
 // source object is made once and shared by every plan (every view) holding it.
-const tables = new WeakMap<readonly object[], SourceTable<{ readonly name: string }>>()
-const sourceOfEntry = new WeakMap<object, { readonly name: string }>()
+// Both are private slots (see private-slot.ts): a churn step builds a new
+// plan's table, reading every entry's source, so each read is a field load.
+const tables = privateSlot<SourceTable<{ readonly name: string }>>()
+const sourceOfEntry = privateSlot<{ readonly name: string }>()
 
 function tableOf<E extends object, S extends { readonly name: string }>(entries: readonly E[], toSource: (entry: E) => S): SourceTable<S> {
   let table = tables.get(entries) as SourceTable<S> | undefined

@@ -48,12 +48,6 @@ describe('result records', () => {
     expect(recordOf(() => {})).toBeUndefined()
   })
 
-  test('work on a frozen object', () => {
-    const result = Object.freeze({ contexts: [] })
-    const rec = record(undefined)
-    withRecord(result, rec)
-    expect(recordOf(result)).toBe(rec)
-  })
 })
 
 describe('the scope of a contexts array', () => {
