@@ -1,11 +1,31 @@
 import type { ResolvedSystemPromptConfig } from './config.js'
 import { labelOf, SourceKind, type ContextEntry, type SectionEntry, type Source, type ToolEntry, type VariableEntry } from './entries.js'
 import { describeValue } from './errors.js'
+import { privateSlot } from './private-slot.js'
 import type { PromptStats } from './stats.js'
 import { collectTools, sameResults, snapshotOf, ToolDetacher, toolProviderLabel } from './tools.js'
 import type { AssembleContext, AssembledContext, ToolSchema } from './types.js'
 import type { ViewCache } from './view-cache.js'
-import type { ScopeView, SectionPlan } from './view.js'
+import type { ScopeView, SectionPlan, VariablePlan } from './view.js'
+
+/** A variable plan's record with every static value in place (dynamic ones `undefined`), and the dynamic positions. */
+interface VariableTemplate {
+  readonly values: Readonly<Record<string, string | undefined>>
+  readonly dynamic: readonly number[]
+}
+
+function variableTemplateOf(plan: VariablePlan): VariableTemplate {
+  const values: Record<string, string | undefined> = {}
+  const dynamic: number[] = []
+  plan.entries.forEach((entry, i) => {
+    if (entry.kind === SourceKind.Static) values[entry.name] = entry.value
+    else {
+      values[entry.name] = undefined
+      dynamic.push(i)
+    }
+  })
+  return { values, dynamic }
+}
 
 /**
  * Reads registered providers for one call: section and context texts,
@@ -19,6 +39,12 @@ export class Evaluation {
   readonly #config: ResolvedSystemPromptConfig
   readonly #views: ViewCache
   readonly #detacher = new ToolDetacher()
+  // Private slots on the (immutable) plans, not WeakMaps: a churn step makes
+  // a new plan, and a short-lived WeakMap key costs every GC (private-slot.ts).
+  /** The last texts `collect` returned for each plan. */
+  readonly #collected = privateSlot<readonly string[]>()
+  /** Each variable plan's static values and dynamic positions. */
+  readonly #variableTemplates = privateSlot<VariableTemplate>()
 
   constructor(stats: PromptStats, config: ResolvedSystemPromptConfig, views: ViewCache) {
     this.#stats = stats
@@ -51,6 +77,25 @@ export class Evaluation {
     )
   }
 
+  /**
+   * A fresh record of every variable of `plan` by name, in plan order: the
+   * static values copied from a per-plan template, then each signal and
+   * function entry read in plan order (the same reads, in the same order, as
+   * evaluating every entry). Throws what `variable` throws.
+   */
+  variables(plan: VariablePlan, context: AssembleContext): Record<string, string | undefined> {
+    let template = this.#variableTemplates.get(plan)
+    if (template === undefined) this.#variableTemplates.set(plan, (template = variableTemplateOf(plan)))
+    const out = { ...template.values }
+    const { entries } = plan
+    const { dynamic } = template
+    for (let k = 0; k < dynamic.length; k++) {
+      const entry = entries[dynamic[k]!]!
+      out[entry.name] = this.variable(entry, context)
+    }
+    return out
+  }
+
   /** A fresh assembled context of `entry`, marked `registered: true`. */
   context(entry: ContextEntry, context: AssembleContext): AssembledContext {
     const text = this.text(entry, context)
@@ -62,14 +107,26 @@ export class Evaluation {
   /**
    * The texts of `plan`'s sections by position, as collected now: the plan's
    * static texts, with every signal and function entry read in plan order.
+   * Read-only and shared: while every dynamic text equals what the last
+   * collect of `plan` read, that same array is returned (the plan's own
+   * `texts` when it has no dynamic entry), so a steady step copies nothing.
    */
-  collect(plan: SectionPlan, context: AssembleContext): string[] {
-    const texts = plan.texts.slice()
+  collect(plan: SectionPlan, context: AssembleContext): readonly string[] {
     const { entries, dynamic } = plan
+    if (dynamic.length === 0) return plan.texts
+    const last = this.#collected.get(plan)
+    let texts: string[] | undefined
     for (let k = 0; k < dynamic.length; k++) {
       const i = dynamic[k]!
-      texts[i] = this.text(entries[i]!, context)
+      const text = this.text(entries[i]!, context)
+      if (texts === undefined) {
+        if (last !== undefined && last[i] === text) continue
+        texts = (last ?? plan.texts).slice()
+      }
+      texts[i] = text
     }
+    if (texts === undefined) return last!
+    this.#collected.set(plan, texts)
     return texts
   }
 

@@ -84,9 +84,8 @@ export class Pipeline {
   #prepare(view: ScopeView, context: AssembleContext, recorded: boolean): Prepared | Promise<Prepared> {
     throwIfAborted(context.signal)
     const evaluation = this.#evaluation
-    const variables: Record<string, string | undefined> = {}
     const variablePlan = view.derive('variables')
-    for (const entry of variablePlan.entries) variables[entry.name] = evaluation.variable(entry, context)
+    const variables = evaluation.variables(variablePlan, context)
     const contextPlan = view.derive('contexts')
     const suppressed = view.derive('suppressed')
     const registered = suppressed ? contextPlan.required : contextPlan.entries

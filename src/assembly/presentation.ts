@@ -48,7 +48,9 @@ export function deferredAssembly(
   let sections: AssembledSection[] | undefined
   const assembly = {} as PromptAssembly
   Object.defineProperty(assembly, 'sections', {
-    get: (deferred.accessor = function readSections(): AssembledSection[] {
+    // An arrow in an assignment gets no inferred name, so a build that keeps
+    // function names (tsx, esbuild keepNames) adds no naming call per result.
+    get: (deferred.accessor = (): AssembledSection[] => {
       if (sections === undefined) {
         deferred.handedOut = true
         sections = sectionsOf(deferred.plan.entries, texts)

@@ -18,6 +18,7 @@ import type { StabilityGuard } from './stability-hazard.js'
 import type { PromptStats } from './stats.js'
 import type { Stability } from './types.js'
 import type { SectionPlan } from './view.js'
+import { privateSlot } from './private-slot.js'
 
 /** A registered section as it supplied an assembly. */
 export interface SectionSource {
@@ -102,7 +103,8 @@ export interface AssemblyRecord {
   readonly deferred?: DeferredSections
 }
 
-const records = new WeakMap<object, AssemblyRecord>()
+// Beside the exact result object, as a WeakMap entry would be (see private-slot.ts).
+const records = privateSlot<AssemblyRecord>()
 
 /** Records `record` beside `target` and returns `target`. */
 export function withRecord<T extends object>(target: T, record: AssemblyRecord): T {
@@ -120,13 +122,13 @@ export interface AssembledFor {
   readonly scope: ScopeKey | undefined
 }
 
-// Keyed by a `contexts` array the engine itself created for one result (never
-// one a listener supplied, which it might share between scopes): a shallow
-// spread of the result shares that array, so it still knows its scope. A
-// structuredClone or JSON copy does not, and `refreshContext` then uses the
-// scope it is given. The key itself never becomes enumerable data (a
+// Stamped onto a `contexts` array the engine itself created for one result
+// (never one a listener supplied, which it might share between scopes): a
+// shallow spread of the result shares that array, so it still knows its
+// scope. A structuredClone or JSON copy does not, and `refreshContext` then
+// uses the scope it is given. The stamp never becomes enumerable data (a
 // structuredClone of an agent object with methods would throw).
-const scopes = new WeakMap<object, AssembledFor>()
+const scopes = privateSlot<AssembledFor>()
 
 /** Records that the engine-made `contexts` array belongs to a result assembled for `scope`. */
 export function recordScope(contexts: object, scope: ScopeKey | undefined): void {
@@ -137,7 +139,7 @@ export function recordScope(contexts: object, scope: ScopeKey | undefined): void
 export function assembledFor(result: { readonly contexts: object }): AssembledFor | undefined {
   const record = records.get(result)
   if (record !== undefined) return { scope: record.provenance.scope }
-  return typeof result.contexts === 'object' && result.contexts !== null ? scopes.get(result.contexts) : undefined
+  return scopes.get(result.contexts)
 }
 
 /**
@@ -180,8 +182,10 @@ export function sourceNamed<S extends { readonly name: string }>(table: SourceTa
 // Plans are immutable and shared by every assembly made from them, so each
 // plan's sources are derived once; entries are immutable too, so each one's
 // source object is made once and shared by every plan (every view) holding it.
-const tables = new WeakMap<readonly object[], SourceTable<{ readonly name: string }>>()
-const sourceOfEntry = new WeakMap<object, { readonly name: string }>()
+// Both are private slots (see private-slot.ts): a churn step builds a new
+// plan's table, reading every entry's source, so each read is a field load.
+const tables = privateSlot<SourceTable<{ readonly name: string }>>()
+const sourceOfEntry = privateSlot<{ readonly name: string }>()
 
 function tableOf<E extends object, S extends { readonly name: string }>(entries: readonly E[], toSource: (entry: E) => S): SourceTable<S> {
   let table = tables.get(entries) as SourceTable<S> | undefined

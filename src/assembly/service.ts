@@ -9,6 +9,7 @@ import {
   type SystemPromptConfig,
 } from './config.js'
 import { PromptEngine, type EventDispatcher } from './engine.js'
+import { lightenTracker } from './tracker.js'
 import { toContextEntry, toSectionEntry, toToolEntry, toVariableEntry } from './entries.js'
 import { diagnosticsOf, type DiagnosticsOptions, type PromptDiagnostic } from './diagnostics.js'
 import { inspectView, type PromptInspection } from './inspect.js'
@@ -125,16 +126,10 @@ export class SystemPrompt extends Service {
 
   constructor(ctx: Context, config: SystemPromptConfig = {}) {
     super(ctx, 'systemPrompt')
-    // Cordis wraps every method read through a caller's proxy in a shadow: a
-    // context extended with this plugin's (two proxies and an extend per
-    // read), so that the method's `this.ctx.<service>` resolves from the
-    // plugin. No method here reads a service through `this.ctx`: the
-    // registration methods need only the caller's context (its scope and its
-    // fiber, which own the registration), and the traced `this.ctx` without a
-    // shadow is exactly that; assemble/prepare/render paths read nothing of
-    // it. So the methods are handed out as they are (Cordis' own services do
-    // the same).
-    ;(this as unknown as Record<symbol, { noShadow?: boolean }>)[Service.tracker]!.noShadow = true
+    // Methods are handed out unshadowed and without an associated-property
+    // lookup unless one is declared (see tracker.ts for the Cordis contract).
+    const reflect = (ctx.reflect as unknown as Record<symbol, { readonly props: object }>)[ORIGINAL]!
+    lightenTracker(this, Service.tracker, 'systemPrompt', reflect.props)
     const resolved = resolveSystemPromptConfig(config)
     if (resolved.issues) throw new TypeError(`invalid config:\n${resolved.issues.map((i) => `  - ${i.message}`).join('\n')}`)
     const { value } = resolved

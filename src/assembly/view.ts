@@ -233,13 +233,45 @@ export class ScopeView {
     // derivation) hands over to the current view of its scope.
     if (host.deriving || this.generation !== host.generation) return host.current(this.key).derive(fact)
     host.deriving = true
-    const value = untracked(() => {
-      const chain: ScopeView[] = []
-      for (let at = this.parent.value; at !== undefined; at = at.parent.value) chain.push(at)
-      for (let i = chain.length - 1; i >= 0; i--) chain[i]![fact].value
-      return this[fact].value as ViewFactValue<K>
-    })
+    deriveView = this
+    deriveFact = fact
+    const value = untracked(refreshChain) as ViewFactValue<K>
     host.deriving = false
     return value
   }
+}
+
+// The arguments of `refreshChain`, set right before `untracked` calls it (a
+// module function, not a closure per call: a steady step derives about ten
+// facts). It reads them before anything else runs, so nesting is harmless.
+let deriveView: ScopeView | undefined
+let deriveFact: ViewFact = 'layers'
+// The ancestors being refreshed (nearest first), reused across calls so a
+// steady derive allocates nothing; cleared after each use so it keeps no view
+// alive, and dropped after a deep chain so it keeps no long array either. A
+// nested refresh finds it in use and takes its own.
+const SPARE_CHAIN_MAX = 64
+let spareChain: (ScopeView | undefined)[] = []
+let spareChainInUse = false
+
+/** `ScopeView.derive`'s refresh of `deriveView`'s chain, farthest ancestor first, then its `deriveFact`. */
+function refreshChain(): unknown {
+  const view = deriveView!
+  const fact = deriveFact
+  deriveView = undefined
+  const spare = !spareChainInUse
+  const chain = spare ? spareChain : []
+  spareChainInUse = true
+  let length = 0
+  try {
+    for (let at = view.parent.value; at !== undefined; at = at.parent.value) chain[length++] = at
+    for (let i = length - 1; i >= 0; i--) chain[i]![fact].value
+  } finally {
+    if (spare) {
+      if (length > SPARE_CHAIN_MAX) spareChain = []
+      else for (let i = 0; i < length; i++) chain[i] = undefined
+      spareChainInUse = false
+    }
+  }
+  return view[fact].value
 }

@@ -1,5 +1,6 @@
 import { batch, signal, untracked, type Signal } from '@preact/signals-core'
 import type { Context } from 'cordis'
+import { fiberEffect } from './fiber-effect.js'
 import type { NamedEntries, Undo } from './named-entries.js'
 import { scopeChainOf } from './parent-chain.js'
 import { scopeOf, type ScopeKey } from './scope-key.js'
@@ -124,7 +125,8 @@ export class ScopedLayers<L extends ScopeLayer> {
    *   and the error reaches the caller; the rollback does not notify again.
    * - Undoing empties and reclaims the exact layer when it was its last entry.
    *
-   * Returns the exact `ctx.effect` disposer.
+   * Returns the exact `ctx.effect` disposer (the effect is started through
+   * `fiberEffect`, the same call at a fraction of its cost).
    */
   effect(ctx: Context, action: (layer: L) => Undo, options: LayerEffectOptions): () => Promise<void> {
     const scope = scopeOf(ctx)
@@ -133,7 +135,7 @@ export class ScopedLayers<L extends ScopeLayer> {
     // listener that just failed is not called a second time for the rollback.
     let rollingBack = false
     return batch(() => {
-      const dispose = ctx.effect(() => {
+      const dispose = fiberEffect(ctx, () => {
         const slot = scope === undefined ? undefined : this.#slot(scope)
         const existing = slot === undefined ? this.global : slot.peek()
         const layer = existing ?? this.#createLayer(scope)
