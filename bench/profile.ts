@@ -1,9 +1,9 @@
 /**
  * Profiles one scenario for promptloom alone in the realistic world
  * (bench/workload.ts) and prints the step's cost and the top 15 functions by
- * self time:
+ * self time, then the top 20 by total time per step:
  *
- *   npx tsx bench/profile.ts <steady|churn|signal|changed> <G> <A> <steps>
+ *   npx tsx bench/profile.ts <steady|churn|churn-blocks|signal|changed> <G> <A> <steps>
  *
  * profiles only the measured steps (after 3 warm rounds over the agents,
  * WARM=n to change) through node:inspector and writes the profile to
@@ -16,10 +16,10 @@ import { writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Session } from 'node:inspector/promises'
-import { summarizeProfile, type CpuProfile } from './cpu-profile.js'
+import { summarizeProfile, summarizeTotals, type CpuProfile } from './cpu-profile.js'
 import { buildWorld, promptloom } from './workload.js'
 
-const SCENARIOS = ['steady', 'churn', 'signal', 'changed']
+const SCENARIOS = ['steady', 'churn', 'churn-blocks', 'signal', 'changed']
 const [scenario = 'steady', G = '200', A = '100', steps = '20000'] = process.argv.slice(2)
 if (!SCENARIOS.includes(scenario)) throw new Error(`unknown scenario "${scenario}"; known: ${SCENARIOS.join(', ')}`)
 const w = await buildWorld(promptloom, { G: Number(G), A: Number(A) })
@@ -30,11 +30,11 @@ async function step(i: number): Promise<void> {
   const agent = w.agents[((i % count) + count) % count]!
   if (scenario === 'signal') w.turn.value = String(i)
   if (scenario === 'changed') agent.notes.value = `Progress note ${i}.`
-  if (scenario === 'churn') {
+  if (scenario === 'churn' || scenario === 'churn-blocks') {
     live.push(w.impl.service(agent.scope.ctx).section({ name: `churn-${i}`, order: 1000 + (i % 97), text: `Churn ${i} uses {{model}}.` }))
     if (live.length > 8) live.shift()!()
   }
-  await w.step(agent, scenario === 'changed' ? 'blocks' : 'text')
+  await w.step(agent, scenario === 'changed' || scenario === 'churn-blocks' ? 'blocks' : 'text')
 }
 
 const warm = Number(process.env.WARM ?? count * 3)
@@ -55,6 +55,6 @@ if (session !== undefined) {
   const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile }
   const file = join(tmpdir(), `promptloom-${scenario}-G${G}-A${A}.cpuprofile`)
   writeFileSync(file, JSON.stringify(profile))
-  console.log(`${summarizeProfile(profile)}\n(profile written to ${file})`)
+  console.log(`${summarizeProfile(profile)}\n${summarizeTotals(profile, 20, Number(steps))}\n(profile written to ${file})`)
 }
 await w.dispose()
