@@ -8,7 +8,7 @@ import { TOOL_ORDER_REST } from '../assembly/orders.js'
 import { renderContextSnapshot } from '../render/render.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
 import { render } from '../render/render.js'
-import type { RenderedPrompt } from '../render/rendered-prompt.js'
+import { isLazyPrompt, type RenderedPrompt } from '../render/rendered-prompt.js'
 
 /** The part of an assembly a request builder reads. */
 export type RequestAssembly = Pick<PromptAssembly, 'sections' | 'contexts' | 'variables' | 'tools'>
@@ -69,7 +69,8 @@ export function resolveRequest(fn: string, options: RequestOptions, history: unk
     throw new TypeError(`${fn} option "snapshot" must be a string, or false for none (got ${describe(snapshot)})`)
   }
   const rendered = options.rendered ?? render(assembly)
-  if (typeof rendered !== 'object' || rendered === null || typeof rendered.text !== 'string' || !Array.isArray(rendered.blocks)) {
+  // A prompt render() made is checked without reading `text` (a join the blocks-based requests never need).
+  if (typeof rendered !== 'object' || rendered === null || (!isLazyPrompt(rendered) && (typeof rendered.text !== 'string' || !Array.isArray(rendered.blocks)))) {
     throw new TypeError(`${fn} option "rendered" must be a RenderedPrompt (got ${describe(rendered)}); pass StepResult.rendered or omit it`)
   }
   const text = snapshot === undefined ? renderContextSnapshot(assembly) : snapshot === false ? '' : snapshot

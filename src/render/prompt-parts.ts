@@ -13,6 +13,8 @@
 
 import { sourceNamed, type AssemblyRecord, type SectionSource } from '../assembly/provenance.js'
 import type { Template } from '../assembly/template.js'
+import type { Stability } from '../assembly/types.js'
+import type { BlockItems } from './prompt-blocks.js'
 import { PART_SEPARATOR, placePart, SHARED_VARIABLES, type RenderedPart, type RenderedSubstitution, type RenderedVariable } from './rendered-prompt.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
@@ -250,6 +252,34 @@ export function buildParts(
     offset = part.end
   }
   return parts
+}
+
+/**
+ * The block items of the parts `buildParts` would make from the same memo
+ * arrays and record (non-empty outputs, their names, and the stability and
+ * `cacheBreakpoint` flag of the section each came from), without making a
+ * part: what `blocks` needs.
+ */
+export function blockItemsOf(names: readonly string[], outputs: readonly string[], record: AssemblyRecord | undefined): BlockItems {
+  const sources = record?.provenance.sections
+  const items = { names: [] as string[], texts: [] as string[], stabilities: [] as Stability[], breakpoints: [] as boolean[] }
+  let shift = 0
+  for (let i = 0; i < names.length; i++) {
+    const text = outputs[i]!
+    if (text === '') continue
+    const name = names[i]!
+    let index: number | undefined
+    if (sources !== undefined) {
+      if (sources.list[i + shift]?.name === name) index = i + shift
+      else if ((index = sources.indexOf.get(name)) !== undefined) shift = index - i
+    }
+    const source = index === undefined ? undefined : sources!.list[index]
+    items.names.push(name)
+    items.texts.push(text)
+    items.stabilities.push(source?.stability ?? 'session')
+    items.breakpoints.push(source?.cacheBreakpoint ?? false)
+  }
+  return items
 }
 
 /** One frozen `RenderedVariable` per variable registration, shared by every prompt that references it. */

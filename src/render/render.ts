@@ -11,7 +11,7 @@ import {
 } from '../assembly/provenance.js'
 import { stillDeferred } from '../assembly/presentation.js'
 import type { PromptPresentation } from '../assembly/types.js'
-import { buildParts, variablesOf } from './prompt-parts.js'
+import { blockItemsOf, buildParts, variablesOf } from './prompt-parts.js'
 import { guardStability } from './stability-guard.js'
 import { renderItem, RenderMemo, type RenderItem, type RenderKey, type RenderOwner } from './render-memo.js'
 import { builtSoFar, joinOutputs, lazyPromptOf, PART_SEPARATOR, promptOf, type RenderedPart, type RenderedPrompt, type RenderedVariable } from './rendered-prompt.js'
@@ -249,6 +249,7 @@ function lazyPrompt(memo: RenderMemo, variables: Variables, record: AssemblyReco
       return { parts, variables: sameReferences(parts, previous, previousVariables) ?? Object.freeze(variablesOf(parts, record)) }
     },
     built.blocks,
+    () => blockItemsOf(names, outputs, record),
   )
 }
 

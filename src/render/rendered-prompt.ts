@@ -12,6 +12,7 @@
 
 import type { LayerRef } from '../assembly/entries.js'
 import type { Stability } from '../assembly/types.js'
+import { blocksOf, itemsOfParts, type BlockItems } from './prompt-blocks.js'
 
 /** The blank line between parts (and between blocks). */
 export const PART_SEPARATOR = '\n\n'
@@ -102,8 +103,6 @@ export const SHARED_VARIABLES = new WeakSet<RenderedVariable>()
 /** What a part is before it is placed in a prompt: everything but its offsets (`restored` defaults to `false`). */
 export type PartInput = Omit<RenderedPart, 'start' | 'end' | 'restored'> & { readonly restored?: boolean }
 
-const RANK: Readonly<Record<Stability, number>> = { static: 0, session: 1, volatile: 2 }
-
 /**
  * `input` placed at `start`, frozen. One explicit literal, so every part
  * shares one hidden class (a spread of the input gave most parts their own).
@@ -127,8 +126,6 @@ export function placePart(input: PartInput, start: number): RenderedPart {
   })
 }
 
-/** Each block's member parts, so a later prompt can tell an unchanged block and reuse it (its text). */
-const membersOf = new WeakMap<PromptBlock, readonly RenderedPart[]>()
 
 /**
  * Places `inputs` (non-empty texts, in prompt order) into one frozen
@@ -175,6 +172,8 @@ interface LazyFields {
   blocks: readonly PromptBlock[] | undefined
   /** The blocks of the prompt it replaced, when those were built: reused by `blocks`, dropped once used. */
   previousBlocks: readonly PromptBlock[] | undefined
+  /** The block items without the parts, while the parts are not built (then dropped). */
+  blockItems: (() => BlockItems) | undefined
 }
 
 /**
@@ -195,6 +194,11 @@ type LazyPrompt = RenderedPrompt & { readonly [LAZY]?: LazyFields }
 export function builtSoFar(prompt: RenderedPrompt | undefined): Built {
   const fields = (prompt as LazyPrompt | undefined)?.[LAZY]
   return fields === undefined ? NOTHING_BUILT : { parts: fields.working, variables: fields.variables, blocks: fields.blocks }
+}
+
+/** Whether `value` is (or reads through to) a prompt `render()` made: its four fields are the shared accessors, `text` a string. */
+export function isLazyPrompt(value: object): boolean {
+  return (value as LazyPrompt)[LAZY] !== undefined
 }
 
 const NOTHING_BUILT: Built = Object.freeze({ parts: undefined, variables: undefined, blocks: undefined })
@@ -224,8 +228,10 @@ export function promptOf(parts: readonly RenderedPart[], variables: readonly Ren
  * A frozen prompt whose `parts` and `variables` are made by `build` on the
  * first read of either (or of `blocks`), and whose `text` is `text()` until
  * then (the joined outputs; afterwards the joined parts, the same string). A
- * loop that reads only `text` never builds a part. `build` must not throw and
- * must depend on nothing that changes after this call; it is dropped once run.
+ * loop that reads only `text` never builds a part, and with `blockItems` one
+ * that reads only `blocks` (a provider request) neither. `build` and
+ * `blockItems` must not throw, must agree with each other and must depend on
+ * nothing that changes after this call; each is dropped once run.
  *
  * All four fields are own enumerable accessors whose getters every prompt
  * shares, defined on a plain object, so every prompt has one hidden class
@@ -236,6 +242,7 @@ export function lazyPromptOf(
   text: (() => string) | undefined,
   build: () => { readonly parts: readonly RenderedPart[]; readonly variables: readonly RenderedVariable[] },
   previousBlocks: readonly PromptBlock[] | undefined,
+  blockItems?: () => BlockItems,
 ): RenderedPrompt {
   const fields: LazyFields = {
     joined: undefined,
@@ -246,6 +253,7 @@ export function lazyPromptOf(
     variables: undefined,
     blocks: undefined,
     previousBlocks,
+    blockItems,
   }
   const prompt = {}
   Object.defineProperty(prompt, 'text', TEXT)
@@ -300,9 +308,10 @@ const BLOCKS: PropertyDescriptor = {
   get(this: unknown): readonly PromptBlock[] {
     const fields = fieldsOf(this)
     if (fields.blocks === undefined) {
-      partsOf(fields)
-      fields.blocks = blocksOf(fields.working!, fields.previousBlocks)
+      const items = fields.parts === undefined && fields.blockItems !== undefined ? fields.blockItems() : (partsOf(fields), itemsOfParts(fields.working!))
+      fields.blocks = blocksOf(items, fields.previousBlocks, PART_SEPARATOR)
       fields.previousBlocks = undefined
+      fields.blockItems = undefined
     }
     return fields.blocks
   },
@@ -333,95 +342,3 @@ export function joinOutputs(outputs: readonly string[]): string {
   return count === 1 ? texts[0]! : texts.join(PART_SEPARATOR)
 }
 
-function sameMembers(a: readonly RenderedPart[], b: readonly RenderedPart[]): boolean {
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]!
-    const y = b[i]!
-    if (x !== y && (x.name !== y.name || x.text !== y.text || x.stability !== y.stability || x.cacheBreakpoint !== y.cacheBreakpoint)) return false
-  }
-  return true
-}
-
-/**
- * How many of `previous`'s leading blocks `parts` keeps as they are: blocks
- * whose parts are the very same objects and whose next part (the first of
- * the next block, which decides the boundary and, being the next block's
- * stability, the breakpoint flag) is the same object too. A block is one
- * stability class, so nothing after that part can change it.
- */
-function keptBlocks(parts: readonly RenderedPart[], previous: readonly PromptBlock[]): { readonly blocks: number; readonly parts: number } {
-  let index = 0
-  let kept = 0
-  let end = 0
-  for (let b = 0; b < previous.length; b++) {
-    const members = membersOf.get(previous[b]!)
-    if (members === undefined) break
-    let same = true
-    for (let j = 0; same && j < members.length; j++) same = parts[index + j] === members[j]
-    if (!same) break
-    index += members.length
-    const following = previous[b + 1] === undefined ? undefined : membersOf.get(previous[b + 1]!)?.[0]
-    // The last block is kept only when the prompt ends there too.
-    if (following === undefined ? index !== parts.length : parts[index] !== following) break
-    kept = b + 1
-    end = index
-  }
-  return { blocks: kept, parts: end }
-}
-
-function blocksOf(parts: readonly RenderedPart[], previous: readonly PromptBlock[] | undefined): readonly PromptBlock[] {
-  const kept = previous === undefined ? { blocks: 0, parts: 0 } : keptBlocks(parts, previous)
-  const runs: RenderedPart[][] = []
-  let run: RenderedPart[] = []
-  for (let p = kept.parts; p < parts.length; p++) {
-    const part = parts[p]!
-    if (run.length > 0 && run[run.length - 1]!.stability !== part.stability) {
-      runs.push(run)
-      run = []
-    }
-    run.push(part)
-    if (part.cacheBreakpoint) {
-      runs.push(run)
-      run = []
-    }
-  }
-  if (run.length > 0) runs.push(run)
-  // The previous blocks by their first part's name, for reuse after a move.
-  let byFirst: Map<string, PromptBlock> | undefined
-  const blocks: PromptBlock[] = previous === undefined ? [] : [...previous]
-  blocks.length = kept.blocks
-  for (let r = 0; r < runs.length; r++) {
-    const members = runs[r]!
-    const i = kept.blocks + r
-    let stability: Stability = 'static'
-    for (const part of members) if (RANK[part.stability] > RANK[stability]) stability = part.stability
-    const next = runs[r + 1]
-    const nextVolatile = next !== undefined && next.some((part) => part.stability === 'volatile')
-    const cacheBreakpoint = members[members.length - 1]!.cacheBreakpoint || (stability !== 'volatile' && nextVolatile)
-    let block: PromptBlock | undefined
-    if (previous !== undefined) {
-      let candidate: PromptBlock | undefined = previous[i]
-      if (candidate === undefined || candidate.parts[0] !== members[0]!.name) {
-        if (byFirst === undefined) {
-          byFirst = new Map()
-          for (const held of previous) byFirst.set(held.parts[0]!, held)
-        }
-        candidate = byFirst.get(members[0]!.name)
-      }
-      const held = candidate === undefined ? undefined : membersOf.get(candidate)
-      if (held !== undefined && candidate!.cacheBreakpoint === cacheBreakpoint && sameMembers(held, members)) block = candidate
-    }
-    if (block === undefined) {
-      block = Object.freeze({
-        text: members.length === 1 ? members[0]!.text : joinTexts(members),
-        parts: Object.freeze(members.map((part) => part.name)),
-        stability,
-        cacheBreakpoint,
-      })
-      membersOf.set(block, members)
-    }
-    blocks.push(block!)
-  }
-  return Object.freeze(blocks)
-}

@@ -124,7 +124,13 @@ async function fromScratch(live: readonly Live[], values: Readonly<Record<string
   for (const entry of live) register(world, entry.name, entry.spec, entry.order, entry.text.value)
   listen(world.app, () => rewrite)
   const assembly = await world.global.assemble({ scope: KEY })
-  return outcome(() => render(assembly), parts, blocks)
+  // The expected blocks always come from built parts (the memoized side may
+  // build them from the memo's outputs alone, when its loop reads no parts).
+  return outcome(() => {
+    const rendered = render(assembly)
+    void rendered.parts
+    return rendered
+  }, parts, blocks)
 }
 
 /** The prompt as plain data: its text, and the parts (with the variables) and blocks when asked for. */

@@ -26,6 +26,35 @@ describe('render(assembly): parts built on first read', () => {
     expect(second.parts[1]).toMatchObject({ text: 'In /b.', start: 8, end: 14 })
   })
 
+  test('a prompt read only for its blocks (a provider request) builds no parts; its blocks are those its parts give', async () => {
+    const app = await mount(BARE)
+    const note = signal('one')
+    app.systemPrompt.section({ name: 'policy', order: 0, text: 'Policy.', stability: 'static', cacheBreakpoint: true })
+    app.systemPrompt.section({ name: 'env', order: 1, text: 'Env.' })
+    app.systemPrompt.section({ name: 'note', order: 2, text: note, stability: 'volatile' })
+    const first = render(await app.systemPrompt.assemble())
+    const blocks = first.blocks
+    expect(builtSoFar(first).parts).toBeUndefined()
+    expect(blocks).toEqual([
+      { text: 'Policy.', parts: ['policy'], stability: 'static', cacheBreakpoint: true },
+      { text: 'Env.', parts: ['env'], stability: 'session', cacheBreakpoint: true },
+      { text: 'one', parts: ['note'], stability: 'volatile', cacheBreakpoint: false },
+    ])
+    note.value = 'two'
+    const second = render(await app.systemPrompt.assemble())
+    // The unchanged blocks are the first prompt's, text and all; only the volatile one is new.
+    expect(second.blocks[0]).toBe(blocks[0])
+    expect(second.blocks[1]).toBe(blocks[1])
+    expect(second.blocks[2]!.text).toBe('two')
+    expect(builtSoFar(second).parts).toBeUndefined()
+    // Parts read afterwards agree with the blocks.
+    expect(second.parts.map((part) => [part.name, part.stability, part.cacheBreakpoint])).toEqual([
+      ['policy', 'static', true],
+      ['env', 'session', false],
+      ['note', 'volatile', false],
+    ])
+  })
+
   test('a prompt after one whose parts were read reuses its unchanged parts and blocks; after an unread one it builds them afresh', async () => {
     const app = await mount(BARE)
     const note = signal('one')

@@ -1,0 +1,115 @@
+/**
+ * The cache blocks of a rendered prompt (SPEC §4.1), computed from the
+ * prompt's non-empty items in order: their names, texts, declared stability
+ * and `cacheBreakpoint` flags. The items come from the parts when those were
+ * built, or straight from the render memo's outputs and the section sources
+ * (a provider request reads only `blocks`: no part object is made for it).
+ *
+ * A new block starts after every `cacheBreakpoint` item and wherever the
+ * stability class changes; a block is a breakpoint when it ends with a
+ * `cacheBreakpoint` item, or when it is not volatile and the next block is.
+ * A block whose members have the same names, texts and flags as a block of
+ * the previous prompt (at the same index, or with the same first member) is
+ * that block, text and all.
+ */
+import type { Stability } from '../assembly/types.js'
+import type { PromptBlock, RenderedPart } from './rendered-prompt.js'
+
+/** The non-empty items of a prompt, in order, as parallel arrays. */
+export interface BlockItems {
+  readonly names: readonly string[]
+  readonly texts: readonly string[]
+  readonly stabilities: readonly Stability[]
+  readonly breakpoints: readonly boolean[]
+}
+
+/** What a block was made of, so a later prompt can tell an unchanged block (names are its `parts`). */
+interface Members {
+  readonly texts: readonly string[]
+  readonly stabilities: readonly Stability[]
+  readonly breakpoints: readonly boolean[]
+}
+
+const membersOf = new WeakMap<PromptBlock, Members>()
+
+const RANK: Readonly<Record<Stability, number>> = { static: 0, session: 1, volatile: 2 }
+
+/** The block items of built parts. */
+export function itemsOfParts(parts: readonly RenderedPart[]): BlockItems {
+  const count = parts.length
+  const names = new Array<string>(count)
+  const texts = new Array<string>(count)
+  const stabilities = new Array<Stability>(count)
+  const breakpoints = new Array<boolean>(count)
+  for (let i = 0; i < count; i++) {
+    const part = parts[i]!
+    names[i] = part.name
+    texts[i] = part.text
+    stabilities[i] = part.stability
+    breakpoints[i] = part.cacheBreakpoint
+  }
+  return { names, texts, stabilities, breakpoints }
+}
+
+/** Whether `block`'s members are items `start`…`end - 1`. */
+function sameMembers(block: PromptBlock, items: BlockItems, start: number, end: number): boolean {
+  const members = membersOf.get(block)
+  if (members === undefined || members.texts.length !== end - start) return false
+  const { names, texts, stabilities, breakpoints } = items
+  for (let j = 0; j < end - start; j++) {
+    const i = start + j
+    if (block.parts[j] !== names[i] || members.stabilities[j] !== stabilities[i] || members.breakpoints[j] !== breakpoints[i]) return false
+    if (members.texts[j] !== texts[i]) return false
+  }
+  return true
+}
+
+function joined(texts: readonly string[], start: number, end: number, separator: string): string {
+  if (end - start === 1) return texts[start]!
+  const out = new Array<string>(end - start)
+  for (let i = start; i < end; i++) out[i - start] = texts[i]!
+  return out.join(separator)
+}
+
+/** The blocks of `items` (texts joined by `separator`), reusing `previous`'s unchanged blocks. */
+export function blocksOf(items: BlockItems, previous: readonly PromptBlock[] | undefined, separator: string): readonly PromptBlock[] {
+  const { names, texts, stabilities, breakpoints } = items
+  const count = names.length
+  // Run boundaries: run r is items ends[r - 1] (or 0) … ends[r] - 1.
+  const ends: number[] = []
+  for (let i = 0; i < count; i++) {
+    if (i > 0 && stabilities[i] !== stabilities[i - 1] && ends[ends.length - 1] !== i) ends.push(i)
+    if (breakpoints[i]) ends.push(i + 1)
+  }
+  if (count > 0 && ends[ends.length - 1] !== count) ends.push(count)
+  let byFirst: Map<string, PromptBlock> | undefined
+  const blocks = new Array<PromptBlock>(ends.length)
+  let start = 0
+  for (let r = 0; r < ends.length; r++) {
+    const end = ends[r]!
+    let stability: Stability = 'static'
+    for (let i = start; i < end; i++) if (RANK[stabilities[i]!] > RANK[stability]) stability = stabilities[i]!
+    let nextVolatile = false
+    if (r + 1 < ends.length) for (let i = end; !nextVolatile && i < ends[r + 1]!; i++) nextVolatile = stabilities[i] === 'volatile'
+    const cacheBreakpoint = breakpoints[end - 1]! || (stability !== 'volatile' && nextVolatile)
+    let block: PromptBlock | undefined
+    if (previous !== undefined) {
+      let candidate: PromptBlock | undefined = previous[r]
+      if (candidate === undefined || candidate.parts[0] !== names[start]) {
+        if (byFirst === undefined) {
+          byFirst = new Map()
+          for (const held of previous) byFirst.set(held.parts[0]!, held)
+        }
+        candidate = byFirst.get(names[start]!)
+      }
+      if (candidate !== undefined && candidate.cacheBreakpoint === cacheBreakpoint && sameMembers(candidate, items, start, end)) block = candidate
+    }
+    if (block === undefined) {
+      block = Object.freeze({ text: joined(texts, start, end, separator), parts: Object.freeze(names.slice(start, end)), stability, cacheBreakpoint })
+      membersOf.set(block, { texts: texts.slice(start, end), stabilities: stabilities.slice(start, end), breakpoints: breakpoints.slice(start, end) })
+    }
+    blocks[r] = block
+    start = end
+  }
+  return Object.freeze(blocks)
+}
