@@ -205,7 +205,7 @@ function idleScenario(): void {
     promptloom_text: kib(released.perAgentBytes),
     ratio: kept.perAgentBytes / released.perAgentBytes,
     display: `${(kept.perAgentBytes / released.perAgentBytes).toFixed(2)}× less`,
-    note: `both columns promptloom: Infinity | ${bound}`,
+    note: `both columns promptloom: renderCacheScopes Infinity, then ${bound}`,
     ...noTarget,
   })
 }
