@@ -139,9 +139,21 @@ async function visit(slot: Slot, round: number): Promise<void> {
   }
 }
 
+/** Visits between two turns of the event loop. */
+const YIELD_EVERY = 100
+
+/**
+ * Runs `visits` visits round-robin over `pool`, giving the event loop a turn
+ * every YIELD_EVERY visits, as a harness does whenever it calls a model.
+ * (A loop that never yields keeps every object a `WeakRef` was made for or
+ * dereferenced alive until it does — V8 keeps them for the current job —
+ * which the render slots' recency order would then pile up: README "Known
+ * limitations".)
+ */
 async function churn(visits: number, pool: Slot[], onHalf?: () => Promise<void>): Promise<void> {
   for (let i = 0; i < visits; i++) {
     await visit(pool[i % pool.length]!, Math.floor(i / pool.length))
+    if (i % YIELD_EVERY === YIELD_EVERY - 1) await new Promise((resolve) => setImmediate(resolve))
     if (onHalf !== undefined && i === Math.floor(visits / 2)) await onHalf()
   }
 }
