@@ -11,7 +11,7 @@
  *     next       [a][b][c'  ][d][e]     a, b reused; d, e moved (arrays shared)
  */
 
-import { sourceNamed, type AssemblyRecord, type SectionSource } from '../assembly/provenance.js'
+import { sourceNamed, type AssemblyRecord, type SectionSource, type SourceTable } from '../assembly/provenance.js'
 import type { Template } from '../assembly/template.js'
 import type { Stability } from '../assembly/types.js'
 import type { BlockItems } from './prompt-blocks.js'
@@ -139,6 +139,31 @@ function nearby(before: readonly RenderedPart[], name: string, near: number): nu
 }
 
 /**
+ * Finds the section source of each rendered item, in item order: at the
+ * item's position plus the current shift (identity and persona come first
+ * and are in no list; a listener's section shifts the rest), else by name,
+ * which moves the shift.
+ */
+class SourceFinder {
+  readonly #sources: SourceTable<SectionSource> | undefined
+  #shift = 0
+
+  constructor(sources: SourceTable<SectionSource> | undefined) {
+    this.#sources = sources
+  }
+
+  /** The index in the source list of item `i`, named `name`; `undefined` when no source has that name. */
+  indexOf(i: number, name: string): number | undefined {
+    const sources = this.#sources
+    if (sources === undefined) return undefined
+    if (sources.list[i + this.#shift]?.name === name) return i + this.#shift
+    const index = sources.indexOf.get(name)
+    if (index !== undefined) this.#shift = index - i
+    return index
+  }
+}
+
+/**
  * The parts of a render of the items named `names` (texts in `texts`, outputs and templates
  * from the memo), reusing `previous` where nothing a part depends on moved.
  * A section keeps `origin: 'registry'` while its name and text are the ones
@@ -179,19 +204,14 @@ export function buildParts(
   let byName: Map<string, number> | undefined
   // Names the window around the cursor missed: past two (a reorder, not an insertion), look everything up by name.
   let misses = 0
-  // Where the source list stands against `items` (identity and persona come first, in no list).
-  let shift = 0
+  const finder = new SourceFinder(sources)
   let cursor = parts.length
   let offset = parts.length === 0 ? 0 : parts[parts.length - 1]!.end
   for (let i = first; i < names.length; i++) {
     const text = outputs[i]!
     if (text === '') continue
     const name = names[i]!
-    let index: number | undefined
-    if (sources !== undefined) {
-      if (sources.list[i + shift]?.name === name) index = i + shift
-      else if ((index = sources.indexOf.get(name)) !== undefined) shift = index - i
-    }
+    const index = finder.indexOf(i, name)
     const source = index === undefined ? undefined : sources!.list[index]
     const origin = source !== undefined && collected?.[index!] === texts[i] ? 'registry' : 'waterfall'
     const restored = restoredNames !== undefined && restoredNames.length > 0 && restoredNames.includes(name)
@@ -263,16 +283,12 @@ export function buildParts(
 export function blockItemsOf(names: readonly string[], outputs: readonly string[], record: AssemblyRecord | undefined): BlockItems {
   const sources = record?.provenance.sections
   const items = { names: [] as string[], texts: [] as string[], stabilities: [] as Stability[], breakpoints: [] as boolean[] }
-  let shift = 0
+  const finder = new SourceFinder(sources)
   for (let i = 0; i < names.length; i++) {
     const text = outputs[i]!
     if (text === '') continue
     const name = names[i]!
-    let index: number | undefined
-    if (sources !== undefined) {
-      if (sources.list[i + shift]?.name === name) index = i + shift
-      else if ((index = sources.indexOf.get(name)) !== undefined) shift = index - i
-    }
+    const index = finder.indexOf(i, name)
     const source = index === undefined ? undefined : sources!.list[index]
     items.names.push(name)
     items.texts.push(text)
