@@ -42,7 +42,12 @@ export function fiberEffect(ctx: Context, execute: () => () => void, label: stri
   const fiber = ctx.fiber
   const limit = Error.stackTraceLimit
   let started = false
-  Error.stackTraceLimit = 0
+  try {
+    Error.stackTraceLimit = 0
+  } catch {
+    // A frozen `Error` (a hardened realm): the plain call, stacks and all.
+    return fiber.effect(execute, label)
+  }
   try {
     return fiber.effect(() => {
       Error.stackTraceLimit = limit

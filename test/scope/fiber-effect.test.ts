@@ -143,4 +143,22 @@ describe('fiberEffect', () => {
     expect(caught?.stack?.split('\n').length).toBeGreaterThan(1)
     expect(execute).not.toHaveBeenCalled()
   })
+
+  test('with Error.stackTraceLimit read-only (a hardened realm) it makes the plain call and the effect still runs', async () => {
+    const ctx = await plugin()
+    const descriptor = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit')!
+    Object.defineProperty(Error, 'stackTraceLimit', { ...descriptor, writable: false })
+    try {
+      let ran = 0
+      const dispose = fiberEffect(ctx, () => {
+        ran++
+        return () => {}
+      }, 'read-only limit')
+      expect(ran).toBe(1)
+      expect(typeof dispose).toBe('function')
+      await dispose()
+    } finally {
+      Object.defineProperty(Error, 'stackTraceLimit', descriptor)
+    }
+  })
 })
