@@ -1,29 +1,13 @@
-import v8 from 'node:v8'
-import vm from 'node:vm'
 import { signal } from '@preact/signals-core'
 import type { Context } from 'cordis'
 import { describe, expect, test } from 'vitest'
+import { isCollected } from '../reliability/collect.js'
 import { bindScopeParent, createScope, renderContextSnapshot, renderPrompt } from '../../src/index.js'
 import { BARE, mount, tool } from './system-prompt.fixtures.js'
 
 // SPEC §2 Reliability: "Nothing is retained for a disposed scope or an
 // unreachable scope key". Proven with a WeakRef to the key and a forced GC.
-v8.setFlagsFromString('--expose-gc')
-const gc = vm.runInNewContext('gc') as () => void
-
-const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 5))
-
-/** Whether `ref`'s target is collected within a few GC cycles. */
-async function collected(ref: WeakRef<object>): Promise<boolean> {
-  for (let i = 0; i < 30; i++) {
-    // deref() keeps its target alive until the current job ends, so let the job end first.
-    await tick()
-    gc()
-    await tick()
-    if (ref.deref() === undefined) return true
-  }
-  return false
-}
+const collected = (ref: WeakRef<object>): Promise<boolean> => isCollected(ref, 30)
 
 /** A root app plus a long-lived minting context (the closure of a minting callback must not hold the keys). */
 async function setup(): Promise<{ app: Context; minter: Context }> {

@@ -1,8 +1,7 @@
-import v8 from 'node:v8'
-import vm from 'node:vm'
 import { signal } from '@preact/signals-core'
 import { Context } from 'cordis'
 import { describe, expect, test } from 'vitest'
+import { collectedCount as collected } from './collect.js'
 import type { PromptEngine } from '../../src/assembly/engine.js'
 import {
   createScope,
@@ -23,24 +22,6 @@ import { census, growth, type Census } from './census.js'
 //               while the test still holds the scope key.
 // test/system-prompt.retention.test.ts proves the keys themselves collectable.
 
-const gc: () => void =
-  (globalThis as { gc?: () => void }).gc ??
-  (v8.setFlagsFromString('--expose-gc'), vm.runInNewContext('gc') as () => void)
-
-const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 2))
-
-/** How many of `refs` are collected within a few GC cycles (stops early once all are). */
-async function collected(refs: readonly WeakRef<object>[]): Promise<number> {
-  let dead = 0
-  for (let i = 0; i < 20 && dead < refs.length; i++) {
-    // deref() keeps its target alive until the current job ends, so let the job end first.
-    await tick()
-    gc()
-    await tick()
-    dead = refs.filter((ref) => ref.deref() === undefined).length
-  }
-  return dead
-}
 
 /** The service's engine, reached through its private symbol (internals on purpose: layer slots). */
 function engineOf(app: Context): PromptEngine {

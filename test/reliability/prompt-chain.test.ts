@@ -1,7 +1,6 @@
-import v8 from 'node:v8'
-import vm from 'node:vm'
 import { signal } from '@preact/signals-core'
 import { describe, expect, test } from 'vitest'
+import { isCollected } from './collect.js'
 import { render, type RenderedPrompt } from '../../src/index.js'
 import { BARE, mount } from '../assembly/system-prompt.fixtures.js'
 
@@ -9,23 +8,7 @@ import { BARE, mount } from '../assembly/system-prompt.fixtures.js'
 // keep that prompt: a loop that reads only `text` would otherwise keep a
 // chain of every prompt it ever rendered (each one holding its joined text).
 
-const gc: () => void =
-  (globalThis as { gc?: () => void }).gc ??
-  (v8.setFlagsFromString('--expose-gc'), vm.runInNewContext('gc') as () => void)
-
-const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 2))
-
-/** Whether `ref`'s target is collected within a few forced collections. */
-async function collected(ref: WeakRef<object>): Promise<boolean> {
-  for (let i = 0; i < 10; i++) {
-    // deref() keeps its target alive until the current job ends, so let the job end first.
-    await tick()
-    gc()
-    await tick()
-    if (ref.deref() === undefined) return true
-  }
-  return false
-}
+const collected = (ref: WeakRef<object>): Promise<boolean> => isCollected(ref, 10)
 
 /** An app whose one volatile section changes every step, and a step that renders it and reads `read`. */
 async function loop(): Promise<(read: 'text' | 'blocks') => Promise<RenderedPrompt>> {
