@@ -5,6 +5,8 @@
  */
 
 import { TOOL_ORDER_REST } from '../assembly/orders.js'
+import { stillDeferred } from '../assembly/presentation.js'
+import { recordOf } from '../assembly/provenance.js'
 import { renderContextSnapshot } from '../render/render.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
 import { render } from '../render/render.js'
@@ -41,6 +43,17 @@ export function describe(value: unknown): string {
 }
 
 /**
+ * Whether `assembly` is a result whose `sections` nobody has read yet (its
+ * plan's entries, an array by construction): checked without reading them,
+ * since a read builds the array and takes render()'s unchanged-prompt
+ * answer away from the step.
+ */
+function sectionsUnread(assembly: object): boolean {
+  const deferred = recordOf(assembly)?.deferred
+  return deferred !== undefined && stillDeferred(assembly, deferred)
+}
+
+/**
  * Validates `options` of the builder `fn` and resolves its prompt, tools and
  * snapshot. Throws a `TypeError` naming the argument: an assembly without a
  * tools array or with a tool named `TOOL_ORDER_REST`, a `history` (named
@@ -52,7 +65,7 @@ export function resolveRequest(fn: string, options: RequestOptions, history: unk
     throw new TypeError(`${fn} expects an options object { assembly, ${historyName}, … } (got ${describe(options)})`)
   }
   const { assembly, snapshot } = options
-  if (typeof assembly !== 'object' || assembly === null || !Array.isArray(assembly.tools) || !Array.isArray(assembly.sections)) {
+  if (typeof assembly !== 'object' || assembly === null || !Array.isArray(assembly.tools) || !(sectionsUnread(assembly) || Array.isArray(assembly.sections))) {
     throw new TypeError(`${fn} option "assembly" must be a prompt assembly (got ${describe(assembly)}); pass the result of systemPrompt.assemble()`)
   }
   for (const tool of assembly.tools) {

@@ -1,7 +1,10 @@
 import Anthropic from '@anthropic-ai/sdk'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { startCaptureServer, type CaptureServer } from '../../examples/capture-server.js'
-import { createStepSurface, toAnthropic, TOOL_ORDER_REST, usageFromAnthropic } from '../../src/index.js'
+import { stillDeferred } from '../../src/assembly/presentation.js'
+import { recordOf } from '../../src/assembly/provenance.js'
+import { createStepSurface, render, toAnthropic, TOOL_ORDER_REST, usageFromAnthropic } from '../../src/index.js'
+import { BARE, mount } from '../assembly/system-prompt.fixtures.js'
 import { ASSEMBLY, assemblyOf, PROMPT, promptOf, SNAPSHOT, tool } from './fixtures.js'
 
 const EPHEMERAL = { type: 'ephemeral' }
@@ -94,6 +97,18 @@ describe('toAnthropic', () => {
     const request = toAnthropic({ assembly: ASSEMBLY, messages: [] })
     expect(request.system).toEqual([{ type: 'text', text: 'You are Loom, a coding agent.\n\nRun the tests before you commit.' }])
     expect(request.tools.map((t) => t.cache_control)).toEqual([undefined, undefined])
+  })
+
+  test("a steady step's assembly is sent without building its sections, and renders as the unchanged prompt", async () => {
+    const app = await mount(BARE)
+    app.systemPrompt.section({ name: 'policy', order: 0, text: 'Run the tests.', cacheBreakpoint: true })
+    const first = render(await app.systemPrompt.assemble())
+    const assembly = await app.systemPrompt.assemble()
+    const request = toAnthropic({ assembly, messages: [] })
+    const record = recordOf(assembly)!
+    expect(stillDeferred(assembly, record.deferred!)).toBe(true)
+    expect(render(assembly)).toBe(first)
+    expect(request.system).toEqual([{ type: 'text', text: 'Run the tests.', cache_control: EPHEMERAL }])
   })
 
   test('at most 4 markers: the latest breakpoints are kept and the tools marker goes first', () => {
