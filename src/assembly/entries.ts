@@ -5,6 +5,7 @@ import { NamedEntries } from '../scope/named-entries.js'
 import type { ScopeKey } from '../scope/scope-key.js'
 import { describeValue, entryLabel, inScope, layerPhrase } from './errors.js'
 import { VARIABLE_NAME } from './template.js'
+import type { NamedSource, SectionSource } from './provenance.js'
 import type {
   AssembleContext,
   PromptContext,
@@ -63,8 +64,16 @@ interface EntryBase<T> extends Source<T> {
   readonly stability: Stability | undefined
 }
 
+/** A runtime context or variable entry: its fields, plus how provenance lists it. */
+interface NamedEntryBase<T> extends EntryBase<T> {
+  /** This entry as an assembly's provenance lists it, made once at registration and shared by every plan holding it. */
+  readonly source: NamedSource
+}
+
 /** A registered section. */
 export interface SectionEntry extends EntryBase<string> {
+  /** This entry as an assembly's provenance lists it, made once at registration and shared by every plan holding it. */
+  readonly source: SectionSource
   readonly order: number
   readonly interpolate: boolean
   readonly complete: boolean
@@ -74,14 +83,14 @@ export interface SectionEntry extends EntryBase<string> {
 }
 
 /** A registered runtime context. */
-export interface ContextEntry extends EntryBase<string> {
+export interface ContextEntry extends NamedEntryBase<string> {
   readonly order: number
   readonly interpolate: boolean
   readonly required: boolean
 }
 
 /** A registered prompt variable. */
-export type VariableEntry = EntryBase<string | undefined>
+export type VariableEntry = NamedEntryBase<string | undefined>
 
 /** A registered tool provider. */
 export interface ToolEntry {
@@ -218,10 +227,12 @@ export function toSectionEntry(input: PromptSection, scope: ScopeKey | undefined
   const cacheBreakpoint = optionalFlag(label, 'cacheBreakpoint', raw.cacheBreakpoint) === true
   const priority = optionalPriority(label, raw.priority)
   const { kind, value, signal, fn } = source
+  const layer = layerOf(scope)
   return {
     name,
     scope,
     noun: SECTION,
+    source: { name, layer, order, stability, interpolate, complete, required, cacheBreakpoint, priority },
     order,
     kind,
     value,
@@ -241,7 +252,8 @@ export function toContextEntry(input: PromptContext, scope: ScopeKey | undefined
   const { raw, name, label, order, source, interpolate, stability } = orderedFields(CONTEXT, input, scope)
   const required = optionalFlag(label, 'required', raw.required) === true
   const { kind, value, signal, fn } = source
-  return { name, scope, noun: CONTEXT, order, kind, value, signal, fn, interpolate, required, stability }
+  const named: NamedSource = { name, layer: layerOf(scope), stability }
+  return { name, scope, noun: CONTEXT, source: named, order, kind, value, signal, fn, interpolate, required, stability }
 }
 
 /** Validates a `variable()` call; throws a `TypeError` naming the variable. */
@@ -258,7 +270,9 @@ export function toVariableEntry(
   }
   const label: Label = () => entryLabel(VARIABLE, name, scope)
   const { kind, value, signal, fn } = toSource<string | undefined>(label, 'value', provider)
-  return { name, scope, noun: VARIABLE, kind, value, signal, fn, stability: optionalStability(label, stability) }
+  const declared = optionalStability(label, stability)
+  const named: NamedSource = { name, layer: layerOf(scope), stability: declared }
+  return { name, scope, noun: VARIABLE, source: named, kind, value, signal, fn, stability: declared }
 }
 
 /** Validates a `tools()` argument; throws a `TypeError` naming the provider. */

@@ -153,7 +153,7 @@ export class Pipeline {
     const variables = unseen ? prepared.preparation.variables : { ...prepared.preparation.variables }
     const provenance: AssemblyProvenance = {
       scope: view.key,
-      sections: sectionSourcesOf(plan.entries),
+      sections: sectionSourcesOf(plan),
       collected,
       contexts: prepared.provenance?.contexts ?? namedSourcesOf(view.derive('contexts').entries),
       variables: prepared.provenance?.variables ?? namedSourcesOf(view.derive('variables').entries),

@@ -13,7 +13,7 @@
  */
 
 import type { ScopeKey } from '../scope/scope-key.js'
-import { layerOf, type ContextEntry, type LayerRef, type SectionEntry, type VariableEntry } from './entries.js'
+import type { ContextEntry, LayerRef, VariableEntry } from './entries.js'
 import type { StabilityGuard } from './stability-hazard.js'
 import type { PromptStats } from './stats.js'
 import type { Stability } from './types.js'
@@ -180,44 +180,21 @@ export function sourceNamed<S extends { readonly name: string }>(table: SourceTa
 }
 
 // Plans are immutable and shared by every assembly made from them, so each
-// plan's sources are derived once; entries are immutable too, so each one's
-// source object is made once and shared by every plan (every view) holding it.
-// Both are private slots (see private-slot.ts): a churn step builds a new
-// plan's table, reading every entry's source, so each read is a field load.
+// plan's table is made once (a private slot on the plan's entries array, see
+// private-slot.ts). A section plan carries its sources; a context or
+// variable plan's are read off its entries, each of which carries its own.
 const tables = privateSlot<SourceTable<{ readonly name: string }>>()
-const sourceOfEntry = privateSlot<{ readonly name: string }>()
 
-function tableOf<E extends object, S extends { readonly name: string }>(entries: readonly E[], toSource: (entry: E) => S): SourceTable<S> {
-  let table = tables.get(entries) as SourceTable<S> | undefined
-  if (table === undefined) {
-    const list = new Array<S>(entries.length)
-    for (let i = 0; i < entries.length; i++) {
-      const entry = entries[i]!
-      let source = sourceOfEntry.get(entry) as S | undefined
-      if (source === undefined) sourceOfEntry.set(entry, (source = toSource(entry)))
-      list[i] = source
-    }
-    table = new LazySourceTable(list)
-    tables.set(entries, table)
-  }
+/** The sources of a section plan, made once per plan. */
+export function sectionSourcesOf(plan: SectionPlan): SourceTable<SectionSource> {
+  let table = tables.get(plan.entries) as SourceTable<SectionSource> | undefined
+  if (table === undefined) tables.set(plan.entries, (table = new LazySourceTable(plan.sources)))
   return table
 }
-/** The sources of a sorted section plan, derived once per plan. */
-export function sectionSourcesOf(entries: readonly SectionEntry[]): SourceTable<SectionSource> {
-  return tableOf(entries, (entry) => ({
-    name: entry.name,
-    layer: layerOf(entry.scope),
-    order: entry.order,
-    stability: entry.stability,
-    interpolate: entry.interpolate,
-    complete: entry.complete,
-    required: entry.required,
-    cacheBreakpoint: entry.cacheBreakpoint,
-    priority: entry.priority,
-  }))
-}
 
-/** The sources of a context or variable plan, derived once per plan. */
+/** The sources of a context or variable plan, made once per plan. */
 export function namedSourcesOf(entries: readonly (ContextEntry | VariableEntry)[]): SourceTable<NamedSource> {
-  return tableOf(entries, (entry) => ({ name: entry.name, layer: layerOf(entry.scope), stability: entry.stability }))
+  let table = tables.get(entries) as SourceTable<NamedSource> | undefined
+  if (table === undefined) tables.set(entries, (table = new LazySourceTable(entries.map((entry) => entry.source))))
+  return table
 }

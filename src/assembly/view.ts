@@ -3,34 +3,11 @@ import type { ScopedLayers } from '../scope/scoped-layers.js'
 import { scopeParentOf } from '../scope/parent-chain.js'
 import type { ScopeKey, Scoped } from '../scope/scope-key.js'
 import { scopeTarget } from '../scope/carrier.js'
-import { SourceKind, type ContextEntry, type PromptLayer, type SectionEntry, type ToolEntry, type VariableEntry } from './entries.js'
+import type { ContextEntry, PromptLayer, ToolEntry, VariableEntry } from './entries.js'
+import { mergedPlan, mergeSorted, patchedPlan, sectionPlanOf, type MergedPlan, type SectionPlan } from './section-plan.js'
 import type { PromptStats } from './stats.js'
 
-/** The effective sections of a scope, sorted by order then code-unit name. */
-export interface SectionPlan {
-  readonly entries: readonly SectionEntry[]
-  /** The effective sections registered with `complete: true`. */
-  readonly complete: readonly SectionEntry[]
-  /** The positions of the entries whose text is a signal or a function (read on every assembly). */
-  readonly dynamic: readonly number[]
-  /** Each static entry's text by position (`''` at a dynamic position): copied, then patched, per assembly. */
-  readonly texts: readonly string[]
-}
-
-/** The plan of sorted section `entries`, with its complete, dynamic and static-text tables. */
-function sectionPlanOf(entries: readonly SectionEntry[]): SectionPlan {
-  const dynamic: number[] = []
-  const texts = new Array<string>(entries.length)
-  for (let i = 0; i < entries.length; i++) {
-    const entry = entries[i]!
-    if (entry.kind === SourceKind.Static) texts[i] = entry.value!
-    else {
-      texts[i] = ''
-      dynamic.push(i)
-    }
-  }
-  return { entries, complete: entries.filter((entry) => entry.complete), dynamic, texts }
-}
+export type { SectionPlan } from './section-plan.js'
 
 /** The effective runtime contexts of a scope, sorted by order then code-unit name. */
 export interface ContextPlan {
@@ -71,33 +48,6 @@ export type ViewFact = 'layers' | 'sections' | 'contexts' | 'variables' | 'tools
 
 /** The value of one derived fact. */
 export type ViewFactValue<K extends ViewFact> = ScopeView[K] extends ReadonlySignal<infer T> ? T : never
-
-type Ordered = { readonly order: number; readonly name: string }
-
-function byOrderThenName(a: Ordered, b: Ordered): number {
-  return a.order - b.order || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
-}
-
-/**
- * Merges a layer's own entries into its parent's sorted plan: the parent's
- * entries minus the names the layer shadows, interleaved with the layer's own
- * entries sorted. Linear in the parent plan, so a scope under a large global
- * layer pays for a copy, not for a sort.
- */
-function mergeSorted<E extends Ordered>(base: readonly E[], ownUnsorted: E[]): E[] {
-  const own = ownUnsorted.sort(byOrderThenName)
-  const shadowed = new Set<string>()
-  for (const entry of own) shadowed.add(entry.name)
-  const out: E[] = []
-  let j = 0
-  for (const entry of base) {
-    if (shadowed.has(entry.name)) continue
-    while (j < own.length && byOrderThenName(own[j]!, entry) < 0) out.push(own[j++]!)
-    out.push(entry)
-  }
-  while (j < own.length) out.push(own[j++]!)
-  return out
-}
 
 function sameEntries<E>(a: readonly E[], b: readonly E[]): boolean {
   if (a.length !== b.length) return false
@@ -162,12 +112,20 @@ export class ScopeView {
       const own = this.own.value
       return own === undefined ? base : [...base, own]
     })
+    // The last merge, so that the next one (after a registration or disposal
+    // here, under an unchanged parent) patches it instead of merging again.
+    let merged: MergedPlan | undefined
     this.sections = computed(() => {
       const base = this.parent.value?.sections.value ?? NO_SECTIONS
       const layer = this.own.value
-      if (layer === undefined || layer.sections.size === 0) return base
+      if (layer === undefined || layer.sections.size === 0) {
+        merged = undefined
+        return base
+      }
       stats.structureRecomputes++
-      return sectionPlanOf(mergeSorted(base.entries, layer.sections.values()))
+      const own = layer.sections.values()
+      merged = (merged?.base === base ? patchedPlan(merged, own) : undefined) ?? mergedPlan(base, own)
+      return merged.plan
     })
     this.contexts = computed(() => {
       const base = this.parent.value?.contexts.value ?? NO_CONTEXTS
