@@ -3,6 +3,7 @@ import { compiled, filledFor, ownerOf, templateOf, type RenderOwner } from './sh
 import type { PromptStats } from '../assembly/stats.js'
 import { VariableSnapshot } from './variable-snapshot.js'
 import { ReferenceCounts } from './reference-counts.js'
+import { entryEditsOf, touches, withEdits, type EntryEdits } from './entry-edits.js'
 
 export type { RenderOwner } from './shared-templates.js'
 
@@ -33,11 +34,6 @@ export function renderItem(item: RenderItem, variables: Variables, kind: RenderO
   const template = compiled(item.name, item.text, item.interpolate !== false, kind)
   const output = template === undefined ? item.text : fillTemplate(template, variables, ownerOf(kind, item.name))
   return { name: item.name, output, template }
-}
-
-function touches(refs: readonly string[], changed: ReadonlySet<string>): boolean {
-  for (let i = 0; i < refs.length; i++) if (changed.has(refs[i]!)) return true
-  return false
 }
 
 /** Five arrays of `count` slots, the first `kept` copied from the given ones. */
@@ -183,6 +179,17 @@ export class RenderMemo {
     const outputs = this.#outputs
     const changed = this.#snapshot.changed(variables)
     const count = items.length
+    // The same entries as last time: every item is its own slot, with its name and flag (no reads of the entries themselves).
+    let sameEntries = given !== undefined && items === this.#entries
+    if (given !== undefined && !sameEntries && this.#entries !== undefined) {
+      // A new plan array: a few removals and insertions are applied as such, without visiting the kept slots' items.
+      const edits = entryEditsOf(this.#entries, items, texts, templates, given, changed)
+      if (edits !== undefined) {
+        if (edits.removed.length > 0 || edits.from.includes(-1)) return this.#commitEdits(edits, items, given, variables, changed, kind, stats)
+        // The same entries at the same positions, in a new array.
+        sameEntries = true
+      }
+    }
     // Copy-on-first-difference, in two grades: while every item keeps its
     // slot (same name at the same position), only a changed output is
     // written, into a copy of `outputs`, and a changed text or flag into
@@ -203,8 +210,6 @@ export class RenderMemo {
     // substituted values (`{{p}}{{q}}`: "a"+"" then ""+"a"): parts must follow.
     let refilled = false
     let firstChange = count
-    // The same entries as last time: every item is its own slot, with its name and flag (no reads of the entries themselves).
-    const sameEntries = given !== undefined && items === this.#entries
     for (let i = 0; i < count; i++) {
       const item = items[i]!
       const name = sameEntries ? names[i]! : item.name
@@ -219,7 +224,7 @@ export class RenderMemo {
       let retexted = false
       if (at >= 0 && texts[at] === text && interpolates[at] === interpolate) {
         template = templates[at]
-        if (template !== undefined && changed !== null && touches(template.refs, changed)) {
+        if (template !== undefined && changed !== null && touches(template, changed)) {
           output = filledFor(owner, template, variables, () => ownerOf(kind, name))
           renders++
           refilled = true
@@ -297,6 +302,70 @@ export class RenderMemo {
     this.#interpolates = next.interpolates
     this.#templates = next.templates
     this.#outputs = next.outputs
+    this.#byName = undefined
+    this.version++
+    this.joined = undefined
+  }
+
+  /**
+   * Commits `edits` (from `entryEditsOf`: some removed or inserted entries)
+   * as a render: only the listed slots are rendered, the kept ones move
+   * with their outputs, and the reference counts follow the removed and
+   * rendered slots alone.
+   */
+  #commitEdits(
+    edits: EntryEdits,
+    items: readonly RenderKey[],
+    given: readonly string[],
+    variables: Variables,
+    changed: ReadonlySet<string> | null,
+    kind: RenderOwner,
+    stats: PromptStats | undefined,
+  ): void {
+    const { removed, at, from } = edits
+    const templates = this.#templates
+    const count = items.length
+    const names: string[] = []
+    const texts: string[] = []
+    const interpolates: boolean[] = []
+    const rendered: (Template | undefined)[] = []
+    const outputs: string[] = []
+    // Everything that can throw comes before the first write.
+    for (let k = 0; k < at.length; k++) {
+      const item = items[at[k]!]!
+      const j = from[k]!
+      const name = j >= 0 ? this.#names[j]! : item.name
+      const text = given[at[k]!]!
+      const interpolate = j >= 0 ? this.#interpolates[j]! : item.interpolate !== false
+      // A kept entry with its text is listed for a changed variable: its template stays, re-filled.
+      const template = j >= 0 && this.#texts[j] === text ? templates[j] : templateOf(item, name, text, interpolate, kind)
+      names.push(name)
+      texts.push(text)
+      interpolates.push(interpolate)
+      rendered.push(template)
+      outputs.push(template === undefined ? text : filledFor(item, template, variables, () => ownerOf(kind, name)))
+    }
+    if (stats !== undefined) {
+      stats.sectionRenders += at.length
+      stats.renderCacheHits += count - at.length
+    }
+    if (this.#refCounts !== undefined) {
+      for (const j of removed) this.#refCounts.move(templates[j], undefined)
+      for (let k = 0; k < at.length; k++) {
+        const before = from[k]! >= 0 ? templates[from[k]!] : undefined
+        if (before !== rendered[k]) this.#refCounts.move(before, rendered[k])
+      }
+    }
+    if (changed !== null) this.#snapshot.commit(variables)
+    this.changed = changed
+    this.firstChange = Math.min(removed[0] ?? count, at[0] ?? count)
+    this.#entries = items
+    this.commits++
+    this.#names = withEdits(this.#names, edits, names)
+    this.#texts = withEdits(this.#texts, edits, texts)
+    this.#interpolates = withEdits(this.#interpolates, edits, interpolates)
+    this.#templates = withEdits(templates, edits, rendered)
+    this.#outputs = withEdits(this.#outputs, edits, outputs)
     this.#byName = undefined
     this.version++
     this.joined = undefined

@@ -1,0 +1,131 @@
+/**
+ * How a plan's entries differ from the ones a render memo last committed, by
+ * entry identity alone: a few removals and insertions around runs of kept
+ * entries, found without reading the entries themselves.
+ *
+ *     before  [a][b][x][c][d][e]
+ *     after   [a][b][c][d][y][e]     removed: 2 (x)   inserted: 4 (y)
+ *
+ * Registrations are immutable entries, so a kept entry has the name and flag
+ * its old slot has; its text (which a dynamic section can change) and its
+ * template's variables are still compared, and a slot where either moved is
+ * listed for a render like an inserted one. An alignment that needs more
+ * than a few edits gives up (`undefined`): the memo's per-item path is then
+ * no slower than the edits would be.
+ */
+
+import type { Template } from '../assembly/template.js'
+
+/** The edits from the last committed entries to the new ones (positions ascending). */
+export interface EntryEdits {
+  /** Old positions whose entry is gone. */
+  readonly removed: readonly number[]
+  /** New positions to render: a new entry, or a kept one whose text changed or whose template references a changed variable. */
+  readonly at: readonly number[]
+  /** Parallel to `at`: the old position of the same entry (-1: a new entry). */
+  readonly from: readonly number[]
+}
+
+/** How far ahead (in old slots) a mismatch looks for the new entry before taking it for an insertion. */
+const LOOKAHEAD = 4
+/** The most removals plus insertions an alignment takes; past it, `entryEditsOf` gives up. */
+export const MAX_ENTRY_EDITS = 8
+
+/** Whether `template` references a variable in `changed`. */
+export function touches(template: Template, changed: ReadonlySet<string>): boolean {
+  const { refs } = template
+  for (let i = 0; i < refs.length; i++) if (changed.has(refs[i]!)) return true
+  return false
+}
+
+/**
+ * The edits that turn `before` (the entries of the last commit, with their
+ * `texts` and `templates`) into `after` (with texts `given`), given the
+ * variables that `changed` since; `undefined` when they are more than
+ * `MAX_ENTRY_EDITS` removals and insertions, or when a removed entry and an
+ * inserted one share a name (a moved or re-registered section: the per-item
+ * path reuses its output by name).
+ */
+export function entryEditsOf(
+  before: readonly unknown[],
+  after: readonly { readonly name: string }[],
+  texts: readonly string[],
+  templates: readonly (Template | undefined)[],
+  given: readonly string[],
+  changed: ReadonlySet<string> | null,
+): EntryEdits | undefined {
+  const removed: number[] = []
+  const at: number[] = []
+  const from: number[] = []
+  const count = after.length
+  const length = before.length
+  let inserted = 0
+  let i = 0
+  let j = 0
+  while (i < count) {
+    // A run of kept entries: the common case, two identity comparisons per slot.
+    while (i < count && j < length && after[i] === before[j]) {
+      if (given[i] !== texts[j]) {
+        at.push(i)
+        from.push(j)
+      } else if (changed !== null) {
+        const template = templates[j]
+        if (template !== undefined && touches(template, changed)) {
+          at.push(i)
+          from.push(j)
+        }
+      }
+      i++
+      j++
+    }
+    if (i === count) break
+    if (removed.length + inserted >= MAX_ENTRY_EDITS) return undefined
+    // Is the new entry a few old slots on (the ones between were removed)? Otherwise it is an insertion.
+    const entry = after[i]
+    let d = 0
+    while (d < LOOKAHEAD && j + d < length && before[j + d] !== entry) d++
+    if (d < LOOKAHEAD && j + d < length) {
+      if (removed.length + inserted + d > MAX_ENTRY_EDITS) return undefined
+      for (let k = 0; k < d; k++) removed.push(j + k)
+      j += d
+      continue
+    }
+    at.push(i)
+    from.push(-1)
+    inserted++
+    i++
+  }
+  if (removed.length + inserted + (length - j) > MAX_ENTRY_EDITS) return undefined
+  for (; j < length; j++) removed.push(j)
+  if (removed.length > 0 && inserted > 0 && sharesName(before, removed, after, at, from)) return undefined
+  return { removed, at, from }
+}
+
+/** Whether a removed entry and an inserted one have the same name. */
+function sharesName(before: readonly unknown[], removed: readonly number[], after: readonly { readonly name: string }[], at: readonly number[], from: readonly number[]): boolean {
+  for (let k = 0; k < at.length; k++) {
+    if (from[k] !== -1) continue
+    const name = after[at[k]!]!.name
+    for (const j of removed) if ((before[j] as { readonly name: string }).name === name) return true
+  }
+  return false
+}
+
+/**
+ * A copy of `slots` (one of a memo's position arrays) with `edits` applied:
+ * the removed positions dropped and `values[k]` at position `at[k]`, inserted
+ * where `from[k]` is -1 and written over the kept slot otherwise. The kept
+ * runs move in bulk (one copy, then a native shift per removal and
+ * insertion), so a churn step costs a few memory moves instead of a visit
+ * of every slot.
+ */
+export function withEdits<T>(slots: readonly T[], edits: EntryEdits, values: readonly T[]): T[] {
+  const { removed, at, from } = edits
+  const next = slots.slice()
+  for (let k = removed.length - 1; k >= 0; k--) next.splice(removed[k]!, 1)
+  for (let k = 0; k < at.length; k++) {
+    if (from[k] === -1) next.splice(at[k]!, 0, values[k]!)
+    else next[at[k]!] = values[k]!
+  }
+  return next
+}
