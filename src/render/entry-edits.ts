@@ -44,7 +44,9 @@ export function touches(template: Template, changed: ReadonlySet<string>): boole
  * variables that `changed` since; `undefined` when they are more than
  * `MAX_ENTRY_EDITS` removals and insertions, or when a removed entry and an
  * inserted one share a name (a moved or re-registered section: the per-item
- * path reuses its output by name).
+ * path reuses its output by name). With `dynamic` (the positions in `after`
+ * whose text can differ from what the same entry had last time, ascending),
+ * only those texts are compared.
  */
 export function entryEditsOf(
   before: readonly unknown[],
@@ -53,6 +55,7 @@ export function entryEditsOf(
   templates: readonly (Template | undefined)[],
   given: readonly string[],
   changed: ReadonlySet<string> | null,
+  dynamic: readonly number[] | undefined,
 ): EntryEdits | undefined {
   const removed: number[] = []
   const at: number[] = []
@@ -62,21 +65,26 @@ export function entryEditsOf(
   let inserted = 0
   let i = 0
   let j = 0
+  // The next position of `dynamic` to compare.
+  let p = 0
   while (i < count) {
-    // A run of kept entries: the common case, two identity comparisons per slot.
+    // A run of kept entries, the common case: one identity comparison per slot.
+    const start = i
+    const offset = j - i
     while (i < count && j < length && after[i] === before[j]) {
-      if (given[i] !== texts[j]) {
-        at.push(i)
-        from.push(j)
-      } else if (changed !== null) {
-        const template = templates[j]
-        if (template !== undefined && touches(template, changed)) {
-          at.push(i)
-          from.push(j)
-        }
-      }
       i++
       j++
+    }
+    if (i > start) {
+      if (dynamic !== undefined && changed === null) {
+        for (; p < dynamic.length && dynamic[p]! < i; p++) {
+          const k = dynamic[p]!
+          if (k >= start && given[k] !== texts[k + offset]) {
+            at.push(k)
+            from.push(k + offset)
+          }
+        }
+      } else p = listRun(start, i, offset, texts, templates, given, changed, dynamic, p, at, from)
     }
     if (i === count) break
     if (removed.length + inserted >= MAX_ENTRY_EDITS) return undefined
@@ -99,6 +107,44 @@ export function entryEditsOf(
   for (; j < length; j++) removed.push(j)
   if (removed.length > 0 && inserted > 0 && sharesName(before, removed, after, at, from)) return undefined
   return { removed, at, from }
+}
+
+/**
+ * Lists the slots of the kept run `start..end` (new positions; old ones are
+ * `offset` on) whose text changed or whose template references a `changed`
+ * variable, one slot at a time; returns the next unvisited `dynamic` index.
+ */
+function listRun(
+  start: number,
+  end: number,
+  offset: number,
+  texts: readonly string[],
+  templates: readonly (Template | undefined)[],
+  given: readonly string[],
+  changed: ReadonlySet<string> | null,
+  dynamic: readonly number[] | undefined,
+  p: number,
+  at: number[],
+  from: number[],
+): number {
+  if (dynamic !== undefined) while (p < dynamic.length && dynamic[p]! < start) p++
+  for (let k = start; k < end; k++) {
+    let listed: boolean
+    if (dynamic === undefined) listed = given[k] !== texts[k + offset]
+    else if (dynamic[p] === k) {
+      listed = given[k] !== texts[k + offset]
+      p++
+    } else listed = false
+    if (!listed && changed !== null) {
+      const template = templates[k + offset]
+      listed = template !== undefined && touches(template, changed)
+    }
+    if (listed) {
+      at.push(k)
+      from.push(k + offset)
+    }
+  }
+  return p
 }
 
 /** Whether a removed entry and an inserted one have the same name. */

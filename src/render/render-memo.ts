@@ -163,7 +163,10 @@ export class RenderMemo {
    * changed, `joined` is cleared and `version` moves. With `given`, item `i`'s
    * text is `given[i]` and the items are registrations (immutable entries):
    * their compiled templates and filled outputs are shared with every other
-   * view that renders them with the same values.
+   * view that renders them with the same values. `dynamic` (with `given`)
+   * lists, ascending, the positions whose text can differ from the one the
+   * same entry had last time (a plan's signal and function sections): the
+   * other texts are not compared.
    */
   render(
     items: readonly (RenderKey & { readonly text?: string })[],
@@ -171,6 +174,7 @@ export class RenderMemo {
     variables: Variables,
     kind: RenderOwner,
     stats: PromptStats | undefined,
+    dynamic?: readonly number[],
   ): void {
     const names = this.#names
     const texts = this.#texts
@@ -183,7 +187,7 @@ export class RenderMemo {
     let sameEntries = given !== undefined && items === this.#entries
     if (given !== undefined && !sameEntries && this.#entries !== undefined) {
       // A new plan array: a few removals and insertions are applied as such, without visiting the kept slots' items.
-      const edits = entryEditsOf(this.#entries, items, texts, templates, given, changed)
+      const edits = entryEditsOf(this.#entries, items, texts, templates, given, changed, dynamic)
       if (edits !== undefined) {
         if (edits.removed.length > 0 || edits.from.includes(-1)) return this.#commitEdits(edits, items, given, variables, changed, kind, stats)
         // The same entries at the same positions, in a new array.

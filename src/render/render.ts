@@ -196,7 +196,7 @@ function renderRecorded(assembly: Pick<PromptPresentation, 'sections' | 'variabl
   const items: readonly RenderKey[] = deferred !== undefined ? deferred.plan.entries : assembly.sections
   // A deferred result's texts are the collected ones; otherwise each item carries its own.
   const texts = deferred !== undefined ? provenance.collected! : undefined
-  memo.render(items, texts, variables, ownerIn(provenance.sections, 'prompt section'), record.slot.stats)
+  memo.render(items, texts, variables, ownerIn(provenance.sections, 'prompt section'), record.slot.stats, deferred?.plan.dynamic)
   const sources = provenance.sections
   const origins = deferred !== undefined ? ALL_COLLECTED : originsOf(assembly.sections, record)
   const restored = provenance.restored?.join('\0') ?? ''

@@ -25,6 +25,8 @@ interface Spec {
   readonly cacheBreakpoint: boolean
   readonly required: boolean
   readonly interpolate: boolean
+  /** Registered with a plain string (a static section: an edit re-registers it) instead of a signal. */
+  readonly fixed: boolean
 }
 
 const piece = fc.oneof(
@@ -42,6 +44,7 @@ const spec: fc.Arbitrary<Spec> = fc.record({
   cacheBreakpoint: fc.boolean(),
   required: fc.boolean(),
   interpolate: fc.boolean(),
+  fixed: fc.boolean(),
 })
 
 type Op =
@@ -161,7 +164,7 @@ async function drift(listening: boolean, initial: readonly Spec[], steps: readon
   const live: Live[] = []
   let minted = 0
   const add = (s: Spec, order = s.order, name = `s${minted++}`, text = signal(s.text)): void => {
-    live.push({ name, spec: s, order, text, dispose: register(world, name, s, order, text) })
+    live.push({ name, spec: s, order, text, dispose: register(world, name, s, order, s.fixed ? text.value : text) })
   }
   for (const s of initial) add(s)
   for (const { ops, readSections, readBlocks, readParts } of steps) {
@@ -169,7 +172,15 @@ async function drift(listening: boolean, initial: readonly Spec[], steps: readon
       const at = 'at' in op && live.length > 0 ? op.at % live.length : -1
       if (op.kind === 'insert') add(op.spec)
       else if (op.kind === 'remove' && at >= 0) live.splice(at, 1)[0]!.dispose()
-      else if (op.kind === 'edit' && at >= 0) live[at]!.text.value = op.text
+      else if (op.kind === 'edit' && at >= 0) {
+        const edited = live[at]!
+        edited.text.value = op.text
+        if (edited.spec.fixed) {
+          // A static text changes by registering it again (same name and order).
+          edited.dispose()
+          edited.dispose = register(world, edited.name, edited.spec, edited.order, op.text)
+        }
+      }
       else if (op.kind === 'variables') op.values.forEach((v, i) => v !== null && (variables[VARIABLES[i]!]!.value = v))
       else if (op.kind === 'move' && at >= 0) {
         const [moved] = live.splice(at, 1)
