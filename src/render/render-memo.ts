@@ -78,7 +78,7 @@ function sized(
  */
 export class RenderMemo {
   #names: string[] = []
-  #texts: string[] = []
+  #texts: readonly string[] = []
   #interpolates: boolean[] = []
   #templates: (Template | undefined)[] = []
   #outputs: string[] = []
@@ -330,7 +330,6 @@ export class RenderMemo {
     const templates = this.#templates
     const count = items.length
     const names: string[] = []
-    const texts: string[] = []
     const interpolates: boolean[] = []
     const rendered: (Template | undefined)[] = []
     const outputs: string[] = []
@@ -344,7 +343,6 @@ export class RenderMemo {
       // A kept entry with its text is listed for a changed variable: its template stays, re-filled.
       const template = j >= 0 && this.#texts[j] === text ? templates[j] : templateOf(item, name, text, interpolate, kind)
       names.push(name)
-      texts.push(text)
       interpolates.push(interpolate)
       rendered.push(template)
       outputs.push(template === undefined ? text : filledFor(item, template, variables, () => ownerOf(kind, name)))
@@ -366,7 +364,8 @@ export class RenderMemo {
     this.#entries = items
     this.commits++
     this.#names = withEdits(this.#names, edits, names)
-    this.#texts = withEdits(this.#texts, edits, texts)
+    // The collected texts are read-only and shared (the assembly copies before it changes one): they are the slots' texts.
+    this.#texts = given
     this.#interpolates = withEdits(this.#interpolates, edits, interpolates)
     this.#templates = withEdits(templates, edits, rendered)
     this.#outputs = withEdits(this.#outputs, edits, outputs)
