@@ -77,9 +77,10 @@ function sized(
  * throws leaves the memo as it was: nothing is committed until the end.
  */
 export class RenderMemo {
-  #names: string[] = []
+  // Names and flags: `undefined` after an edits commit, which leaves them to the entries (see `#keys`).
+  #names: readonly string[] | undefined = []
   #texts: readonly string[] = []
-  #interpolates: boolean[] = []
+  #interpolates: readonly boolean[] | undefined = []
   #templates: (Template | undefined)[] = []
   #outputs: string[] = []
   #byName: Map<string, number> | undefined
@@ -93,7 +94,41 @@ export class RenderMemo {
 
   /** The item names of the last successful render, by position (an array that is replaced, never written). */
   get names(): readonly string[] {
-    return this.#names
+    return this.#keys().names
+  }
+
+  /**
+   * The names and flags of the current slots. An edits commit leaves them to
+   * its entries (a registration's name and flag are its own), so a step that
+   * only joins the outputs copies neither; the first read builds them.
+   */
+  #keys(): { readonly names: readonly string[]; readonly interpolates: readonly boolean[] } {
+    if (this.#names === undefined || this.#interpolates === undefined) {
+      const entries = this.#entries as readonly RenderKey[]
+      const names = new Array<string>(entries.length)
+      const interpolates = new Array<boolean>(entries.length)
+      for (let i = 0; i < entries.length; i++) {
+        names[i] = entries[i]!.name
+        interpolates[i] = entries[i]!.interpolate !== false
+      }
+      this.#names = names
+      this.#interpolates = interpolates
+    }
+    return { names: this.#names, interpolates: this.#interpolates }
+  }
+
+  /**
+   * The names of the current commit, read when the returned function is
+   * called (later, or never: a prompt whose parts nobody builds needs none),
+   * as they were at this commit.
+   */
+  namesReader(): () => readonly string[] {
+    const names = this.#names
+    if (names !== undefined) return () => names
+    const entries = this.#entries as readonly RenderKey[]
+    const commits = this.commits
+    let read: readonly string[] | undefined
+    return () => (read ??= this.commits === commits ? this.names : entries.map((entry) => entry.name))
   }
 
   /** The item texts of the last successful render, by position (replaced, never written). */
@@ -146,14 +181,14 @@ export class RenderMemo {
    * new item or two does not cost a map of G names per changed step.
    */
   #indexOf(name: string, near: number, misses: { n: number }): number {
-    const names = this.#names
+    const names = this.#names!
     if (this.#byName === undefined) {
       for (let j = Math.max(0, near - 1), end = Math.min(names.length, near + 4); j < end; j++) if (names[j] === name) return j
       if (++misses.n <= 2) return -1
     }
     if (this.#byName === undefined) {
       this.#byName = new Map()
-      for (let i = 0; i < this.#names.length; i++) this.#byName.set(this.#names[i]!, i)
+      for (let i = 0; i < names.length; i++) this.#byName.set(names[i]!, i)
     }
     return this.#byName.get(name) ?? -1
   }
@@ -176,9 +211,7 @@ export class RenderMemo {
     stats: PromptStats | undefined,
     dynamic?: readonly number[],
   ): void {
-    const names = this.#names
     const texts = this.#texts
-    const interpolates = this.#interpolates
     const templates = this.#templates
     const outputs = this.#outputs
     const changed = this.#snapshot.changed(variables)
@@ -194,6 +227,7 @@ export class RenderMemo {
         sameEntries = true
       }
     }
+    const { names, interpolates } = this.#keys()
     // Copy-on-first-difference, in two grades: while every item keeps its
     // slot (same name at the same position), only a changed output is
     // written, into a copy of `outputs`, and a changed text or flag into
@@ -329,21 +363,17 @@ export class RenderMemo {
     const { removed, at, from } = edits
     const templates = this.#templates
     const count = items.length
-    const names: string[] = []
-    const interpolates: boolean[] = []
     const rendered: (Template | undefined)[] = []
     const outputs: string[] = []
     // Everything that can throw comes before the first write.
     for (let k = 0; k < at.length; k++) {
       const item = items[at[k]!]!
       const j = from[k]!
-      const name = j >= 0 ? this.#names[j]! : item.name
+      const { name } = item
       const text = given[at[k]!]!
-      const interpolate = j >= 0 ? this.#interpolates[j]! : item.interpolate !== false
+      const interpolate = item.interpolate !== false
       // A kept entry with its text is listed for a changed variable: its template stays, re-filled.
       const template = j >= 0 && this.#texts[j] === text ? templates[j] : templateOf(item, name, text, interpolate, kind)
-      names.push(name)
-      interpolates.push(interpolate)
       rendered.push(template)
       outputs.push(template === undefined ? text : filledFor(item, template, variables, () => ownerOf(kind, name)))
     }
@@ -363,10 +393,11 @@ export class RenderMemo {
     this.firstChange = Math.min(removed[0] ?? count, at[0] ?? count)
     this.#entries = items
     this.commits++
-    this.#names = withEdits(this.#names, edits, names)
+    // The new entries hold the names and flags (`#keys` builds the arrays on demand).
+    this.#names = undefined
+    this.#interpolates = undefined
     // The collected texts are read-only and shared (the assembly copies before it changes one): they are the slots' texts.
     this.#texts = given
-    this.#interpolates = withEdits(this.#interpolates, edits, interpolates)
     this.#templates = withEdits(templates, edits, rendered)
     this.#outputs = withEdits(this.#outputs, edits, outputs)
     this.#byName = undefined

@@ -231,7 +231,9 @@ function renderRecorded(assembly: Pick<PromptPresentation, 'sections' | 'variabl
  * written), the values of the referenced variables, the record.
  */
 function lazyPrompt(memo: RenderMemo, variables: Variables, record: AssemblyRecord, last: LastPrompt | undefined, sameSources: boolean): RenderedPrompt {
-  const { names, texts, outputs, templates, referenced } = memo
+  const { texts, outputs, templates, referenced } = memo
+  // Only a build needs the names (an edits commit makes them on first read).
+  const namesOf = memo.namesReader()
   const values: Record<string, string | undefined> = Object.create(null)
   for (let i = 0; i < referenced.length; i++) values[referenced[i]!] = variables[referenced[i]!]
   const built = builtSoFar(last?.rendered)
@@ -245,11 +247,11 @@ function lazyPrompt(memo: RenderMemo, variables: Variables, record: AssemblyReco
   return lazyPromptOf(
     () => joinOutputs(outputs),
     () => {
-      const parts = buildParts(names, texts, outputs, templates, values, record, previous, changed, kept)
+      const parts = buildParts(namesOf(), texts, outputs, templates, values, record, previous, changed, kept)
       return { parts, variables: sameReferences(parts, previous, previousVariables) ?? Object.freeze(variablesOf(parts, record)) }
     },
     built.blocks,
-    () => blockItemsOf(names, outputs, record),
+    () => blockItemsOf(namesOf(), outputs, record),
   )
 }
 

@@ -16,12 +16,12 @@ const entry = (name: string, interpolate?: boolean): Entry => (interpolate === u
 
 /** The memo's state as plain data, and what a from-scratch render of the same items gives. */
 function state(memo: RenderMemo): unknown {
-  return { names: [...memo.names], texts: [...memo.texts], outputs: [...memo.outputs], templates: memo.templates.map((t) => t?.text) }
+  return { names: [...memo.names], texts: [...memo.texts], outputs: [...memo.outputs], templates: memo.templates.map((t) => t && { parts: [...t.parts], refs: [...t.refs] }) }
 }
 
 function fromScratch(items: readonly Entry[], texts: readonly string[], variables: Readonly<Record<string, string>>): unknown {
   const rendered = items.map((item, i) => renderItem({ ...item, text: texts[i]! }, variables, 'prompt section'))
-  return { names: items.map((item) => item.name), texts: [...texts], outputs: rendered.map((r) => r.output), templates: rendered.map((r) => r.template?.text) }
+  return { names: items.map((item) => item.name), texts: [...texts], outputs: rendered.map((r) => r.output), templates: rendered.map((r) => r.template && { parts: [...r.template.parts], refs: [...r.template.refs] }) }
 }
 
 function render(memo: RenderMemo, items: readonly Entry[], texts: readonly string[], variables: Readonly<Record<string, string>>, stats: PromptStats, dynamic?: readonly number[]): void {
@@ -166,5 +166,21 @@ describe('RenderMemo edits', () => {
     render(memo, items, given, variables, stats, [])
     expect(stats.sectionRenders - before.sectionRenders).toBe(5)
     expect(state(memo)).toEqual(fromScratch(items, given, variables))
+  })
+
+  test('a names reader taken at an edits commit gives that commit\'s names after later commits', () => {
+    const { entries, texts } = world()
+    const memo = new RenderMemo()
+    const stats = createStats()
+    const variables = { x: 'X', y: 'Y' }
+    render(memo, entries, texts, variables, stats, [])
+    const first = [...entries.slice(1), entry('n')]
+    const firstTexts = [...texts.slice(1), 'n']
+    render(memo, first, firstTexts, variables, stats, [])
+    const reader = memo.namesReader()
+    const second = [entry('m'), ...first.slice(0, -1)]
+    render(memo, second, ['m', ...firstTexts.slice(0, -1)], variables, stats, [])
+    expect(reader()).toEqual(first.map((e) => e.name))
+    expect(memo.names).toEqual(second.map((e) => e.name))
   })
 })
