@@ -163,7 +163,7 @@ function sharesName(before: readonly unknown[], removed: readonly number[], afte
  * where `from[k]` is -1 and written over the kept slot otherwise. The kept
  * runs move in bulk (one copy, then a native shift per removal and
  * insertion), so a churn step costs a few memory moves instead of a visit
- * of every slot.
+ * of every slot. A longer result is copied once more, to its exact length.
  */
 export function withEdits<T>(slots: readonly T[], edits: EntryEdits, values: readonly T[]): T[] {
   const { removed, at, from } = edits
@@ -173,5 +173,6 @@ export function withEdits<T>(slots: readonly T[], edits: EntryEdits, values: rea
     if (from[k] === -1) next.splice(at[k]!, 0, values[k]!)
     else next[at[k]!] = values[k]!
   }
-  return next
+  // An insertion past the copy's length grew it by half again as spare room (per scope): keep arrays exact.
+  return next.length > slots.length ? next.slice() : next
 }
