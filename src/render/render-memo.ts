@@ -75,6 +75,11 @@ function sized(
  * record against a snapshot of the last one, so an unchanged section costs a
  * few identity comparisons however many references it has. A render that
  * throws leaves the memo as it was: nothing is committed until the end.
+ *
+ * Plan entries (`given` texts) after plan entries are compared by identity
+ * (entry-edits.ts): the same entries, or a few removed and inserted, cost a
+ * pass of identity comparisons, a render of the listed slots and a bulk copy
+ * of the arrays that changed, with no read of a kept entry.
  */
 export class RenderMemo {
   // Names and flags: `undefined` after an edits commit, which leaves them to the entries (see `#keys`).
@@ -84,7 +89,7 @@ export class RenderMemo {
   #templates: (Template | undefined)[] = []
   #outputs: string[] = []
   #byName: Map<string, number> | undefined
-  /** The registrations (immutable entries, `given` texts) the slots were last committed from: the same array has the same names and flags. */
+  /** The registrations (immutable entries, `given` texts) the slots were last committed from, by position: the same entry has the same name and flag. */
   #entries: readonly unknown[] | undefined
   readonly #snapshot = new VariableSnapshot()
   /** Moves whenever an output, name or template changes: what the renderer's derived caches compare. */
@@ -216,16 +221,10 @@ export class RenderMemo {
     const outputs = this.#outputs
     const changed = this.#snapshot.changed(variables)
     const count = items.length
-    // The same entries as last time: every item is its own slot, with its name and flag (no reads of the entries themselves).
-    let sameEntries = given !== undefined && items === this.#entries
-    if (given !== undefined && !sameEntries && this.#entries !== undefined) {
-      // A new plan array: a few removals and insertions are applied as such, without visiting the kept slots' items.
+    if (given !== undefined && this.#entries !== undefined) {
+      // Plan entries again: the same ones, or a few removed and inserted, are applied as edits, without visiting the kept slots' items.
       const edits = entryEditsOf(this.#entries, items, texts, templates, given, changed, dynamic)
-      if (edits !== undefined) {
-        if (edits.removed.length > 0 || edits.from.includes(-1)) return this.#commitEdits(edits, items, given, variables, changed, kind, stats)
-        // The same entries at the same positions, in a new array.
-        sameEntries = true
-      }
+      if (edits !== undefined) return this.#commitEdits(edits, items, given, variables, changed, kind, stats)
     }
     const { names, interpolates } = this.#keys()
     // Copy-on-first-difference, in two grades: while every item keeps its
@@ -250,12 +249,12 @@ export class RenderMemo {
     let firstChange = count
     for (let i = 0; i < count; i++) {
       const item = items[i]!
-      const name = sameEntries ? names[i]! : item.name
+      const { name } = item
       const text = given === undefined ? item.text! : given[i]!
       const owner = given === undefined ? undefined : item
-      const interpolate = sameEntries ? interpolates[i]! : item.interpolate !== false
+      const interpolate = item.interpolate !== false
       // Where the last slot was found, the next one most likely follows (after an insertion or removal, every later item is one off).
-      let at = sameEntries || names[i + shift] === name ? i + shift : this.#indexOf(name, i + shift, misses)
+      let at = names[i + shift] === name ? i + shift : this.#indexOf(name, i + shift, misses)
       if (at >= 0) shift = at - i
       let template: Template | undefined
       let output: string
@@ -393,11 +392,28 @@ export class RenderMemo {
     this.firstChange = Math.min(removed[0] ?? count, at[0] ?? count)
     this.#entries = items
     this.commits++
+    // The collected texts are read-only and shared (the assembly copies before it changes one): they are the slots' texts.
+    this.#texts = given
+    if (removed.length === 0 && !from.includes(-1)) {
+      // Every slot kept its position: only the listed ones' templates and outputs can differ.
+      let outputsMoved = false
+      let templatesMoved = false
+      for (let k = 0; k < at.length; k++) {
+        outputsMoved ||= outputs[k] !== this.#outputs[at[k]!]
+        templatesMoved ||= rendered[k] !== templates[at[k]!]
+      }
+      if (templatesMoved) this.#templates = withEdits(templates, edits, rendered)
+      if (outputsMoved) {
+        this.#outputs = withEdits(this.#outputs, edits, outputs)
+        this.joined = undefined
+      }
+      // A re-fill with the same output still moved the values inside it (`{{p}}{{q}}`: "a"+"" then ""+"a"): parts must follow.
+      if (at.length > 0) this.version++
+      return
+    }
     // The new entries hold the names and flags (`#keys` builds the arrays on demand).
     this.#names = undefined
     this.#interpolates = undefined
-    // The collected texts are read-only and shared (the assembly copies before it changes one): they are the slots' texts.
-    this.#texts = given
     this.#templates = withEdits(templates, edits, rendered)
     this.#outputs = withEdits(this.#outputs, edits, outputs)
     this.#byName = undefined

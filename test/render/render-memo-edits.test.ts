@@ -183,4 +183,72 @@ describe('RenderMemo edits', () => {
     expect(reader()).toEqual(first.map((e) => e.name))
     expect(memo.names).toEqual(second.map((e) => e.name))
   })
+
+  test('the same entries again with one changed variable re-fill only the slot that references it, and keep the other arrays', () => {
+    const { entries, texts } = world()
+    const memo = new RenderMemo()
+    const stats = createStats()
+    render(memo, entries, texts, { x: 'X', y: 'Y' }, stats, [])
+    memo.joined = 'joined'
+    const { names, templates } = memo
+    const version = memo.version
+    const before = { ...stats }
+    render(memo, entries, texts, { x: 'X', y: 'Y2' }, stats, [])
+    expect(stats.sectionRenders - before.sectionRenders).toBe(1)
+    expect(memo.outputs[6]).toBe('t6 Y2')
+    expect(memo.firstChange).toBe(6)
+    expect(memo.version).toBe(version + 1)
+    expect(memo.joined).toBeUndefined()
+    expect(memo.names).toBe(names)
+    expect(memo.templates).toBe(templates)
+  })
+
+  test('a re-fill that gives the same output moves the version but keeps the joined text', () => {
+    const entries = [entry('a'), entry('b')]
+    const texts = ['{{p}}{{q}}', 'b']
+    const memo = new RenderMemo()
+    const stats = createStats()
+    render(memo, entries, texts, { p: 'v', q: '' }, stats, [])
+    memo.joined = 'joined'
+    const { outputs } = memo
+    const version = memo.version
+    render(memo, [...entries], texts, { p: '', q: 'v' }, stats, [])
+    expect(memo.outputs).toBe(outputs)
+    expect(memo.version).toBe(version + 1)
+    expect(memo.joined).toBe('joined')
+  })
+
+  test('the same entries with nothing changed commit without moving the version, the outputs or the joined text', () => {
+    const { entries, texts } = world()
+    const memo = new RenderMemo()
+    const stats = createStats()
+    const variables = { x: 'X', y: 'Y' }
+    render(memo, entries, texts, variables, stats, [3, 6])
+    memo.joined = 'joined'
+    const { outputs, templates } = memo
+    const version = memo.version
+    const commits = memo.commits
+    render(memo, [...entries], [...texts], { ...variables }, stats, [3, 6])
+    expect({ outputs: memo.outputs, templates: memo.templates, version: memo.version, joined: memo.joined, firstChange: memo.firstChange }).toEqual({ outputs, templates, version, joined: 'joined', firstChange: 10 })
+    expect(memo.outputs).toBe(outputs)
+    expect(memo.commits).toBe(commits + 1)
+  })
+
+  test('a changed dynamic text at its own position gets a new template and output, and the names stay', () => {
+    const { entries, texts } = world()
+    const memo = new RenderMemo()
+    const stats = createStats()
+    const variables = { x: 'X', y: 'Y' }
+    render(memo, entries, texts, variables, stats, [2, 3])
+    void memo.referenced
+    const { names } = memo
+    const given = [...texts]
+    given[3] = 'no references now'
+    given[2] = 't2 {{y}}'
+    render(memo, entries, given, variables, stats, [2, 3])
+    expect(state(memo)).toEqual(fromScratch(entries, given, variables))
+    expect(memo.names).toBe(names)
+    expect(memo.firstChange).toBe(2)
+    expect(sorted(memo.referenced)).toEqual(['y'])
+  })
 })
