@@ -15,6 +15,9 @@
  */
 
 import type { Template } from '../assembly/template.js'
+import { filledFor, ownerOf, templateOf, type RenderKey, type RenderOwner } from './shared-templates.js'
+
+type Variables = Readonly<Record<string, string | undefined>>
 
 /** The edits from the last committed entries to the new ones (positions ascending). */
 export interface EntryEdits {
@@ -175,4 +178,35 @@ export function withEdits<T>(slots: readonly T[], edits: EntryEdits, values: rea
   }
   // An insertion past the copy's length grew it by half again as spare room (per scope): keep arrays exact.
   return next.length > slots.length ? next.slice() : next
+}
+
+/**
+ * The templates and outputs of the positions `edits` lists, rendered from
+ * the `items` (registrations: their templates and fills are shared) and
+ * their `given` texts; a kept entry whose text is the one in `texts` keeps
+ * its template from `templates`, re-filled. Throws like a render, before
+ * anything is committed.
+ */
+export function renderListed(
+  edits: EntryEdits,
+  items: readonly RenderKey[],
+  given: readonly string[],
+  texts: readonly string[],
+  templates: readonly (Template | undefined)[],
+  variables: Variables,
+  kind: RenderOwner,
+): { templates: (Template | undefined)[]; outputs: string[] } {
+  const { at, from } = edits
+  const rendered: (Template | undefined)[] = []
+  const outputs: string[] = []
+  for (let k = 0; k < at.length; k++) {
+    const item = items[at[k]!]!
+    const j = from[k]!
+    const { name } = item
+    const text = given[at[k]!]!
+    const template = j >= 0 && texts[j] === text ? templates[j] : templateOf(item, name, text, item.interpolate !== false, kind)
+    rendered.push(template)
+    outputs.push(template === undefined ? text : filledFor(item, template, variables, () => ownerOf(kind, name)))
+  }
+  return { templates: rendered, outputs }
 }

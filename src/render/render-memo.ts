@@ -1,40 +1,11 @@
-import { fillTemplate, type Template } from '../assembly/template.js'
-import { compiled, filledFor, ownerOf, templateOf, type RenderOwner } from './shared-templates.js'
+import type { Template } from '../assembly/template.js'
+import { filledFor, ownerOf, templateOf, type RenderKey, type RenderOwner } from './shared-templates.js'
 import type { PromptStats } from '../assembly/stats.js'
 import { VariableSnapshot } from './variable-snapshot.js'
 import { ReferenceCounts } from './reference-counts.js'
-import { entryEditsOf, touches, withEdits, type EntryEdits } from './entry-edits.js'
-
-export type { RenderOwner } from './shared-templates.js'
+import { entryEditsOf, renderListed, touches, withEdits, type EntryEdits } from './entry-edits.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
-
-/** A section or context as it reaches the renderer. */
-export interface RenderItem {
-  readonly name: string
-  readonly text: string
-  readonly interpolate?: boolean
-}
-
-/** One rendered item: its output, and the template its references came from (`undefined`: none). */
-export interface RenderedItem {
-  readonly name: string
-  readonly output: string
-  readonly template: Template | undefined
-}
-
-/** The key fields of an item; its text may come from a parallel array (see `RenderMemo.render`). */
-export interface RenderKey {
-  readonly name: string
-  readonly interpolate?: boolean
-}
-
-/** Renders one item from scratch (the memo-less path). */
-export function renderItem(item: RenderItem, variables: Variables, kind: RenderOwner): RenderedItem {
-  const template = compiled(item.name, item.text, item.interpolate !== false, kind)
-  const output = template === undefined ? item.text : fillTemplate(template, variables, ownerOf(kind, item.name))
-  return { name: item.name, output, template }
-}
 
 /** Five arrays of `count` slots, the first `kept` copied from the given ones. */
 function sized(
@@ -362,20 +333,8 @@ export class RenderMemo {
     const { removed, at, from } = edits
     const templates = this.#templates
     const count = items.length
-    const rendered: (Template | undefined)[] = []
-    const outputs: string[] = []
     // Everything that can throw comes before the first write.
-    for (let k = 0; k < at.length; k++) {
-      const item = items[at[k]!]!
-      const j = from[k]!
-      const { name } = item
-      const text = given[at[k]!]!
-      const interpolate = item.interpolate !== false
-      // A kept entry with its text is listed for a changed variable: its template stays, re-filled.
-      const template = j >= 0 && this.#texts[j] === text ? templates[j] : templateOf(item, name, text, interpolate, kind)
-      rendered.push(template)
-      outputs.push(template === undefined ? text : filledFor(item, template, variables, () => ownerOf(kind, name)))
-    }
+    const { templates: rendered, outputs } = renderListed(edits, items, given, this.#texts, templates, variables, kind)
     if (stats !== undefined) {
       stats.sectionRenders += at.length
       stats.renderCacheHits += count - at.length

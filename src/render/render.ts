@@ -13,7 +13,8 @@ import { stillDeferred } from '../assembly/presentation.js'
 import type { PromptPresentation } from '../assembly/types.js'
 import { blockItemsOf, buildParts, variablesOf } from './prompt-parts.js'
 import { guardStability } from './stability-guard.js'
-import { renderItem, RenderMemo, type RenderItem, type RenderKey, type RenderOwner } from './render-memo.js'
+import { RenderMemo } from './render-memo.js'
+import { renderItem, type RenderItem, type RenderKey, type RenderOwner } from './shared-templates.js'
 import { builtSoFar, joinOutputs, lazyPromptOf, PART_SEPARATOR, promptOf, type RenderedPart, type RenderedPrompt, type RenderedVariable } from './rendered-prompt.js'
 
 /** The header that opens every runtime-context snapshot. */

@@ -1,12 +1,40 @@
 /**
- * Templates and filled outputs shared between the render memos of every view:
- * a registration's template is compiled once per text, and a fill with the
- * same values hands out the string an earlier fill made.
+ * Rendering one item: templates and filled outputs shared between the render
+ * memos of every view (a registration's template is compiled once per text,
+ * and a fill with the same values hands out the string an earlier fill made),
+ * and the memo-less render of an item.
  */
 
 import { compileTemplate, fillTemplate, type Template, type TemplateOwner } from '../assembly/template.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
+
+/** A section or context as it reaches the renderer. */
+export interface RenderItem {
+  readonly name: string
+  readonly text: string
+  readonly interpolate?: boolean
+}
+
+/** One rendered item: its output, and the template its references came from (`undefined`: none). */
+export interface RenderedItem {
+  readonly name: string
+  readonly output: string
+  readonly template: Template | undefined
+}
+
+/** The key fields of an item; its text may come from a parallel array (see `RenderMemo.render`). */
+export interface RenderKey {
+  readonly name: string
+  readonly interpolate?: boolean
+}
+
+/** Renders one item from scratch (the memo-less path). */
+export function renderItem(item: RenderItem, variables: Variables, kind: RenderOwner): RenderedItem {
+  const template = compiled(item.name, item.text, item.interpolate !== false, kind)
+  const output = template === undefined ? item.text : fillTemplate(template, variables, ownerOf(kind, item.name))
+  return { name: item.name, output, template }
+}
 
 /**
  * Names a rendered item in errors: a kind (`'prompt section'`, giving

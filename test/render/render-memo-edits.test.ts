@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest'
 import { createStats, type PromptStats } from '../../src/assembly/stats.js'
-import { renderItem, RenderMemo } from '../../src/render/render-memo.js'
+import { RenderMemo } from '../../src/render/render-memo.js'
+import { renderItem } from '../../src/render/shared-templates.js'
 
 // The memo's edit path (entry-edits.ts): a plan array that differs from the
 // last commit by a few removed and inserted entries. Entries are immutable
