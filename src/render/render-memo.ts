@@ -1,144 +1,11 @@
-import { compileTemplate, fillTemplate, type Template, type TemplateOwner } from '../assembly/template.js'
+import type { Template } from '../assembly/template.js'
+import { filledFor, ownerOf, templateOf, type RenderKey, type RenderOwner } from './shared-templates.js'
 import type { PromptStats } from '../assembly/stats.js'
 import { VariableSnapshot } from './variable-snapshot.js'
 import { ReferenceCounts } from './reference-counts.js'
+import { entryEditsOf, renderListed, touches, withEdits, type EntryEdits } from './entry-edits.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
-
-/** A section or context as it reaches the renderer. */
-export interface RenderItem {
-  readonly name: string
-  readonly text: string
-  readonly interpolate?: boolean
-}
-
-/** One rendered item: its output, and the template its references came from (`undefined`: none). */
-export interface RenderedItem {
-  readonly name: string
-  readonly output: string
-  readonly template: Template | undefined
-}
-
-/**
- * Names a rendered item in errors: a kind (`'prompt section'`, giving
- * `prompt section "intro"`) or a function that labels it by name, e.g. after
- * its registration (`prompt section "intro" in scope "agent-1"`).
- */
-export type RenderOwner = string | ((name: string) => string)
-
-function ownerOf(kind: RenderOwner, name: string): string {
-  return typeof kind === 'string' ? `${kind} "${name}"` : kind(name)
-}
-
-/** The key fields of an item; its text may come from a parallel array (see `RenderMemo.render`). */
-export interface RenderKey {
-  readonly name: string
-  readonly interpolate?: boolean
-}
-
-function compiled(name: string, text: string, interpolate: boolean, kind: RenderOwner): Template | undefined {
-  if (typeof text !== 'string') {
-    throw new TypeError(`${ownerOf(kind, String(name))} text must be a string when rendering (got ${typeof text})`)
-  }
-  if (!interpolate || !text.includes('{{')) return undefined
-  const template = compileTemplate(text, typeof kind === 'string' ? ownerOf(kind, name) : () => ownerOf(kind, name))
-  return template.refs.length === 0 ? undefined : template
-}
-
-/** Renders one item from scratch (the memo-less path). */
-export function renderItem(item: RenderItem, variables: Variables, kind: RenderOwner): RenderedItem {
-  const template = compiled(item.name, item.text, item.interpolate !== false, kind)
-  const output = template === undefined ? item.text : fillTemplate(template, variables, ownerOf(kind, item.name))
-  return { name: item.name, output, template }
-}
-
-/** A template compiled once per registration and text, for every view that renders it. */
-const sharedTemplates = new WeakMap<object, { readonly text: string; readonly template: Template | undefined }>()
-/** The last output of a registration's template, with the values it was filled from. */
-const sharedOutputs = new WeakMap<object, SharedOutput>()
-
-interface SharedOutput {
-  readonly template: Template
-  readonly values: readonly (string | undefined)[]
-  readonly output: string
-  /** Set once a second fill took this output: it was flattened then. */
-  shared: boolean
-}
-
-/**
- * Templates of texts rendered without a registration to key them by (runtime
- * contexts, a listener's sections), by text: a context every agent renders
- * compiles once instead of once per view (~350 bytes per template and view).
- * Bounded (oldest dropped first), and only for short texts that reference
- * something; a compile error is never kept.
- */
-const templatesByText = new Map<string, Template>()
-const TEXT_TEMPLATES = 256
-const TEXT_TEMPLATE_LENGTH = 4096
-
-function textTemplateOf(name: string, text: string, interpolate: boolean, kind: RenderOwner): Template | undefined {
-  if (typeof text !== 'string' || !interpolate || text.length > TEXT_TEMPLATE_LENGTH) return compiled(name, text, interpolate, kind)
-  const held = templatesByText.get(text)
-  if (held !== undefined) return held
-  const template = compiled(name, text, interpolate, kind)
-  if (template !== undefined) {
-    if (templatesByText.size >= TEXT_TEMPLATES) templatesByText.delete(templatesByText.keys().next().value!)
-    templatesByText.set(text, template)
-  }
-  return template
-}
-
-function templateOf(owner: object | undefined, name: string, text: string, interpolate: boolean, kind: RenderOwner): Template | undefined {
-  if (owner === undefined) return textTemplateOf(name, text, interpolate, kind)
-  const held = sharedTemplates.get(owner)
-  if (held !== undefined && held.text === text) return held.template
-  const template = compiled(name, text, interpolate, kind)
-  sharedTemplates.set(owner, { text, template })
-  return template
-}
-
-/**
- * Fills `template` for `owner` (a registration), handing out the string an
- * earlier fill with the same values made: a global section rendered with the
- * same variables is one string in every view.
- *
- * A fill is kept as the rope concatenation made it, and flattened (in place)
- * only once a second view takes it: a section that references a per-agent
- * value (`{{cwd}}`) then costs each agent a few rope nodes over the
- * template's shared literals instead of a flat copy of the whole text (~0.9
- * KB per such section and agent), while an output every agent shares is one
- * flat string, which joins faster (a join copies from a rope without
- * flattening it, ~10% slower for those parts).
- */
-function filledFor(owner: object | undefined, template: Template, variables: Variables, label: TemplateOwner): string {
-  if (owner === undefined) return fillTemplate(template, variables, label)
-  const held = sharedOutputs.get(owner)
-  const { refs } = template
-  if (held !== undefined && held.template === template) {
-    let same = true
-    for (let i = 0; same && i < refs.length; i++) same = held.values[i] === variables[refs[i]!] && Object.hasOwn(variables, refs[i]!)
-    if (same) {
-      if (!held.shared) {
-        held.shared = true
-        flatten(held.output)
-      }
-      return held.output
-    }
-  }
-  const output = fillTemplate(template, variables, label)
-  sharedOutputs.set(owner, { template, values: refs.map((ref) => variables[ref]), output, shared: false })
-  return output
-}
-
-/** Flattens `text` in place when it is a rope (a character read makes V8 do it once, for every holder). */
-function flatten(text: string): void {
-  if (text.length > 0 && text.charCodeAt(0) < 0) throw new Error('unreachable: a negative char code')
-}
-
-function touches(refs: readonly string[], changed: ReadonlySet<string>): boolean {
-  for (let i = 0; i < refs.length; i++) if (changed.has(refs[i]!)) return true
-  return false
-}
 
 /** Five arrays of `count` slots, the first `kept` copied from the given ones. */
 function sized(
@@ -179,15 +46,21 @@ function sized(
  * record against a snapshot of the last one, so an unchanged section costs a
  * few identity comparisons however many references it has. A render that
  * throws leaves the memo as it was: nothing is committed until the end.
+ *
+ * Plan entries (`given` texts) after plan entries are compared by identity
+ * (entry-edits.ts): the same entries, or a few removed and inserted, cost a
+ * pass of identity comparisons, a render of the listed slots and a bulk copy
+ * of the arrays that changed, with no read of a kept entry.
  */
 export class RenderMemo {
-  #names: string[] = []
-  #texts: string[] = []
-  #interpolates: boolean[] = []
+  // Names and flags: `undefined` after an edits commit, which leaves them to the entries (see `#keys`).
+  #names: readonly string[] | undefined = []
+  #texts: readonly string[] = []
+  #interpolates: readonly boolean[] | undefined = []
   #templates: (Template | undefined)[] = []
   #outputs: string[] = []
   #byName: Map<string, number> | undefined
-  /** The registrations (immutable entries, `given` texts) the slots were last committed from: the same array has the same names and flags. */
+  /** The registrations (immutable entries, `given` texts) the slots were last committed from, by position: the same entry has the same name and flag. */
   #entries: readonly unknown[] | undefined
   readonly #snapshot = new VariableSnapshot()
   /** Moves whenever an output, name or template changes: what the renderer's derived caches compare. */
@@ -197,7 +70,41 @@ export class RenderMemo {
 
   /** The item names of the last successful render, by position (an array that is replaced, never written). */
   get names(): readonly string[] {
-    return this.#names
+    return this.#keys().names
+  }
+
+  /**
+   * The names and flags of the current slots. An edits commit leaves them to
+   * its entries (a registration's name and flag are its own), so a step that
+   * only joins the outputs copies neither; the first read builds them.
+   */
+  #keys(): { readonly names: readonly string[]; readonly interpolates: readonly boolean[] } {
+    if (this.#names === undefined || this.#interpolates === undefined) {
+      const entries = this.#entries as readonly RenderKey[]
+      const names = new Array<string>(entries.length)
+      const interpolates = new Array<boolean>(entries.length)
+      for (let i = 0; i < entries.length; i++) {
+        names[i] = entries[i]!.name
+        interpolates[i] = entries[i]!.interpolate !== false
+      }
+      this.#names = names
+      this.#interpolates = interpolates
+    }
+    return { names: this.#names, interpolates: this.#interpolates }
+  }
+
+  /**
+   * The names of the current commit, read when the returned function is
+   * called (later, or never: a prompt whose parts nobody builds needs none),
+   * as they were at this commit.
+   */
+  namesReader(): () => readonly string[] {
+    const names = this.#names
+    if (names !== undefined) return () => names
+    const entries = this.#entries as readonly RenderKey[]
+    const commits = this.commits
+    let read: readonly string[] | undefined
+    return () => (read ??= this.commits === commits ? this.names : entries.map((entry) => entry.name))
   }
 
   /** The item texts of the last successful render, by position (replaced, never written). */
@@ -250,14 +157,14 @@ export class RenderMemo {
    * new item or two does not cost a map of G names per changed step.
    */
   #indexOf(name: string, near: number, misses: { n: number }): number {
-    const names = this.#names
+    const names = this.#names!
     if (this.#byName === undefined) {
       for (let j = Math.max(0, near - 1), end = Math.min(names.length, near + 4); j < end; j++) if (names[j] === name) return j
       if (++misses.n <= 2) return -1
     }
     if (this.#byName === undefined) {
       this.#byName = new Map()
-      for (let i = 0; i < this.#names.length; i++) this.#byName.set(this.#names[i]!, i)
+      for (let i = 0; i < names.length; i++) this.#byName.set(names[i]!, i)
     }
     return this.#byName.get(name) ?? -1
   }
@@ -267,7 +174,10 @@ export class RenderMemo {
    * changed, `joined` is cleared and `version` moves. With `given`, item `i`'s
    * text is `given[i]` and the items are registrations (immutable entries):
    * their compiled templates and filled outputs are shared with every other
-   * view that renders them with the same values.
+   * view that renders them with the same values. `dynamic` (with `given`)
+   * lists, ascending, the positions whose text can differ from the one the
+   * same entry had last time (a plan's signal and function sections): the
+   * other texts are not compared.
    */
   render(
     items: readonly (RenderKey & { readonly text?: string })[],
@@ -275,14 +185,19 @@ export class RenderMemo {
     variables: Variables,
     kind: RenderOwner,
     stats: PromptStats | undefined,
+    dynamic?: readonly number[],
   ): void {
-    const names = this.#names
     const texts = this.#texts
-    const interpolates = this.#interpolates
     const templates = this.#templates
     const outputs = this.#outputs
     const changed = this.#snapshot.changed(variables)
     const count = items.length
+    if (given !== undefined && this.#entries !== undefined) {
+      // Plan entries again: the same ones, or a few removed and inserted, are applied as edits, without visiting the kept slots' items.
+      const edits = entryEditsOf(this.#entries, items, texts, templates, given, changed, dynamic)
+      if (edits !== undefined) return this.#commitEdits(edits, items, given, variables, changed, kind, stats)
+    }
+    const { names, interpolates } = this.#keys()
     // Copy-on-first-difference, in two grades: while every item keeps its
     // slot (same name at the same position), only a changed output is
     // written, into a copy of `outputs`, and a changed text or flag into
@@ -303,23 +218,21 @@ export class RenderMemo {
     // substituted values (`{{p}}{{q}}`: "a"+"" then ""+"a"): parts must follow.
     let refilled = false
     let firstChange = count
-    // The same entries as last time: every item is its own slot, with its name and flag (no reads of the entries themselves).
-    const sameEntries = given !== undefined && items === this.#entries
     for (let i = 0; i < count; i++) {
       const item = items[i]!
-      const name = sameEntries ? names[i]! : item.name
+      const { name } = item
       const text = given === undefined ? item.text! : given[i]!
       const owner = given === undefined ? undefined : item
-      const interpolate = sameEntries ? interpolates[i]! : item.interpolate !== false
+      const interpolate = item.interpolate !== false
       // Where the last slot was found, the next one most likely follows (after an insertion or removal, every later item is one off).
-      let at = sameEntries || names[i + shift] === name ? i + shift : this.#indexOf(name, i + shift, misses)
+      let at = names[i + shift] === name ? i + shift : this.#indexOf(name, i + shift, misses)
       if (at >= 0) shift = at - i
       let template: Template | undefined
       let output: string
       let retexted = false
       if (at >= 0 && texts[at] === text && interpolates[at] === interpolate) {
         template = templates[at]
-        if (template !== undefined && changed !== null && touches(template.refs, changed)) {
+        if (template !== undefined && changed !== null && touches(template, changed)) {
           output = filledFor(owner, template, variables, () => ownerOf(kind, name))
           renders++
           refilled = true
@@ -397,6 +310,71 @@ export class RenderMemo {
     this.#interpolates = next.interpolates
     this.#templates = next.templates
     this.#outputs = next.outputs
+    this.#byName = undefined
+    this.version++
+    this.joined = undefined
+  }
+
+  /**
+   * Commits `edits` (from `entryEditsOf`: some removed or inserted entries)
+   * as a render: only the listed slots are rendered, the kept ones move
+   * with their outputs, and the reference counts follow the removed and
+   * rendered slots alone.
+   */
+  #commitEdits(
+    edits: EntryEdits,
+    items: readonly RenderKey[],
+    given: readonly string[],
+    variables: Variables,
+    changed: ReadonlySet<string> | null,
+    kind: RenderOwner,
+    stats: PromptStats | undefined,
+  ): void {
+    const { removed, at, from } = edits
+    const templates = this.#templates
+    const count = items.length
+    // Everything that can throw comes before the first write.
+    const { templates: rendered, outputs } = renderListed(edits, items, given, this.#texts, templates, variables, kind)
+    if (stats !== undefined) {
+      stats.sectionRenders += at.length
+      stats.renderCacheHits += count - at.length
+    }
+    if (this.#refCounts !== undefined) {
+      for (const j of removed) this.#refCounts.move(templates[j], undefined)
+      for (let k = 0; k < at.length; k++) {
+        const before = from[k]! >= 0 ? templates[from[k]!] : undefined
+        if (before !== rendered[k]) this.#refCounts.move(before, rendered[k])
+      }
+    }
+    if (changed !== null) this.#snapshot.commit(variables)
+    this.changed = changed
+    this.firstChange = Math.min(removed[0] ?? count, at[0] ?? count)
+    this.#entries = items
+    this.commits++
+    // The collected texts are read-only and shared (the assembly copies before it changes one): they are the slots' texts.
+    this.#texts = given
+    if (removed.length === 0 && !from.includes(-1)) {
+      // Every slot kept its position: only the listed ones' templates and outputs can differ.
+      let outputsMoved = false
+      let templatesMoved = false
+      for (let k = 0; k < at.length; k++) {
+        outputsMoved ||= outputs[k] !== this.#outputs[at[k]!]
+        templatesMoved ||= rendered[k] !== templates[at[k]!]
+      }
+      if (templatesMoved) this.#templates = withEdits(templates, edits, rendered)
+      if (outputsMoved) {
+        this.#outputs = withEdits(this.#outputs, edits, outputs)
+        this.joined = undefined
+      }
+      // A re-fill with the same output still moved the values inside it (`{{p}}{{q}}`: "a"+"" then ""+"a"): parts must follow.
+      if (at.length > 0) this.version++
+      return
+    }
+    // The new entries hold the names and flags (`#keys` builds the arrays on demand).
+    this.#names = undefined
+    this.#interpolates = undefined
+    this.#templates = withEdits(templates, edits, rendered)
+    this.#outputs = withEdits(this.#outputs, edits, outputs)
     this.#byName = undefined
     this.version++
     this.joined = undefined

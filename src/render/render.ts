@@ -13,7 +13,8 @@ import { stillDeferred } from '../assembly/presentation.js'
 import type { PromptPresentation } from '../assembly/types.js'
 import { blockItemsOf, buildParts, variablesOf } from './prompt-parts.js'
 import { guardStability } from './stability-guard.js'
-import { renderItem, RenderMemo, type RenderItem, type RenderKey, type RenderOwner } from './render-memo.js'
+import { RenderMemo } from './render-memo.js'
+import { renderItem, type RenderItem, type RenderKey, type RenderOwner } from './shared-templates.js'
 import { builtSoFar, joinOutputs, lazyPromptOf, PART_SEPARATOR, promptOf, type RenderedPart, type RenderedPrompt, type RenderedVariable } from './rendered-prompt.js'
 
 /** The header that opens every runtime-context snapshot. */
@@ -196,7 +197,7 @@ function renderRecorded(assembly: Pick<PromptPresentation, 'sections' | 'variabl
   const items: readonly RenderKey[] = deferred !== undefined ? deferred.plan.entries : assembly.sections
   // A deferred result's texts are the collected ones; otherwise each item carries its own.
   const texts = deferred !== undefined ? provenance.collected! : undefined
-  memo.render(items, texts, variables, ownerIn(provenance.sections, 'prompt section'), record.slot.stats)
+  memo.render(items, texts, variables, ownerIn(provenance.sections, 'prompt section'), record.slot.stats, deferred?.plan.dynamic)
   const sources = provenance.sections
   const origins = deferred !== undefined ? ALL_COLLECTED : originsOf(assembly.sections, record)
   const restored = provenance.restored?.join('\0') ?? ''
@@ -231,7 +232,9 @@ function renderRecorded(assembly: Pick<PromptPresentation, 'sections' | 'variabl
  * written), the values of the referenced variables, the record.
  */
 function lazyPrompt(memo: RenderMemo, variables: Variables, record: AssemblyRecord, last: LastPrompt | undefined, sameSources: boolean): RenderedPrompt {
-  const { names, texts, outputs, templates, referenced } = memo
+  const { texts, outputs, templates, referenced } = memo
+  // Only a build needs the names (an edits commit makes them on first read).
+  const namesOf = memo.namesReader()
   const values: Record<string, string | undefined> = Object.create(null)
   for (let i = 0; i < referenced.length; i++) values[referenced[i]!] = variables[referenced[i]!]
   const built = builtSoFar(last?.rendered)
@@ -245,11 +248,11 @@ function lazyPrompt(memo: RenderMemo, variables: Variables, record: AssemblyReco
   return lazyPromptOf(
     () => joinOutputs(outputs),
     () => {
-      const parts = buildParts(names, texts, outputs, templates, values, record, previous, changed, kept)
+      const parts = buildParts(namesOf(), texts, outputs, templates, values, record, previous, changed, kept)
       return { parts, variables: sameReferences(parts, previous, previousVariables) ?? Object.freeze(variablesOf(parts, record)) }
     },
     built.blocks,
-    () => blockItemsOf(names, outputs, record),
+    () => blockItemsOf(namesOf(), outputs, record),
   )
 }
 
