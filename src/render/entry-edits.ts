@@ -15,7 +15,7 @@
  */
 
 import type { Template } from '../assembly/template.js'
-import { filledFor, ownerOf, templateOf, type RenderKey, type RenderOwner } from './shared-templates.js'
+import { filledFor, ownerOf, templateOf, touches, type RenderKey, type RenderOwner } from './shared-templates.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
 
@@ -33,13 +33,6 @@ export interface EntryEdits {
 const LOOKAHEAD = 4
 /** The most removals plus insertions an alignment takes; past it, `entryEditsOf` gives up. */
 export const MAX_ENTRY_EDITS = 8
-
-/** Whether `template` references a variable in `changed`. */
-export function touches(template: Template, changed: ReadonlySet<string>): boolean {
-  const { refs } = template
-  for (let i = 0; i < refs.length; i++) if (changed.has(refs[i]!)) return true
-  return false
-}
 
 /**
  * The edits that turn `before` (the entries of the last commit, with their

@@ -15,6 +15,7 @@ import { sourceNamed, type AssemblyRecord, type SectionSource, type SourceTable 
 import type { Template } from '../assembly/template.js'
 import type { Stability } from '../assembly/types.js'
 import type { BlockItems } from './prompt-blocks.js'
+import { touches } from './shared-templates.js'
 import { PART_SEPARATOR, placePart, SHARED_VARIABLES, type RenderedPart, type RenderedSubstitution, type RenderedVariable } from './rendered-prompt.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
@@ -127,11 +128,6 @@ function sameSource(part: RenderedPart, source: SectionSource | undefined, origi
   )
 }
 
-function touches(refs: readonly string[], changed: ReadonlySet<string>): boolean {
-  for (let i = 0; i < refs.length; i++) if (changed.has(refs[i]!)) return true
-  return false
-}
-
 /** Where `name` is in `before`, looked for a few parts around `near` (a changed step shifts later parts by one or two); -1: not there. */
 function nearby(before: readonly RenderedPart[], name: string, near: number): number {
   for (let j = Math.max(0, near - 2), end = Math.min(before.length, near + 4); j < end; j++) if (before[j]!.name === name) return j
@@ -237,7 +233,7 @@ export function buildParts(
           old.variables === refNames &&
           sameSource(old, source, origin) &&
           old.restored === restored &&
-          (template === undefined || changed === null || (changed !== undefined && !touches(template.refs, changed)) || sameValues(old, template, variables))
+          (template === undefined || changed === null || (changed !== undefined && !touches(template, changed)) || sameValues(old, template, variables))
         ) {
           if (old.start === start) part = old
           else moved = old

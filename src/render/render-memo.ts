@@ -1,9 +1,9 @@
 import type { Template } from '../assembly/template.js'
-import { filledFor, ownerOf, templateOf, type RenderKey, type RenderOwner } from './shared-templates.js'
+import { filledFor, ownerOf, templateOf, touches, type RenderKey, type RenderOwner } from './shared-templates.js'
 import type { PromptStats } from '../assembly/stats.js'
 import { VariableSnapshot } from './variable-snapshot.js'
 import { ReferenceCounts } from './reference-counts.js'
-import { entryEditsOf, renderListed, touches, withEdits, type EntryEdits } from './entry-edits.js'
+import { entryEditsOf, renderListed, withEdits, type EntryEdits } from './entry-edits.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
 

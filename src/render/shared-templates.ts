@@ -137,6 +137,13 @@ export function filledFor(owner: object | undefined, template: Template, variabl
   return output
 }
 
+/** Whether `template` references a variable in `changed`: a slot whose template does not holds the values it was filled with. */
+export function touches(template: Template, changed: ReadonlySet<string>): boolean {
+  const { refs } = template
+  for (let i = 0; i < refs.length; i++) if (changed.has(refs[i]!)) return true
+  return false
+}
+
 /** Flattens `text` in place when it is a rope (a character read makes V8 do it once, for every holder). */
 function flatten(text: string): void {
   if (text.length > 0 && text.charCodeAt(0) < 0) throw new Error('unreachable: a negative char code')
