@@ -46,11 +46,11 @@ export function byOrderThenName(a: Ordered, b: Ordered): number {
 /**
  * Merges a layer's own entries into its parent's sorted plan: the parent's
  * entries minus the names the layer shadows, interleaved with the layer's own
- * entries sorted. Linear in the parent plan, so a scope under a large global
- * layer pays for a copy, not for a sort.
+ * entries sorted (in place: pass an array of your own). Linear in the parent
+ * plan, so a scope under a large global layer pays for a copy, not for a sort.
  */
-export function mergeSorted<E extends Ordered>(base: readonly E[], ownUnsorted: readonly E[]): E[] {
-  const own = ownUnsorted.slice().sort(byOrderThenName)
+export function mergeSorted<E extends Ordered>(base: readonly E[], ownUnsorted: E[]): E[] {
+  const own = ownUnsorted.sort(byOrderThenName)
   const shadowed = new Set<string>()
   for (const entry of own) shadowed.add(entry.name)
   const out: E[] = []
@@ -64,15 +64,15 @@ export function mergeSorted<E extends Ordered>(base: readonly E[], ownUnsorted: 
   return out
 }
 
-/** A plan merged from `base` and a layer's `own` entries (in the layer's insertion order). */
+/** A plan merged from `base` and a layer's `own` entries (in no particular order: only their identities are compared). */
 export interface MergedPlan {
   readonly base: SectionPlan
   readonly own: readonly SectionEntry[]
   readonly plan: SectionPlan
 }
 
-/** The merge of `base` and `own` from scratch. */
-export function mergedPlan(base: SectionPlan, own: readonly SectionEntry[]): MergedPlan {
+/** The merge of `base` and `own` from scratch (`own` is sorted in place and kept). */
+export function mergedPlan(base: SectionPlan, own: SectionEntry[]): MergedPlan {
   return { base, own, plan: sectionPlanOf(mergeSorted(base.entries, own)) }
 }
 
