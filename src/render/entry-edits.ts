@@ -67,9 +67,13 @@ export function entryEditsOf(
     // A run of kept entries, the common case: one identity comparison per slot.
     const start = i
     const offset = j - i
-    while (i < count && j < length && after[i] === before[j]) {
-      i++
-      j++
+    // The same plan array again (a signal or function text changed, the plan did not): one kept run, nothing to compare.
+    if (after === before) i = j = count
+    else {
+      while (i < count && j < length && after[i] === before[j]) {
+        i++
+        j++
+      }
     }
     if (i > start) {
       if (dynamic !== undefined && changed === null) {
