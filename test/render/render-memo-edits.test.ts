@@ -36,6 +36,16 @@ function world(): { entries: Entry[]; texts: string[] } {
   return { entries, texts }
 }
 
+/** The world rendered once into a fresh memo, with x = X and y = Y, nothing listed as dynamic. */
+function renderedOnce(): { entries: Entry[]; texts: string[]; memo: RenderMemo; stats: PromptStats; variables: Record<string, string> } {
+  const { entries, texts } = world()
+  const memo = new RenderMemo()
+  const stats = createStats()
+  const variables = { x: 'X', y: 'Y' }
+  render(memo, entries, texts, variables, stats, [])
+  return { entries, texts, memo, stats, variables }
+}
+
 const sorted = (names: readonly string[]) => [...names].sort()
 
 describe('RenderMemo edits', () => {
@@ -125,11 +135,7 @@ describe('RenderMemo edits', () => {
   })
 
   test('an insertion that throws leaves the memo as it was, and the next render edits from the last commit', () => {
-    const { entries, texts } = world()
-    const memo = new RenderMemo()
-    const stats = createStats()
-    const variables = { x: 'X', y: 'Y' }
-    render(memo, entries, texts, variables, stats, [])
+    const { entries, texts, memo, stats, variables } = renderedOnce()
     void memo.referenced
     const kept = { state: state(memo), version: memo.version, commits: memo.commits, referenced: sorted(memo.referenced) }
     const items = [...entries.slice(1), entry('bad')]
@@ -142,11 +148,7 @@ describe('RenderMemo edits', () => {
   })
 
   test('an entry replaced by a new one of the same name and text (a re-registration) reuses the output instead of rendering it', () => {
-    const { entries, texts } = world()
-    const memo = new RenderMemo()
-    const stats = createStats()
-    const variables = { x: 'X', y: 'Y' }
-    render(memo, entries, texts, variables, stats, [])
+    const { entries, texts, memo, stats, variables } = renderedOnce()
     const items = [...entries.slice(0, 3), entry('e3'), ...entries.slice(4)]
     const before = { ...stats }
     render(memo, items, texts, variables, stats, [])
@@ -155,11 +157,7 @@ describe('RenderMemo edits', () => {
   })
 
   test('more edits than the path takes fall back to the per-item render with the same result', () => {
-    const { entries, texts } = world()
-    const memo = new RenderMemo()
-    const stats = createStats()
-    const variables = { x: 'X', y: 'Y' }
-    render(memo, entries, texts, variables, stats, [])
+    const { entries, texts, memo, stats, variables } = renderedOnce()
     // Every other entry is replaced by a new one (five removals, five insertions).
     const items = entries.map((e, i) => (i % 2 === 0 ? entry(`${e.name}'`, false) : e))
     const given = texts.map((t, i) => (i % 2 === 0 ? `${t} {{x}}` : t))
@@ -170,11 +168,7 @@ describe('RenderMemo edits', () => {
   })
 
   test('a names reader taken at an edits commit gives that commit\'s names after later commits', () => {
-    const { entries, texts } = world()
-    const memo = new RenderMemo()
-    const stats = createStats()
-    const variables = { x: 'X', y: 'Y' }
-    render(memo, entries, texts, variables, stats, [])
+    const { entries, texts, memo, stats, variables } = renderedOnce()
     const first = [...entries.slice(1), entry('n')]
     const firstTexts = [...texts.slice(1), 'n']
     render(memo, first, firstTexts, variables, stats, [])
