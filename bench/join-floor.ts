@@ -38,3 +38,39 @@ export async function joinFloorScenario(G: number, rounds: number, time: number,
     note: 'the reference joins it too; ceiling = reference churn step / this join',
   })
 }
+
+/**
+ * What the machine charges for memory the process has not touched yet: the
+ * first write to each 4 KiB page of fresh 64 MiB buffers (the kernel maps
+ * and zeroes it), per page, against a second write to the same pages. A
+ * string over ~128 KiB lands on fresh pages of V8's large-object space every
+ * time, so this is what makes the join floor above cost several times more
+ * per byte than a smaller string.
+ */
+export function freshPageScenario(): void {
+  const bytes = 64 * 1024 * 1024
+  const pages = bytes / 4096
+  let sink = 0
+  let fresh = Infinity
+  let again = Infinity
+  for (let round = 0; round < 3; round++) {
+    let start = performance.now()
+    const buffer = new Uint8Array(new ArrayBuffer(bytes))
+    for (let i = 0; i < bytes; i += 4096) buffer[i] = 1
+    fresh = Math.min(fresh, (performance.now() - start) / pages)
+    start = performance.now()
+    for (let i = 0; i < bytes; i += 4096) buffer[i]! += 1
+    again = Math.min(again, (performance.now() - start) / pages)
+    sink += buffer[4096]!
+  }
+  if (sink < 0) throw new Error('unreachable')
+  report({
+    scenario: 'machine: first write to a fresh 4 KiB page (64 MiB buffers, best of 3) vs a second write',
+    reference_text: `${(again * 1e6).toFixed(0)} ns`,
+    promptloom_text: `${(fresh * 1e6).toFixed(0)} ns`,
+    ratio: fresh / again,
+    display: `${(fresh / again).toFixed(0)}× a touched page`,
+    target: 'baseline',
+    note: 'left column: a page already touched; right: a fresh one',
+  })
+}

@@ -11,7 +11,8 @@ import { compileTemplate, fillTemplate } from '../src/assembly/template.js'
 import { referenceInterpolate } from '../test/reference/index.js'
 import { budgetSurfaceScenario } from './budget-surface.js'
 import { floorScenario, listenerSkipScenario } from './floor.js'
-import { joinFloorScenario } from './join-floor.js'
+import { freshPageScenario, joinFloorScenario } from './join-floor.js'
+import { loopFloorScenario } from './loop-floor.js'
 import { compare } from './measure.js'
 import { report, printTable, type Row } from './report.js'
 import { buildWorld, promptloom, reference, type PromptRead, type World } from './workload.js'
@@ -48,12 +49,12 @@ async function pair(build: (w: World) => Step, G: number, A: number): Promise<[S
   return [fns[0], fns[1], async () => { await ref.dispose(); await pl.dispose() }]
 }
 
-async function side(scenario: string, build: (w: World) => Step, G: number, A: number, verdict: (ratio: number) => Pick<Row, 'target' | 'pass'>): Promise<number | undefined> {
+async function side(scenario: string, build: (w: World) => Step, G: number, A: number, verdict: (ratio: number) => Pick<Row, 'target' | 'pass'>): Promise<{ reference?: number; promptloom?: number }> {
   const [ref, pl, done] = await pair(build, G, A)
   const result = await compare({ name: 'reference', fn: ref }, { name: 'promptloom', fn: pl }, ROUNDS, TIME)
   await done()
   report({ scenario, reference_ms: result.means.reference, promptloom_ms: result.means.promptloom, ratio: result.ratio, ...verdict(result.ratio) })
-  return result.means.reference
+  return { reference: result.means.reference, promptloom: result.means.promptloom }
 }
 
 function roundRobin(w: World): Step {
@@ -234,9 +235,11 @@ for (const [G, A, target] of sizes) {
   await side(`steady G=${G} A=${A}`, roundRobin, G, A, (ratio) => (target === undefined ? noTarget : atLeast(target, ratio)))
 }
 await scalingScenario()
+freshPageScenario()
 for (const G of [200, 1000]) {
-  const referenceChurn = await side(`churn G=${G} A=100 (register a scoped section, dispose an older one, step)`, churn, G, 100, (ratio) => atLeast(15, ratio, 20))
-  await joinFloorScenario(G, ROUNDS, TIME, referenceChurn)
+  const means = await side(`churn G=${G} A=100 (register a scoped section, dispose an older one, step)`, churn, G, 100, (ratio) => atLeast(15, ratio, 20))
+  await joinFloorScenario(G, ROUNDS, TIME, means.reference)
+  await loopFloorScenario(G, ROUNDS, TIME, means)
 }
 await side('churn G=200 A=100, promptloom reading render() blocks (a provider request), the reference its joined string', (w) => churn(w, 'blocks'), 200, 100, (ratio) => atLeast(15, ratio, 20))
 await side('changed prompt G=200 A=100 (a late section changes every step; promptloom reads render() blocks, reference the joined string)', changed, 200, 100, () => noTarget)

@@ -1,0 +1,70 @@
+/**
+ * The floor under a churn step that no engine can go below: everything the
+ * churn step of bench/run.ts does outside the prompt engine, in the
+ * benchmark world itself (same heap, same Cordis app, same loop), with a
+ * null engine in place of promptloom:
+ *
+ *   - the loop's two Cordis service reads (`scope.ctx.systemPrompt`, then
+ *     `app.systemPrompt`), as the churn step makes them;
+ *   - one bare Cordis effect started in the agent's scope and the one started
+ *     8 steps earlier disposed (every registration is a Cordis effect, by
+ *     contract; started the cheapest way promptloom knows, `fiberEffect`);
+ *   - the agent's prompt text built fresh (its own section texts, one slot
+ *     replaced, joined) and held as the agent's last prompt until its next
+ *     step, with its runtime-context snapshot, as the loop holds them; the
+ *     loop reads the text.
+ *
+ * What the null engine leaves out is exactly the engine's work: assembling,
+ * rendering, the snapshot, the registry. So `reference churn / this` is the
+ * highest churn ratio any engine could reach in this run, and
+ * `promptloom churn − this` is promptloom's own share of its churn step.
+ */
+import { fiberEffect } from '../src/scope/fiber-effect.js'
+import { measure } from './measure.js'
+import { report } from './report.js'
+import { buildWorld, promptloom } from './workload.js'
+
+/** Reports the null-engine churn step at `G`, its ceiling against `referenceMs` and promptloom's share over it. */
+export async function loopFloorScenario(G: number, rounds: number, time: number, churn: { reference?: number; promptloom?: number }): Promise<void> {
+  const w = await buildWorld(promptloom, { G, A: 100 })
+  for (const agent of w.agents) await w.step(agent)
+  const texts = w.agents.map((agent) => {
+    const prompt = agent.prompt
+    if (prompt === undefined || typeof prompt === 'string') throw new Error('loop floor: an agent has no RenderedPrompt')
+    return prompt.parts.map((part) => part.text)
+  })
+  const snapshots = w.agents.map((agent) => agent.snapshot ?? '')
+  const held: string[] = w.agents.map(() => '')
+  const root = w.app as unknown as Record<string, unknown>
+  const live: (() => unknown)[] = []
+  const slot = texts[0]!.length >> 1
+  let n = 0
+  let sink = 0
+  const step = async () => {
+    const index = n++ % w.agents.length
+    const agent = w.agents[index]!
+    const scoped = (agent.scope.ctx as unknown as Record<string, unknown>).systemPrompt
+    live.push(fiberEffect(agent.scope.ctx, () => () => undefined, 'systemPrompt.section()'))
+    if (live.length > 8) live.shift()!()
+    const service = root.systemPrompt
+    const own = texts[index]!
+    own[slot] = `Churn ${n} uses the model.`
+    const text = own.join('\n\n')
+    held[index] = text
+    sink += text.length + text.charCodeAt(text.length >> 1) + snapshots[index]!.length + (scoped === service ? 1 : 0)
+  }
+  for (let i = 0; i < 2 * w.agents.length; i++) await step()
+  const ms = await measure({ name: 'null engine', fn: step }, rounds, time)
+  for (const dispose of live.splice(0)) dispose()
+  await w.dispose()
+  if (sink < 0) throw new Error('unreachable')
+  const kb = (held[0]!.length / 1024).toFixed(0)
+  const share = churn.promptloom === undefined ? '' : `; promptloom's own share of its churn step: ${((churn.promptloom - ms) * 1000).toFixed(0)} µs`
+  report({
+    scenario: `floor: a churn step with a null engine (Cordis reads, a bare Cordis effect, the ${kb} KiB text joined and held; G=${G}, in the benchmark world)`,
+    promptloom_ms: ms,
+    ...(churn.reference === undefined ? {} : { ratio: churn.reference / ms, display: `${(churn.reference / ms).toFixed(1)}× ceiling` }),
+    target: 'baseline',
+    note: `the highest churn ratio any engine could reach: reference churn step / this${share}`,
+  })
+}
