@@ -337,6 +337,7 @@ function joinTexts(parts: readonly { readonly text: string }[]): string {
 export function joinOutputs(outputs: readonly string[]): string {
   let count = 0
   for (let i = 0; i < outputs.length; i++) if (outputs[i] !== '') count++
+  if (count === outputs.length) return count === 1 ? outputs[0]! : outputs.join(PART_SEPARATOR)
   const texts = new Array<string>(count)
   for (let i = 0, j = 0; i < outputs.length; i++) if (outputs[i] !== '') texts[j++] = outputs[i]!
   return count === 1 ? texts[0]! : texts.join(PART_SEPARATOR)
