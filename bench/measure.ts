@@ -25,7 +25,24 @@ function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
+/**
+ * Resolves on a later turn of the event loop. A real agent loop awaits its
+ * model call every step, so its microtask queue drains between steps; a
+ * benchmark loop of resolved promises never does, and V8 keeps every WeakRef
+ * target created or dereferenced in it alive until the queue drains
+ * (ECMAScript's KeepDuringJob). promptloom holds views and registries by
+ * WeakRef (render slots, parent-link watchers), so without this turn every
+ * world built in the run stayed alive to its end, and each later row ran on a
+ * heap that held all of them (`node --expose-gc --import tsx
+ * bench/retention.ts` shows the heap after each dropped world, with and
+ * without a turn between worlds).
+ */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve))
+}
+
 async function meanOf(contender: Contender, time: number): Promise<number> {
+  await nextTurn()
   const bench = new Bench({ time, iterations: 3, warmup: false, throws: true })
   bench.add(contender.name, contender.fn)
   await bench.run()
