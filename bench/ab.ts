@@ -3,7 +3,7 @@
  * alternating rounds, so load on a shared machine hits both alike (separate
  * runs on a busy machine differ by more than most changes do):
  *
- *   npx tsx bench/ab.ts <rev> [steady|churn|signal|changed|registration] [G=200] [A=100] [rounds=10] [steps=3000]
+ *   npx tsx bench/ab.ts <rev> [steady|churn|churn-blocks|signal|changed|registration] [G=200] [A=100] [rounds=10] [steps=3000]
  *
  * extracts `src`, `bench` and `test/reference` of <rev> into the OS temp
  * directory (with a link to this tree's node_modules), builds the realistic
@@ -18,7 +18,7 @@ import { pathToFileURL } from 'node:url'
 import * as current from './workload.js'
 
 type Workload = typeof current
-const SCENARIOS = ['steady', 'churn', 'signal', 'changed', 'registration']
+const SCENARIOS = ['steady', 'churn', 'churn-blocks', 'signal', 'changed', 'registration']
 const [rev, scenario = 'steady', G = '200', A, rounds = '10', steps = '3000'] = process.argv.slice(2)
 if (rev === undefined) throw new Error('usage: npx tsx bench/ab.ts <rev> [scenario] [G] [A] [rounds] [steps]; name a git revision to compare against')
 if (!SCENARIOS.includes(scenario)) throw new Error(`unknown scenario "${scenario}"; known: ${SCENARIOS.join(', ')}`)
@@ -48,13 +48,13 @@ async function stepper(workload: Workload): Promise<() => Promise<unknown>> {
     const agent = w.agents[i % count]!
     i++
     if (scenario === 'registration') return registrar.section({ name: `registered-${i}`, order: 7, text: 'A short-lived section.' })()
-    if (scenario === 'churn') {
+    if (scenario === 'churn' || scenario === 'churn-blocks') {
       live.push(w.impl.service(agent.scope.ctx).section({ name: `churn-${i}`, order: 1000 + (i % 97), text: `Churn ${i} uses {{model}}.` }))
       if (live.length > 8) live.shift()!()
     }
     if (scenario === 'signal') w.turn.value = String(i)
     if (scenario === 'changed') agent.notes.value = `Progress note ${i}.`
-    return w.step(agent, scenario === 'changed' ? 'blocks' : 'text')
+    return w.step(agent, scenario === 'changed' || scenario === 'churn-blocks' ? 'blocks' : 'text')
   }
   for (let k = 0; k < count * 3; k++) await step()
   return step

@@ -10,7 +10,17 @@
  * `cacheBreakpoint` item, or when it is not volatile and the next block is.
  * A block whose members have the same names, texts and flags as a block of
  * the previous prompt (at the same index, or with the same first member) is
- * that block, text and all.
+ * that block.
+ *
+ * A block's `text` is joined from its members when first read. A block a
+ * later prompt reused has shown it is stable and keeps its text for as long
+ * as it lives. A block no prompt reused yet keeps its text only until the
+ * next prompt's blocks are built, anywhere: a loop keeps its last prompt
+ * until that scope's next step, so the text of a block that changed would
+ * outlive a few scavenges and be copied into old space, only to die there
+ * when the block changes again (in the benchmark world a ~90 KiB string a
+ * step, about a third of a churn step read through blocks); dropped, it dies
+ * young. A later read joins it again, equal to the first.
  */
 import type { Stability } from '../assembly/types.js'
 import type { PromptBlock, RenderedPart } from './rendered-prompt.js'
@@ -23,14 +33,57 @@ export interface BlockItems {
   readonly breakpoints: readonly boolean[]
 }
 
-/** What a block was made of, so a later prompt can tell an unchanged block (names are its `parts`). */
+/**
+ * What a block was made of, so a later prompt can tell an unchanged block
+ * (names are its `parts`), and its text while it is held.
+ */
 interface Members {
   readonly texts: readonly string[]
   readonly stabilities: readonly Stability[]
   readonly breakpoints: readonly boolean[]
+  readonly separator: string
+  joined: string | undefined
+  /** Reused by a later prompt: its text is kept from then on. */
+  stable: boolean
 }
 
-const membersOf = new WeakMap<PromptBlock, Members>()
+/** Where a block keeps its members: a non-enumerable symbol-keyed own property (spread, JSON and `structuredClone` never see it). */
+const MEMBERS: unique symbol = Symbol('promptloom.promptBlock')
+
+type BuiltBlock = PromptBlock & { readonly [MEMBERS]?: Members }
+
+/** The members of not yet reused blocks whose texts were joined since the last blocks were built. */
+let held: Members[] = []
+
+// Shared by every block, so all blocks share one hidden class.
+const TEXT: PropertyDescriptor = {
+  get(this: unknown): string {
+    const members = typeof this === 'object' && this !== null ? (this as BuiltBlock)[MEMBERS] : undefined
+    if (members === undefined) {
+      throw new TypeError('a prompt block accessor was called on an object that is not a prompt block; read "text" from the blocks of a rendered prompt')
+    }
+    if (members.joined === undefined) {
+      members.joined = joined(members.texts, 0, members.texts.length, members.separator)
+      if (!members.stable) held.push(members)
+    }
+    return members.joined
+  },
+  enumerable: true,
+}
+
+function blockOf(members: Members, parts: readonly string[], stability: Stability, cacheBreakpoint: boolean): PromptBlock {
+  // `text` first, so spread and JSON list the fields in the order of the interface.
+  const block = { text: '', parts, stability, cacheBreakpoint }
+  Object.defineProperty(block, 'text', TEXT)
+  Object.defineProperty(block, MEMBERS, { value: members })
+  return Object.freeze(block) as PromptBlock
+}
+
+/** Drops the texts joined for blocks that no prompt reused (the blocks just built marked theirs stable). */
+function releaseHeld(): void {
+  for (const members of held) if (!members.stable) members.joined = undefined
+  held = []
+}
 
 const RANK: Readonly<Record<Stability, number>> = { static: 0, session: 1, volatile: 2 }
 
@@ -53,7 +106,7 @@ export function itemsOfParts(parts: readonly RenderedPart[]): BlockItems {
 
 /** Whether `block`'s members are items `start`…`end - 1`. */
 function sameMembers(block: PromptBlock, items: BlockItems, start: number, end: number): boolean {
-  const members = membersOf.get(block)
+  const members = (block as BuiltBlock)[MEMBERS]
   if (members === undefined || members.texts.length !== end - start) return false
   const { names, texts, stabilities, breakpoints } = items
   for (let j = 0; j < end - start; j++) {
@@ -102,14 +155,18 @@ export function blocksOf(items: BlockItems, previous: readonly PromptBlock[] | u
         }
         candidate = byFirst.get(names[start]!)
       }
-      if (candidate !== undefined && candidate.cacheBreakpoint === cacheBreakpoint && sameMembers(candidate, items, start, end)) block = candidate
+      if (candidate !== undefined && candidate.cacheBreakpoint === cacheBreakpoint && sameMembers(candidate, items, start, end)) {
+        block = candidate
+        ;(candidate as BuiltBlock)[MEMBERS]!.stable = true
+      }
     }
     if (block === undefined) {
-      block = Object.freeze({ text: joined(texts, start, end, separator), parts: Object.freeze(names.slice(start, end)), stability, cacheBreakpoint })
-      membersOf.set(block, { texts: texts.slice(start, end), stabilities: stabilities.slice(start, end), breakpoints: breakpoints.slice(start, end) })
+      const members: Members = { texts: texts.slice(start, end), stabilities: stabilities.slice(start, end), breakpoints: breakpoints.slice(start, end), separator, joined: undefined, stable: false }
+      block = blockOf(members, Object.freeze(names.slice(start, end)), stability, cacheBreakpoint)
     }
     blocks[r] = block
     start = end
   }
+  releaseHeld()
   return Object.freeze(blocks)
 }
