@@ -31,12 +31,58 @@ export function sectionsOf(entries: readonly SectionEntry[], texts: readonly str
   return out
 }
 
+/** What a deferred result keeps for the `sections` accessor every result shares. */
+interface DeferredState {
+  readonly deferred: DeferredSections
+  readonly texts: readonly string[]
+  sections: AssembledSection[] | undefined
+}
+
+/**
+ * Where a deferred result keeps its state: a non-enumerable symbol-keyed own
+ * property (spread, JSON, `structuredClone` and `Object.keys` never see it),
+ * read through `this`, so a proxy around a result or an object inheriting
+ * from one reads the result's own state.
+ */
+const STATE: unique symbol = Symbol('promptloom.deferredSections')
+
+type DeferredAssembly = PromptAssembly & { readonly [STATE]?: DeferredState }
+
+function stateOf(receiver: unknown): DeferredState {
+  const state = typeof receiver === 'object' && receiver !== null ? (receiver as DeferredAssembly)[STATE] : undefined
+  if (state === undefined) {
+    throw new TypeError('an assembly\'s sections accessor was called on an object that is not an assemble() result; read "sections" from the object assemble() returned')
+  }
+  return state
+}
+
+// Shared by every deferred result, so all of them share one hidden class (a
+// fresh getter per result gave each its own, and every read of one megamorphic).
+const SECTIONS: PropertyDescriptor = {
+  get(this: unknown): AssembledSection[] {
+    const state = stateOf(this)
+    if (state.sections === undefined) {
+      state.deferred.handedOut = true
+      state.sections = sectionsOf(state.deferred.plan.entries, state.texts)
+    }
+    return state.sections
+  },
+  set(this: object, value: AssembledSection[]) {
+    // As for a frozen object's data property (module code is strict).
+    if (Object.isFrozen(this)) throw new TypeError("Cannot assign to read only property 'sections' of object '#<Object>'")
+    const state = stateOf(this)
+    state.deferred.handedOut = true
+    state.sections = value
+  },
+  enumerable: true,
+  configurable: true,
+}
+
 /**
  * An assembly whose `sections` are `deferred.plan`'s entries with `texts`,
  * built on first read of `sections`; reading or assigning it sets
- * `deferred.handedOut`, and `deferred.accessor` is its getter (a deletion or
- * redefinition, which no accessor hears, is seen by comparing it). Keys in
- * the order an eager result has them.
+ * `deferred.handedOut` (a deletion or redefinition, which no accessor hears,
+ * is seen by `stillDeferred`). Keys in the order an eager result has them.
  */
 export function deferredAssembly(
   deferred: DeferredSections,
@@ -45,27 +91,10 @@ export function deferredAssembly(
   variables: Record<string, string | undefined>,
   tools: ToolSchema[],
 ): PromptAssembly {
-  let sections: AssembledSection[] | undefined
   const assembly = {} as PromptAssembly
-  Object.defineProperty(assembly, 'sections', {
-    // An arrow in an assignment gets no inferred name, so a build that keeps
-    // function names (tsx, esbuild keepNames) adds no naming call per result.
-    get: (deferred.accessor = (): AssembledSection[] => {
-      if (sections === undefined) {
-        deferred.handedOut = true
-        sections = sectionsOf(deferred.plan.entries, texts)
-      }
-      return sections
-    }),
-    set(this: object, value: AssembledSection[]) {
-      // As for a frozen object's data property (module code is strict).
-      if (Object.isFrozen(this)) throw new TypeError("Cannot assign to read only property 'sections' of object '#<Object>'")
-      deferred.handedOut = true
-      sections = value
-    },
-    enumerable: true,
-    configurable: true,
-  })
+  Object.defineProperty(assembly, 'sections', SECTIONS)
+  const state: DeferredState = { deferred, texts, sections: undefined }
+  Object.defineProperty(assembly, STATE, { value: state })
   assembly.contexts = contexts
   assembly.variables = variables
   assembly.tools = tools
@@ -74,5 +103,9 @@ export function deferredAssembly(
 
 /** Whether `assembly.sections` is still the untouched deferred array (never read, assigned, deleted or redefined). */
 export function stillDeferred(assembly: object, deferred: DeferredSections): boolean {
-  return !deferred.handedOut && Object.getOwnPropertyDescriptor(assembly, 'sections')?.get === deferred.accessor
+  return (
+    !deferred.handedOut &&
+    Object.getOwnPropertyDescriptor(assembly, 'sections')?.get === SECTIONS.get &&
+    (assembly as DeferredAssembly)[STATE]?.deferred === deferred
+  )
 }

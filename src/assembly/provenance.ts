@@ -91,8 +91,6 @@ export interface DeferredSections {
   readonly plan: SectionPlan
   /** Set once the result's `sections` was read or assigned; never cleared. */
   handedOut: boolean
-  /** The getter of the result's `sections` (see presentation.ts `stillDeferred`). */
-  accessor?: () => unknown
 }
 
 /** What travels beside a result: its provenance and its scope's render slot. */
