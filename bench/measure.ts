@@ -26,14 +26,18 @@ function median(values: readonly number[]): number {
 }
 
 /**
- * Resolves on a later turn of the event loop. A real agent loop awaits its
- * model call every step, so its microtask queue drains between steps; a
- * benchmark loop of resolved promises never does, and V8 keeps every WeakRef
- * target created or dereferenced in it alive until the queue drains
- * (ECMAScript's KeepDuringJob). promptloom holds views and registries by
- * WeakRef (render slots, parent-link watchers), so without this turn every
- * world built in the run stayed alive to its end, and each later row ran on a
- * heap that held all of them (`node --expose-gc --import tsx
+ * Resolves on a later turn of the event loop; every comparison and
+ * measurement starts with one. A real agent loop awaits its model call every
+ * step, so its microtask queue drains between steps; a benchmark loop of
+ * resolved promises never does, and V8 keeps every WeakRef target created or
+ * dereferenced in it alive until the queue drains (ECMAScript's
+ * KeepDuringJob). promptloom holds views and registries by WeakRef (render
+ * slots, parent-link watchers), so without a turn every world built in the
+ * run stayed alive to its end, and each later row ran on a heap that held
+ * all of them. Within one comparison the batches run back to back, as
+ * before: a turn before every batch lets V8 run its posted GC tasks between
+ * batches, outside the measured time (in one full run the G=1000 null-engine
+ * floor then read twice promptloom's whole churn step). (`node --expose-gc --import tsx
  * bench/retention.ts` shows the heap after each dropped world, with and
  * without a turn between worlds).
  */
@@ -42,7 +46,6 @@ export function nextTurn(): Promise<void> {
 }
 
 async function meanOf(contender: Contender, time: number): Promise<number> {
-  await nextTurn()
   const bench = new Bench({ time, iterations: 3, warmup: false, throws: true })
   bench.add(contender.name, contender.fn)
   await bench.run()
@@ -56,6 +59,7 @@ async function meanOf(contender: Contender, time: number): Promise<number> {
  * `time` ms each (after one discarded warm-up round) and compares them.
  */
 export async function compare(first: Contender, second: Contender, rounds: number, time: number): Promise<Comparison> {
+  await nextTurn()
   await meanOf(first, time)
   await meanOf(second, time)
   const firsts: number[] = []
@@ -80,6 +84,7 @@ export async function compare(first: Contender, second: Contender, rounds: numbe
 
 /** Runs one contender alone (for baselines such as the floor). */
 export async function measure(contender: Contender, rounds: number, time: number): Promise<number> {
+  await nextTurn()
   await meanOf(contender, time)
   const means: number[] = []
   for (let round = 0; round < rounds; round++) means.push(await meanOf(contender, time))
