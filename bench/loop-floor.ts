@@ -15,18 +15,32 @@
  *     loop reads the text.
  *
  * What the null engine leaves out is exactly the engine's work: assembling,
- * rendering, the snapshot, the registry. So `reference churn / this` is the
- * highest churn ratio any engine could reach in this run, and
- * `promptloom churn − this` is promptloom's own share of its churn step.
+ * rendering, the snapshot, the registry. It runs in alternating batches
+ * against promptloom's own churn step (a second world), so both meet the same
+ * heap and the same collector: `reference churn / this` is the highest churn
+ * ratio any engine could reach in this run, and `promptloom − this` is
+ * promptloom's own share of its churn step.
  */
 import { fiberEffect } from '../src/scope/fiber-effect.js'
-import { measure } from './measure.js'
+import { compare } from './measure.js'
 import { report } from './report.js'
-import { buildWorld, promptloom } from './workload.js'
+import { buildWorld, promptloom, type World } from './workload.js'
 
-/** Reports the null-engine churn step at `G`, its ceiling against `referenceMs` and promptloom's share over it. */
-export async function loopFloorScenario(G: number, rounds: number, time: number, churn: { reference?: number; promptloom?: number }): Promise<void> {
+/**
+ * Reports the null-engine churn step at `G` beside promptloom's churn step
+ * (`churn` on a world of its own), and the ceiling against the reference's
+ * churn step `referenceMs` of the churn row.
+ */
+export async function loopFloorScenario(
+  G: number,
+  rounds: number,
+  time: number,
+  referenceMs: number | undefined,
+  churn: (w: World) => () => Promise<unknown>,
+): Promise<void> {
   const w = await buildWorld(promptloom, { G, A: 100 })
+  const own = await buildWorld(promptloom, { G, A: 100 })
+  const churnStep = churn(own)
   for (const agent of w.agents) await w.step(agent)
   const texts = w.agents.map((agent) => {
     const prompt = agent.prompt
@@ -54,17 +68,21 @@ export async function loopFloorScenario(G: number, rounds: number, time: number,
     sink += text.length + text.charCodeAt(text.length >> 1) + snapshots[index]!.length + (scoped === service ? 1 : 0)
   }
   for (let i = 0; i < 2 * w.agents.length; i++) await step()
-  const ms = await measure({ name: 'null engine', fn: step }, rounds, time)
+  for (let i = 0; i < 2 * own.agents.length; i++) await churnStep()
+  const result = await compare({ name: 'null engine', fn: step }, { name: 'promptloom', fn: churnStep }, rounds, time)
   for (const dispose of live.splice(0)) dispose()
   await w.dispose()
+  await own.dispose()
   if (sink < 0) throw new Error('unreachable')
+  const floor = result.means['null engine']!
+  const ours = result.means.promptloom!
   const kb = (held[0]!.length / 1024).toFixed(0)
-  const share = churn.promptloom === undefined ? '' : `; promptloom's own share of its churn step: ${((churn.promptloom - ms) * 1000).toFixed(0)} µs`
   report({
-    scenario: `floor: a churn step with a null engine (Cordis reads, a bare Cordis effect, the ${kb} KiB text joined and held; G=${G}, in the benchmark world)`,
-    promptloom_ms: ms,
-    ...(churn.reference === undefined ? {} : { ratio: churn.reference / ms, display: `${(churn.reference / ms).toFixed(1)}× ceiling` }),
+    scenario: `floor: a churn step with a null engine (Cordis reads, a bare Cordis effect, the ${kb} KiB text joined and held; G=${G}, in the benchmark world), alternating with promptloom's churn step`,
+    reference_ms: ours,
+    promptloom_ms: floor,
+    ...(referenceMs === undefined ? {} : { ratio: referenceMs / floor, display: `${(referenceMs / floor).toFixed(1)}× ceiling` }),
     target: 'baseline',
-    note: `the highest churn ratio any engine could reach: reference churn step / this${share}`,
+    note: `left: promptloom's churn step beside it; ceiling = the churn row's reference step / the null engine's; promptloom's own share: ${((ours - floor) * 1000).toFixed(0)} µs`,
   })
 }
