@@ -4,6 +4,8 @@
  * noise hits both alike; each round yields one mean per implementation and
  * the reported ratio is the median of the per-round ratios.
  */
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { Bench } from 'tinybench'
 
 export interface Contender {
@@ -27,7 +29,7 @@ function median(values: readonly number[]): number {
 
 /**
  * Resolves on a later turn of the event loop; every comparison and
- * measurement starts with one. A real agent loop awaits its model call every
+ * measurement starts with one, and a full collection. A real agent loop awaits its model call every
  * step, so its microtask queue drains between steps; a benchmark loop of
  * resolved promises never does, and V8 keeps every WeakRef target created or
  * dereferenced in it alive until the queue drains (ECMAScript's
@@ -45,6 +47,18 @@ export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve))
 }
 
+// A full collection between scenarios, so each starts on a heap without the
+// last one's garbage (up to two G=1000 worlds holding 85 MB of prompt texts
+// each): exposed for this process only, as `node --expose-gc` would.
+setFlagsFromString('--expose-gc')
+const collectGarbage = runInNewContext('gc') as () => void
+
+/** A turn of the event loop (see `nextTurn`), then a full collection. */
+async function settle(): Promise<void> {
+  await nextTurn()
+  collectGarbage()
+}
+
 async function meanOf(contender: Contender, time: number): Promise<number> {
   const bench = new Bench({ time, iterations: 3, warmup: false, throws: true })
   bench.add(contender.name, contender.fn)
@@ -59,7 +73,7 @@ async function meanOf(contender: Contender, time: number): Promise<number> {
  * `time` ms each (after one discarded warm-up round) and compares them.
  */
 export async function compare(first: Contender, second: Contender, rounds: number, time: number): Promise<Comparison> {
-  await nextTurn()
+  await settle()
   await meanOf(first, time)
   await meanOf(second, time)
   const firsts: number[] = []
@@ -84,7 +98,7 @@ export async function compare(first: Contender, second: Contender, rounds: numbe
 
 /** Runs one contender alone (for baselines such as the floor). */
 export async function measure(contender: Contender, rounds: number, time: number): Promise<number> {
-  await nextTurn()
+  await settle()
   await meanOf(contender, time)
   const means: number[] = []
   for (let round = 0; round < rounds; round++) means.push(await meanOf(contender, time))
