@@ -239,7 +239,9 @@ freshPageScenario()
 for (const G of [200, 1000]) {
   const means = await side(`churn G=${G} A=100 (register a scoped section, dispose an older one, step)`, churn, G, 100, (ratio) => atLeast(15, ratio, 20))
   await joinFloorScenario(G, ROUNDS, TIME, means.reference)
-  await loopFloorScenario(G, ROUNDS, TIME, means.reference, churn)
+  // At G=1000 the two extra worlds (85 MB of held texts each) slowed both contenders to twice the churn
+  // row's promptloom step, which made a ceiling against that row meaningless: G=200 only.
+  if (G === 200) await loopFloorScenario(G, ROUNDS, TIME, means.reference, churn)
 }
 await side('churn G=200 A=100, promptloom reading render() blocks (a provider request), the reference its joined string', (w) => churn(w, 'blocks'), 200, 100, (ratio) => atLeast(15, ratio, 20))
 await side('changed prompt G=200 A=100 (a late section changes every step; promptloom reads render() blocks, reference the joined string)', changed, 200, 100, () => noTarget)
