@@ -72,11 +72,16 @@ const TEXT: PropertyDescriptor = {
 }
 
 function blockOf(members: Members, parts: readonly string[], stability: Stability, cacheBreakpoint: boolean): PromptBlock {
-  // `text` first, so spread and JSON list the fields in the order of the interface.
-  const block = { text: '', parts, stability, cacheBreakpoint }
+  // `text` first, so spread and JSON list the fields in the order of the interface. Defined on an
+  // empty object, then the rest assigned: every block shares one fast hidden class (redefining a
+  // literal's data property as an accessor would put each block in dictionary mode).
+  const block = {} as { parts: readonly string[]; stability: Stability; cacheBreakpoint: boolean }
   Object.defineProperty(block, 'text', TEXT)
+  block.parts = parts
+  block.stability = stability
+  block.cacheBreakpoint = cacheBreakpoint
   Object.defineProperty(block, MEMBERS, { value: members })
-  return Object.freeze(block) as PromptBlock
+  return Object.freeze(block) as unknown as PromptBlock
 }
 
 /** Drops the texts joined for blocks that no prompt reused (the blocks just built marked theirs stable). */
