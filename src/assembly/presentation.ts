@@ -91,10 +91,12 @@ export function deferredAssembly(
   variables: Record<string, string | undefined>,
   tools: ToolSchema[],
 ): PromptAssembly {
+  // The state first: a key of its own, so the map chain of these results starts apart from every
+  // other object's (see prompt-blocks.ts); `sections` is still the first key listed.
   const assembly = {} as PromptAssembly
-  Object.defineProperty(assembly, 'sections', SECTIONS)
   const state: DeferredState = { deferred, texts, sections: undefined }
   Object.defineProperty(assembly, STATE, { value: state })
+  Object.defineProperty(assembly, 'sections', SECTIONS)
   assembly.contexts = contexts
   assembly.variables = variables
   assembly.tools = tools

@@ -72,15 +72,16 @@ const TEXT: PropertyDescriptor = {
 }
 
 function blockOf(members: Members, parts: readonly string[], stability: Stability, cacheBreakpoint: boolean): PromptBlock {
-  // `text` first, so spread and JSON list the fields in the order of the interface. Defined on an
-  // empty object, then the rest assigned: every block shares one fast hidden class (redefining a
-  // literal's data property as an accessor would put each block in dictionary mode).
+  // One fast hidden class for every block: the members first (a key of its own, so the map chain
+  // starts apart from every other object's: a `text` accessor with another getter on the plain empty
+  // map, as every RenderedPrompt has, would put the block in dictionary mode), then `text`, so spread
+  // and JSON list the fields in the order of the interface, then the rest by assignment.
   const block = {} as { parts: readonly string[]; stability: Stability; cacheBreakpoint: boolean }
+  Object.defineProperty(block, MEMBERS, { value: members })
   Object.defineProperty(block, 'text', TEXT)
   block.parts = parts
   block.stability = stability
   block.cacheBreakpoint = cacheBreakpoint
-  Object.defineProperty(block, MEMBERS, { value: members })
   return Object.freeze(block) as unknown as PromptBlock
 }
 

@@ -255,12 +255,15 @@ export function lazyPromptOf(
     previousBlocks,
     blockItems,
   }
+  // The lazy state first: a key of its own, so the map chain of prompts starts apart from every other
+  // object's (another object defining a `text` accessor with another getter on the plain empty map
+  // would otherwise leave one of the two in dictionary mode).
   const prompt = {}
+  Object.defineProperty(prompt, LAZY, { value: fields })
   Object.defineProperty(prompt, 'text', TEXT)
   Object.defineProperty(prompt, 'parts', PARTS)
   Object.defineProperty(prompt, 'blocks', BLOCKS)
   Object.defineProperty(prompt, 'variables', VARIABLES)
-  Object.defineProperty(prompt, LAZY, { value: fields })
   return Object.freeze(prompt) as RenderedPrompt
 }
 
