@@ -57,11 +57,21 @@ export function compileTemplate(text: string, owner: TemplateOwner): Template {
   const parts: string[] = []
   const refs: string[] = []
   let literalStart = 0
+  // The name of the last reference: a text that repeats one (a long template usually does) keeps
+  // one string for it and checks it once, instead of a fresh copy and a regex test per reference.
+  // (Never empty once set, so an empty group `{{}}` never passes for it.)
+  let last: string | undefined
   for (let open = openingAt(text, 0); open >= 0; open = openingAt(text, literalStart)) {
     const close = closingAfter(text, open)
     if (close < 0) break
-    const name = text.slice(open + OPEN.length, close)
-    if (!VARIABLE_NAME.test(name)) throw malformedReference(text.slice(open, close + CLOSE.length), nameOf(owner))
+    const start = open + OPEN.length
+    let name: string
+    if (last !== undefined && close - start === last.length && text.startsWith(last, start)) name = last
+    else {
+      name = text.slice(start, close)
+      if (!VARIABLE_NAME.test(name)) throw malformedReference(text.slice(open, close + CLOSE.length), nameOf(owner))
+      last = name
+    }
     parts.push(text.slice(literalStart, open))
     refs.push(name)
     literalStart = close + CLOSE.length

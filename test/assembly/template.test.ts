@@ -107,6 +107,18 @@ describe('compileTemplate', () => {
     expect(message.length).toBeLessThan(400)
   })
 
+  it('reads each reference by its own name when the one before shares a prefix with it', () => {
+    // A repeated name is recognized without a new slice; a longer or shorter name is not it.
+    expect(compileTemplate('{{model}}{{models}}{{model}}{{mode}}{{model}}', INTRO).refs).toEqual(['model', 'models', 'model', 'mode', 'model'])
+    expect(interpolate('{{a}} {{ab}} {{a}}', { a: '1', ab: '2' }, INTRO)).toBe('1 2 1')
+  })
+
+  it('rejects a malformed group after valid ones, an empty one included', () => {
+    expect(thrown(() => compileTemplate('{{model}} {{model }}', INTRO)).message).toBe(malformedMessage('{{model }}', INTRO))
+    expect(thrown(() => compileTemplate('{{model}} {{}}', INTRO)).message).toBe(malformedMessage('{{}}', INTRO))
+    expect(thrown(() => compileTemplate('{{}}', INTRO)).message).toBe(malformedMessage('{{}}', INTRO))
+  })
+
   it('compiles 5 MB of text with 220k references', () => {
     const text = 'lorem ipsum {{a}} dolor '.repeat(220_000)
     expect(text.length).toBeGreaterThan(5_000_000)
