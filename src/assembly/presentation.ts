@@ -10,6 +10,7 @@
  */
 
 import type { SectionEntry } from './entries.js'
+import { hiddenState } from './hidden-state.js'
 import type { DeferredSections } from './provenance.js'
 import type { AssembledContext, AssembledSection, PromptAssembly, ToolSchema } from './types.js'
 
@@ -38,29 +39,16 @@ interface DeferredState {
   sections: AssembledSection[] | undefined
 }
 
-/**
- * Where a deferred result keeps its state: a non-enumerable symbol-keyed own
- * property (spread, JSON, `structuredClone` and `Object.keys` never see it),
- * read through `this`, so a proxy around a result or an object inheriting
- * from one reads the result's own state.
- */
-const STATE: unique symbol = Symbol('promptloom.deferredSections')
-
-type DeferredAssembly = PromptAssembly & { readonly [STATE]?: DeferredState }
-
-function stateOf(receiver: unknown): DeferredState {
-  const state = typeof receiver === 'object' && receiver !== null ? (receiver as DeferredAssembly)[STATE] : undefined
-  if (state === undefined) {
-    throw new TypeError('an assembly\'s sections accessor was called on an object that is not an assemble() result; read "sections" from the object assemble() returned')
-  }
-  return state
-}
+const STATE = hiddenState<DeferredState>(
+  'promptloom.deferredSections',
+  'an assembly\'s sections accessor was called on an object that is not an assemble() result; read "sections" from the object assemble() returned',
+)
 
 // Shared by every deferred result, so all of them share one hidden class (a
 // fresh getter per result gave each its own, and every read of one megamorphic).
 const SECTIONS: PropertyDescriptor = {
   get(this: unknown): AssembledSection[] {
-    const state = stateOf(this)
+    const state = STATE.of(this)
     if (state.sections === undefined) {
       state.deferred.handedOut = true
       state.sections = sectionsOf(state.deferred.plan.entries, state.texts)
@@ -70,7 +58,7 @@ const SECTIONS: PropertyDescriptor = {
   set(this: object, value: AssembledSection[]) {
     // As for a frozen object's data property (module code is strict).
     if (Object.isFrozen(this)) throw new TypeError("Cannot assign to read only property 'sections' of object '#<Object>'")
-    const state = stateOf(this)
+    const state = STATE.of(this)
     state.deferred.handedOut = true
     state.sections = value
   },
@@ -91,11 +79,8 @@ export function deferredAssembly(
   variables: Record<string, string | undefined>,
   tools: ToolSchema[],
 ): PromptAssembly {
-  // The state first: a key of its own, so the map chain of these results starts apart from every
-  // other object's (see prompt-blocks.ts); `sections` is still the first key listed.
   const assembly = {} as PromptAssembly
-  const state: DeferredState = { deferred, texts, sections: undefined }
-  Object.defineProperty(assembly, STATE, { value: state })
+  STATE.attach(assembly, { deferred, texts, sections: undefined })
   Object.defineProperty(assembly, 'sections', SECTIONS)
   assembly.contexts = contexts
   assembly.variables = variables
@@ -105,9 +90,6 @@ export function deferredAssembly(
 
 /** Whether `assembly.sections` is still the untouched deferred array (never read, assigned, deleted or redefined). */
 export function stillDeferred(assembly: object, deferred: DeferredSections): boolean {
-  return (
-    !deferred.handedOut &&
-    Object.getOwnPropertyDescriptor(assembly, 'sections')?.get === SECTIONS.get &&
-    (assembly as DeferredAssembly)[STATE]?.deferred === deferred
-  )
+  // The shared getter reads the receiver's own state, so the getter alone says the array is the deferred one.
+  return !deferred.handedOut && Object.getOwnPropertyDescriptor(assembly, 'sections')?.get === SECTIONS.get
 }

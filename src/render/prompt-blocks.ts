@@ -22,6 +22,7 @@
  * step, about a third of a churn step read through blocks); dropped, it dies
  * young. A later read joins it again, equal to the first.
  */
+import { hiddenState } from '../assembly/hidden-state.js'
 import type { Stability } from '../assembly/types.js'
 import type { PromptBlock, RenderedPart } from './rendered-prompt.js'
 
@@ -47,10 +48,11 @@ interface Members {
   stable: boolean
 }
 
-/** Where a block keeps its members: a non-enumerable symbol-keyed own property (spread, JSON and `structuredClone` never see it). */
-const MEMBERS: unique symbol = Symbol('promptloom.promptBlock')
-
-type BuiltBlock = PromptBlock & { readonly [MEMBERS]?: Members }
+/** Where a block keeps its members (see hidden-state.ts). */
+const MEMBERS = hiddenState<Members>(
+  'promptloom.promptBlock',
+  'a prompt block accessor was called on an object that is not a prompt block; read "text" from the blocks of a rendered prompt',
+)
 
 /** The members of not yet reused blocks whose texts were joined since the last blocks were built. */
 let held: Members[] = []
@@ -58,10 +60,7 @@ let held: Members[] = []
 // Shared by every block, so all blocks share one hidden class.
 const TEXT: PropertyDescriptor = {
   get(this: unknown): string {
-    const members = typeof this === 'object' && this !== null ? (this as BuiltBlock)[MEMBERS] : undefined
-    if (members === undefined) {
-      throw new TypeError('a prompt block accessor was called on an object that is not a prompt block; read "text" from the blocks of a rendered prompt')
-    }
+    const members = MEMBERS.of(this)
     if (members.joined === undefined) {
       members.joined = joined(members.texts, 0, members.texts.length, members.separator)
       if (!members.stable) held.push(members)
@@ -72,12 +71,10 @@ const TEXT: PropertyDescriptor = {
 }
 
 function blockOf(members: Members, parts: readonly string[], stability: Stability, cacheBreakpoint: boolean): PromptBlock {
-  // One fast hidden class for every block: the members first (a key of its own, so the map chain
-  // starts apart from every other object's: a `text` accessor with another getter on the plain empty
-  // map, as every RenderedPrompt has, would put the block in dictionary mode), then `text`, so spread
-  // and JSON list the fields in the order of the interface, then the rest by assignment.
+  // The members first (see hidden-state.ts), then `text`, so spread and JSON list the fields in the
+  // order of the interface, then the rest by assignment: every block shares one fast hidden class.
   const block = {} as { parts: readonly string[]; stability: Stability; cacheBreakpoint: boolean }
-  Object.defineProperty(block, MEMBERS, { value: members })
+  MEMBERS.attach(block, members)
   Object.defineProperty(block, 'text', TEXT)
   block.parts = parts
   block.stability = stability
@@ -112,7 +109,7 @@ export function itemsOfParts(parts: readonly RenderedPart[]): BlockItems {
 
 /** Whether `block`'s members are items `start`…`end - 1`. */
 function sameMembers(block: PromptBlock, items: BlockItems, start: number, end: number): boolean {
-  const members = (block as BuiltBlock)[MEMBERS]
+  const members = MEMBERS.peek(block)
   if (members === undefined || members.texts.length !== end - start) return false
   const { names, texts, stabilities, breakpoints } = items
   for (let j = 0; j < end - start; j++) {
@@ -163,7 +160,7 @@ export function blocksOf(items: BlockItems, previous: readonly PromptBlock[] | u
       }
       if (candidate !== undefined && candidate.cacheBreakpoint === cacheBreakpoint && sameMembers(candidate, items, start, end)) {
         block = candidate
-        ;(candidate as BuiltBlock)[MEMBERS]!.stable = true
+        MEMBERS.of(candidate).stable = true
       }
     }
     if (block === undefined) {

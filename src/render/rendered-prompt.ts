@@ -10,6 +10,7 @@
  *                    breakpoint ───────┘ (ends with a cacheBreakpoint part)
  */
 
+import { hiddenState } from '../assembly/hidden-state.js'
 import type { LayerRef } from '../assembly/entries.js'
 import type { Stability } from '../assembly/types.js'
 import { blocksOf, itemsOfParts, type BlockItems } from './prompt-blocks.js'
@@ -176,15 +177,11 @@ interface LazyFields {
   blockItems: (() => BlockItems) | undefined
 }
 
-/**
- * Where a prompt keeps its lazy fields: a non-enumerable symbol-keyed own
- * property (spread, JSON, `structuredClone` and `Object.keys` never see it),
- * read through `this`, so a proxy around a prompt or an object inheriting
- * from one reads the prompt's own fields.
- */
-const LAZY: unique symbol = Symbol('promptloom.renderedPrompt')
-
-type LazyPrompt = RenderedPrompt & { readonly [LAZY]?: LazyFields }
+/** Where a prompt keeps its lazy fields (see hidden-state.ts). */
+const LAZY = hiddenState<LazyFields>(
+  'promptloom.renderedPrompt',
+  'a rendered prompt accessor was called on an object that is not a rendered prompt; read "text", "parts", "blocks" and "variables" from the object render() returned',
+)
 
 /**
  * The parts and blocks `prompt` has already built, without building them: a
@@ -192,13 +189,13 @@ type LazyPrompt = RenderedPrompt & { readonly [LAZY]?: LazyFields }
  * loop would otherwise chain every prompt it rendered).
  */
 export function builtSoFar(prompt: RenderedPrompt | undefined): Built {
-  const fields = (prompt as LazyPrompt | undefined)?.[LAZY]
+  const fields = LAZY.peek(prompt)
   return fields === undefined ? NOTHING_BUILT : { parts: fields.working, variables: fields.variables, blocks: fields.blocks }
 }
 
 /** Whether `value` is (or reads through to) a prompt `render()` made: its four fields are the shared accessors, `text` a string. */
 export function isLazyPrompt(value: object): boolean {
-  return (value as LazyPrompt)[LAZY] !== undefined
+  return LAZY.peek(value) !== undefined
 }
 
 const NOTHING_BUILT: Built = Object.freeze({ parts: undefined, variables: undefined, blocks: undefined })
@@ -255,11 +252,8 @@ export function lazyPromptOf(
     previousBlocks,
     blockItems,
   }
-  // The lazy state first: a key of its own, so the map chain of prompts starts apart from every other
-  // object's (another object defining a `text` accessor with another getter on the plain empty map
-  // would otherwise leave one of the two in dictionary mode).
   const prompt = {}
-  Object.defineProperty(prompt, LAZY, { value: fields })
+  LAZY.attach(prompt, fields)
   Object.defineProperty(prompt, 'text', TEXT)
   Object.defineProperty(prompt, 'parts', PARTS)
   Object.defineProperty(prompt, 'blocks', BLOCKS)
@@ -267,13 +261,6 @@ export function lazyPromptOf(
   return Object.freeze(prompt) as RenderedPrompt
 }
 
-function fieldsOf(receiver: unknown): LazyFields {
-  const fields = typeof receiver === 'object' && receiver !== null ? (receiver as LazyPrompt)[LAZY] : undefined
-  if (fields === undefined) {
-    throw new TypeError('a rendered prompt accessor was called on an object that is not a rendered prompt; read "text", "parts", "blocks" and "variables" from the object render() returned')
-  }
-  return fields
-}
 
 function partsOf(fields: LazyFields): readonly RenderedPart[] {
   if (fields.parts === undefined) {
@@ -289,7 +276,7 @@ function partsOf(fields: LazyFields): readonly RenderedPart[] {
 // Shared by every prompt, so all prompts share one hidden class.
 const TEXT: PropertyDescriptor = {
   get(this: unknown): string {
-    const fields = fieldsOf(this)
+    const fields = LAZY.of(this)
     if (fields.joined === undefined) {
       const own = fields.parts ?? (fields.joinOutputs === undefined ? partsOf(fields) : undefined)
       fields.joined = own === undefined ? fields.joinOutputs!() : own.length === 1 ? own[0]!.text : joinTexts(own)
@@ -302,14 +289,14 @@ const TEXT: PropertyDescriptor = {
 
 const PARTS: PropertyDescriptor = {
   get(this: unknown): readonly RenderedPart[] {
-    return partsOf(fieldsOf(this))
+    return partsOf(LAZY.of(this))
   },
   enumerable: true,
 }
 
 const BLOCKS: PropertyDescriptor = {
   get(this: unknown): readonly PromptBlock[] {
-    const fields = fieldsOf(this)
+    const fields = LAZY.of(this)
     if (fields.blocks === undefined) {
       const items = fields.parts === undefined && fields.blockItems !== undefined ? fields.blockItems() : (partsOf(fields), itemsOfParts(fields.working!))
       fields.blocks = blocksOf(items, fields.previousBlocks, PART_SEPARATOR)
@@ -323,7 +310,7 @@ const BLOCKS: PropertyDescriptor = {
 
 const VARIABLES: PropertyDescriptor = {
   get(this: unknown): readonly RenderedVariable[] {
-    const fields = fieldsOf(this)
+    const fields = LAZY.of(this)
     partsOf(fields)
     return fields.variables!
   },
