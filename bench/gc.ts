@@ -18,7 +18,7 @@
  */
 import { Session } from 'node:inspector/promises'
 import { PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks'
-import { buildWorld, promptloom, type PromptRead } from './workload.js'
+import { buildWorld, churnRegistry, promptloom, type PromptRead } from './workload.js'
 
 const [readArg = 'text', G = '200', stepsArg = '5000'] = process.argv.slice(2)
 if (readArg !== 'text' && readArg !== 'blocks') throw new Error(`read "${readArg}": expected text or blocks`)
@@ -31,8 +31,7 @@ let sink = 0
 async function churn(from: number, count: number): Promise<void> {
   for (let i = from; i < from + count; i++) {
     const agent = w.agents[i % w.agents.length]!
-    live.push(w.impl.service(agent.scope.ctx).section({ name: `churn-${i}`, order: 1000 + (i % 97), text: `Churn ${i} uses {{model}}.` }))
-    if (live.length > 8) live.shift()!()
+    churnRegistry(w, agent, i, live)
     sink += await w.step(agent, read)
   }
 }

@@ -15,7 +15,7 @@
  * triggered it, mostly the text read. promptloom runs twice (before and
  * after the reference), so drift in the host shows.
  */
-import { buildWorld, promptloom, reference, type Impl } from './workload.js'
+import { buildWorld, churnSection, promptloom, reference, type Impl } from './workload.js'
 
 const [G = '200', A = '100'] = process.argv.slice(2)
 
@@ -31,7 +31,7 @@ async function phases(impl: Impl, steps: number): Promise<void> {
     const at = [performance.now()]
     const scoped = impl.service(agent.scope.ctx)
     at.push(performance.now())
-    live.push(scoped.section({ name: `churn-${i}`, order: 1000 + (i % 97), text: `Churn ${i} uses {{model}}.` }))
+    live.push(scoped.section(churnSection(i)))
     at.push(performance.now())
     if (live.length > 8) live.shift()!()
     at.push(performance.now())

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Session } from 'node:inspector/promises'
 import { summarizeProfile, summarizeTotals, type CpuProfile } from './cpu-profile.js'
-import { buildWorld, promptloom } from './workload.js'
+import { buildWorld, churnRegistry, promptloom } from './workload.js'
 
 const SCENARIOS = ['steady', 'churn', 'churn-blocks', 'signal', 'changed']
 const [scenario = 'steady', G = '200', A = '100', steps = '20000'] = process.argv.slice(2)
@@ -31,8 +31,7 @@ async function step(i: number): Promise<void> {
   if (scenario === 'signal') w.turn.value = String(i)
   if (scenario === 'changed') agent.notes.value = `Progress note ${i}.`
   if (scenario === 'churn' || scenario === 'churn-blocks') {
-    live.push(w.impl.service(agent.scope.ctx).section({ name: `churn-${i}`, order: 1000 + (i % 97), text: `Churn ${i} uses {{model}}.` }))
-    if (live.length > 8) live.shift()!()
+    churnRegistry(w, agent, i, live)
   }
   await w.step(agent, scenario === 'changed' || scenario === 'churn-blocks' ? 'blocks' : 'text')
 }

@@ -15,7 +15,7 @@ import { freshPageScenario, joinFloorScenario } from './join-floor.js'
 import { loopFloorScenario } from './loop-floor.js'
 import { compare } from './measure.js'
 import { report, printTable, type Row } from './report.js'
-import { buildWorld, promptloom, reference, type PromptRead, type World } from './workload.js'
+import { buildWorld, churnRegistry, promptloom, reference, type PromptRead, type World } from './workload.js'
 
 /** Compile, then fill: how the renderer uses a template once. */
 function interpolate(text: string, variables: Readonly<Record<string, string | undefined>>, owner: string): string {
@@ -72,8 +72,7 @@ function churn(w: World, read: PromptRead = 'text'): Step {
   const live: (() => unknown)[] = []
   return () => {
     const agent = w.agents[n++ % w.agents.length]!
-    live.push(w.impl.service(agent.scope.ctx).section({ name: `churn-${n}`, order: 1000 + (n % 97), text: `Churn ${n} uses {{model}}.` }))
-    if (live.length > 8) live.shift()!()
+    churnRegistry(w, agent, n, live)
     return w.step(agent, w.impl.name === 'promptloom' ? read : 'text')
   }
 }

@@ -141,6 +141,21 @@ export interface World {
   dispose(): Promise<void>
 }
 
+/**
+ * The section the `n`th churn step registers in its agent's scope: the churn
+ * rows of bench/run.ts and every tool that times or profiles them
+ * (phases.ts, profile.ts, gc.ts, ab.ts, loop-floor.ts's contender).
+ */
+export function churnSection(n: number): PromptSection {
+  return { name: `churn-${n}`, order: 1000 + (n % 97), text: `Churn ${n} uses {{model}}.` }
+}
+
+/** A churn step's registry work: registers `churnSection(n)` in `agent`'s scope and disposes the registration 8 steps back (kept in `live`). */
+export function churnRegistry(w: World, agent: Agent, n: number, live: (() => unknown)[]): void {
+  live.push(w.impl.service(agent.scope.ctx).section(churnSection(n)))
+  if (live.length > 8) live.shift()!()
+}
+
 export interface WorldOptions {
   /** Global sections. */
   readonly G: number
