@@ -55,7 +55,7 @@ const MEMBERS = hiddenState<Members>(
 )
 
 /** The members of not yet reused blocks whose texts were joined since the last blocks were built. */
-let held: Members[] = []
+const held: Members[] = []
 
 // Shared by every block, so all blocks share one hidden class.
 const TEXT: PropertyDescriptor = {
@@ -84,8 +84,9 @@ function blockOf(members: Members, parts: readonly string[], stability: Stabilit
 
 /** Drops the texts joined for blocks that no prompt reused (the blocks just built marked theirs stable). */
 function releaseHeld(): void {
+  if (held.length === 0) return
   for (const members of held) if (!members.stable) members.joined = undefined
-  held = []
+  held.length = 0
 }
 
 const RANK: Readonly<Record<Stability, number>> = { static: 0, session: 1, volatile: 2 }
