@@ -15,6 +15,12 @@ import { scopeLabel, type ScopeKey } from './scope-key.js'
  */
 const links = new WeakMap<ScopeKey, Signal<ScopeKey | undefined>>()
 const bound = new WeakSet<ScopeKey>()
+// How many keys link to each key as their parent: a key nobody links to has
+// no descendants, so giving it a parent cannot close a cycle and the check
+// skips the ancestor walk (building a chain downwards is then linear, not
+// quadratic). A child key collected while linked leaves its parent's count
+// too high, which only costs that parent an unneeded walk later.
+const childCounts = new WeakMap<ScopeKey, number>()
 
 // Registries that want to hear about re-linking, held weakly: a registry
 // nobody disposed but nobody references either must not be kept alive (and
@@ -50,6 +56,7 @@ function assertAcyclic(key: ScopeKey, parent: ScopeKey | undefined): void {
       `scope "${scopeLabel(key)}" parent must be a scope key object (got ${String(parent)})`,
     )
   }
+  if (parent !== key && (childCounts.get(key) ?? 0) === 0) return
   const path: ScopeKey[] = []
   for (let at: ScopeKey | undefined = parent; at !== undefined; at = links.get(at)?.peek()) {
     path.push(at)
@@ -95,7 +102,10 @@ export function assertBindable(key: ScopeKey, parent: ScopeKey): void {
 
 function setLink(key: ScopeKey, parent: ScopeKey | undefined): void {
   const link = linkOf(key)
-  if (link.peek() === parent) return
+  const last = link.peek()
+  if (last === parent) return
+  if (last !== undefined) childCounts.set(last, childCounts.get(last)! - 1)
+  if (parent !== undefined) childCounts.set(parent, (childCounts.get(parent) ?? 0) + 1)
   batch(() => {
     link.value = parent
     for (const ref of watchers) {

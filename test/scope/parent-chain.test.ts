@@ -164,6 +164,40 @@ describe('ScopeParentBinding.rebind', () => {
     expect(scopeChainOf(leaf)).toEqual([leaf, root, preset])
   })
 
+  test('a key whose children all moved away may take one of them as its parent', () => {
+    const root = {}
+    const leaf = {}
+    const rootBinding = bindScopeParent(root, {})
+    const leafBinding = bindScopeParent(leaf, root)
+    leafBinding.rebind({})
+    rootBinding.rebind(leaf)
+    expect(scopeChainOf(root)[1]).toBe(leaf)
+  })
+
+  test('a key keeps refusing a descendant as parent while any child still links to it', () => {
+    const root = {}
+    const moved = {}
+    const kept = {}
+    const grandchild = {}
+    const rootBinding = bindScopeParent(root, {})
+    const movedBinding = bindScopeParent(moved, root)
+    bindScopeParent(kept, root)
+    bindScopeParent(grandchild, kept)
+    movedBinding.rebind(undefined)
+    expect(() => rootBinding.rebind(grandchild)).toThrow(/cycle/)
+    expect(scopeParentOf(kept)).toBe(root)
+  })
+
+  test('a chain bound downwards (each new key under the last) still refuses a cycle at its end', () => {
+    const keys: object[] = [{}]
+    for (let i = 1; i < 1_000; i++) {
+      keys.push({})
+      bindScopeParent(keys[i]!, keys[i - 1]!)
+    }
+    expect(() => bindScopeParent(keys[0]!, keys[999]!)).toThrow(/cycle/)
+    expect(scopeParentOf(keys[0]!)).toBeUndefined()
+  })
+
   test('a rebind to the current parent notifies no parent watcher', () => {
     const agent = {}
     const preset = {}
