@@ -186,7 +186,7 @@ function memoOf(view: ScopeView, guard: StabilityGuard): ViewDiagnostics {
   if (memo !== undefined) return memo
   let lastAll: readonly PromptDiagnostic[] = Object.freeze([])
   let lastChecked: readonly PromptDiagnostic[] = lastAll
-  // Read as `.value` to subscribe; `diagnosticsOf` derives each fact first,
+  // Read as `.value` to subscribe; `diagnosticsOf` refreshes each fact first,
   // so these reads find them fresh (farthest-first, whatever the depth).
   const all = computed(() => {
     const variables = view.variables.value
@@ -217,10 +217,11 @@ export function diagnosticsOf(view: ScopeView, guard: StabilityGuard, options: D
   if (includeUnchecked !== undefined && typeof includeUnchecked !== 'boolean') {
     throw new TypeError(`diagnostics option "includeUnchecked" must be a boolean (got ${describeValue(includeUnchecked)})`)
   }
-  view.derive('variables')
-  view.derive('sections')
-  view.derive('contexts')
-  view.derive('suppressed')
+  // Refreshed, not derived: the memo's computeds read these facts as `.value`.
+  view.refresh('variables')
+  view.refresh('sections')
+  view.refresh('contexts')
+  view.refresh('suppressed')
   const memo = memoOf(view, guard)
   // Untracked, like `derive`: a caller's effect must not subscribe to the view's chain.
   return untracked(() => (includeUnchecked === true ? memo.all.value : memo.checked.value))

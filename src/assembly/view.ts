@@ -3,7 +3,8 @@ import type { ScopedLayers } from '../scope/scoped-layers.js'
 import { scopeParentOf } from '../scope/parent-chain.js'
 import type { ScopeKey, Scoped } from '../scope/scope-key.js'
 import { scopeTarget } from '../scope/carrier.js'
-import type { ContextEntry, PromptLayer, ToolEntry, VariableEntry } from './entries.js'
+import { structureRevision, type Revision } from '../scope/revision.js'
+import { layerRevisions, type ContextEntry, type PromptLayer, type ToolEntry, type VariableEntry } from './entries.js'
 import { mergedPlan, mergeSorted, patchedPlan, sectionPlanOf, type MergedPlan, type SectionPlan } from './section-plan.js'
 import type { PromptStats } from './stats.js'
 
@@ -55,6 +56,23 @@ function sameEntries<E>(a: readonly E[], b: readonly E[]): boolean {
   return true
 }
 
+/** The revision of the entry kind each fact reads, beside the structure every fact reads (`layers` reads only that). */
+const KIND_REVISION: Readonly<Record<ViewFact, Revision | undefined>> = {
+  layers: undefined,
+  sections: layerRevisions.sections,
+  contexts: layerRevisions.contexts,
+  variables: layerRevisions.variables,
+  tools: layerRevisions.tools,
+  suppressed: layerRevisions.suppressors,
+}
+
+/** A fact's last derived value, with the revisions it was derived at (`-1`: never derived). */
+class FactMemo {
+  structure = -1
+  kind = -1
+  value: unknown = undefined
+}
+
 const NO_SECTIONS: SectionPlan = sectionPlanOf([])
 const NO_CONTEXTS: ContextPlan = { entries: [], required: [], byName: new Map(), requiredNames: new Set() }
 const NO_VARIABLES: VariablePlan = { entries: [], byName: new Map() }
@@ -98,6 +116,15 @@ export class ScopeView {
   readonly suppressed: ReadonlySignal<boolean>
 
   readonly #host: ViewHost
+  /** Each fact's last value from `derive`, answered again while neither revision it reads moved. */
+  readonly #memos: Readonly<Record<ViewFact, FactMemo>> = {
+    layers: new FactMemo(),
+    sections: new FactMemo(),
+    contexts: new FactMemo(),
+    variables: new FactMemo(),
+    tools: new FactMemo(),
+    suppressed: new FactMemo(),
+  }
 
   constructor(key: ScopeKey | undefined, store: ScopedLayers<PromptLayer>, stats: PromptStats, carrierBase: object, host: ViewHost) {
     this.key = key
@@ -184,17 +211,48 @@ export class ScopeView {
    *
    * Untracked, so no caller's effect subscribes to a view (which would make
    * preact subscribe and notify along the chain recursively, and keep it alive).
+   *
+   * Before any of that, the fact's memo: a view's facts read nothing but
+   * parent links, scope layers and the layers' entry tables, and every write
+   * to those bumps the structure revision or its kind's (revision.ts). While
+   * neither moved, no source of this fact's computed changed, so preact would
+   * return the very value it returned last time: the memo returns it without
+   * the chain walk and the source checks a write elsewhere (a signal in a
+   * section text, another kind of entry, another agent) would cost. A memo
+   * answer leaves the computeds as they were: a caller that goes on to read
+   * `view[fact].value` itself (inside a computed of its own) calls `refresh`.
    */
   derive<K extends ViewFact>(fact: K): ViewFactValue<K> {
+    return this.#derive(fact, true)
+  }
+
+  /**
+   * Like `derive`, but always brings the chain's computeds of `fact` up to
+   * date in this global version, farthest first: after it, reading
+   * `view[fact].value` (or an ancestor's) directly returns at once, whatever
+   * the depth, instead of refreshing the chain recursively.
+   */
+  refresh<K extends ViewFact>(fact: K): ViewFactValue<K> {
+    return this.#derive(fact, false)
+  }
+
+  #derive<K extends ViewFact>(fact: K, memoized: boolean): ViewFactValue<K> {
     const host = this.#host
     // A view of an abandoned generation (or any view after a cut-short
     // derivation) hands over to the current view of its scope.
-    if (host.deriving || this.generation !== host.generation) return host.current(this.key).derive(fact)
+    if (host.deriving || this.generation !== host.generation) return host.current(this.key).#derive(fact, memoized)
+    const memo = this.#memos[fact]
+    const structure = structureRevision.count
+    const kind = KIND_REVISION[fact]?.count ?? 0
+    if (memoized && memo.structure === structure && memo.kind === kind) return memo.value as ViewFactValue<K>
     host.deriving = true
     deriveView = this
     deriveFact = fact
     const value = untracked(refreshChain) as ViewFactValue<K>
     host.deriving = false
+    memo.structure = structure
+    memo.kind = kind
+    memo.value = value
     return value
   }
 }

@@ -1,5 +1,6 @@
 import { SignalTable } from '../signals/signal-table.js'
 import type { Undo } from './named-entries.js'
+import type { Revision } from './revision.js'
 
 /**
  * Anonymous, insertion-ordered entries of one layer, signal-backed. Every
@@ -9,12 +10,20 @@ import type { Undo } from './named-entries.js'
 export class AnonymousEntries<V> {
   // Keyed by a fresh token per append, so equal values never collide.
   readonly #table = new SignalTable<object, V>()
+  readonly #revision: Revision | undefined
+
+  /** `revision`, when given, is bumped on every append and removal. */
+  constructor(revision?: Revision) {
+    this.#revision = revision
+  }
 
   /** Adds `value` at the end; the returned undo is idempotent and removes only this append. */
   append(value: V): Undo {
     const token = {}
+    this.#revision?.bump()
     this.#table.set(token, value)
     return () => {
+      this.#revision?.bump()
       this.#table.delete(token)
     }
   }

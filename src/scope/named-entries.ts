@@ -1,4 +1,5 @@
 import { SignalTable } from '../signals/signal-table.js'
+import type { Revision } from './revision.js'
 
 /** A removal capability: removes exactly one insertion, once; later calls do nothing. */
 export type Undo = () => void
@@ -16,9 +17,12 @@ interface Slot<V> {
 export class NamedEntries<V> {
   readonly #table = new SignalTable<string, Slot<V>>()
   readonly #duplicateError: (name: string) => Error
+  readonly #revision: Revision | undefined
 
-  constructor(duplicateError: (name: string) => Error) {
+  /** `revision`, when given, is bumped on every insertion and removal. */
+  constructor(duplicateError: (name: string) => Error, revision?: Revision) {
     this.#duplicateError = duplicateError
+    this.#revision = revision
   }
 
   /**
@@ -30,9 +34,12 @@ export class NamedEntries<V> {
   insert(name: string, value: V): Undo {
     if (this.#table.peek(name) !== undefined) throw this.#duplicateError(name)
     const slot: Slot<V> = { value }
+    this.#revision?.bump()
     this.#table.set(name, slot)
     return () => {
-      if (this.#table.peek(name) === slot) this.#table.delete(name)
+      if (this.#table.peek(name) !== slot) return
+      this.#revision?.bump()
+      this.#table.delete(name)
     }
   }
 

@@ -3,6 +3,7 @@ import type { Context } from 'cordis'
 import { fiberEffect } from './fiber-effect.js'
 import type { NamedEntries, Undo } from './named-entries.js'
 import { scopeChainOf } from './parent-chain.js'
+import { structureRevision } from './revision.js'
 import { scopeOf, type ScopeKey } from './scope-key.js'
 
 /** What a layer must answer so `ScopedLayers` can reclaim it. */
@@ -140,7 +141,10 @@ export class ScopedLayers<L extends ScopeLayer> {
         const existing = slot === undefined ? this.global : slot.peek()
         const layer = existing ?? this.#createLayer(scope)
         const undo = action(layer)
-        if (slot !== undefined && existing === undefined) slot.value = layer
+        if (slot !== undefined && existing === undefined) {
+          structureRevision.bump()
+          slot.value = layer
+        }
         let undone = false
         return () => {
           if (undone) return
@@ -148,6 +152,7 @@ export class ScopedLayers<L extends ScopeLayer> {
           batch(() => {
             undo()
             if (slot !== undefined && slot.peek() === layer && untracked(() => layer.isEmpty())) {
+              structureRevision.bump()
               slot.value = undefined
             }
             if (notify && !rollingBack) this.#onChange?.()
