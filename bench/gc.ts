@@ -2,7 +2,7 @@
  * What promptloom's churn step costs the garbage collector, in the
  * realistic world of bench/workload.ts (promptloom alone):
  *
- *   npx tsx bench/gc.ts [text|blocks] [G=200] [steps=5000]
+ *   npx tsx bench/gc.ts [text|blocks|null] [G=200] [steps=5000]
  *
  * 1. GC time per step by kind (`PerformanceObserver` over `steps` measured
  *    churn steps, after as many warm ones): how often each kind ran and what
@@ -14,22 +14,31 @@
  *    is what each scavenge copies.
  *
  * `text` reads each prompt's `text` (one 128 KiB+ string a step, in V8's
- * large-object space); `blocks` reads its cache blocks instead.
+ * large-object space); `blocks` reads its cache blocks instead; `null` runs
+ * the null engine's churn step of bench/loop-floor.ts instead of
+ * promptloom's (the GC any engine's churn step pays, for comparison).
  */
 import { Session } from 'node:inspector/promises'
 import { PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks'
+import { nullEngineStep } from './loop-floor.js'
 import { buildWorld, churnRegistry, promptloom, type PromptRead } from './workload.js'
 
 const [readArg = 'text', G = '200', stepsArg = '5000'] = process.argv.slice(2)
-if (readArg !== 'text' && readArg !== 'blocks') throw new Error(`read "${readArg}": expected text or blocks`)
-const read: PromptRead = readArg
+if (readArg !== 'text' && readArg !== 'blocks' && readArg !== 'null') throw new Error(`read "${readArg}": expected text, blocks or null`)
+const read: PromptRead = readArg === 'blocks' ? 'blocks' : 'text'
 const steps = Number(stepsArg)
 const w = await buildWorld(promptloom, { G: Number(G), A: 100 })
 const live: (() => unknown)[] = []
 let sink = 0
+if (readArg === 'null') for (const agent of w.agents) await w.step(agent)
+const nullEngine = readArg === 'null' ? nullEngineStep(w) : undefined
 
 async function churn(from: number, count: number): Promise<void> {
   for (let i = from; i < from + count; i++) {
+    if (nullEngine !== undefined) {
+      await nullEngine.step()
+      continue
+    }
     const agent = w.agents[i % w.agents.length]!
     churnRegistry(w, agent, i, live)
     sink += await w.step(agent, read)
@@ -56,7 +65,7 @@ const elapsed = performance.now() - started
 await new Promise((resolve) => setTimeout(resolve, 20))
 observer.disconnect()
 const cells = [...byKind].map(([kind, { ms, count }]) => `${kind} ${count}× ${((ms * 1000) / steps).toFixed(1)} µs/step (${(ms / count).toFixed(2)} ms each)`)
-console.log(`churn G=${G} A=100 reading ${read}: ${((elapsed * 1000) / steps).toFixed(1)} µs/step over ${steps} steps; GC: ${cells.join(' · ')}`)
+console.log(`${nullEngine === undefined ? 'churn' : 'null-engine churn'} G=${G} A=100 reading ${read}: ${((elapsed * 1000) / steps).toFixed(1)} µs/step over ${steps} steps; GC: ${cells.join(' · ')}`)
 
 interface SamplingNode {
   callFrame: { functionName: string; url: string; lineNumber: number }
@@ -91,5 +100,6 @@ walk(profile.head, [])
 console.log(`still held after a round of ${round} steps: ${(total / round / 1024).toFixed(1)} KiB per step, by allocating site (innermost first):`)
 for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`${(bytes / round).toFixed(0).padStart(8)} B/step  ${site}`)
 for (const dispose of live.splice(0)) await dispose()
+nullEngine?.close()
 await w.dispose()
 if (sink < 0) throw new Error('unreachable')

@@ -27,21 +27,12 @@ import { report } from './report.js'
 import { buildWorld, promptloom, type World } from './workload.js'
 
 /**
- * Reports the null-engine churn step at `G` beside promptloom's churn step
- * (`churn` on a world of its own), and the ceiling against the reference's
- * churn step `referenceMs` of the churn row.
+ * The null engine's churn step on `w` (a world already stepped once per
+ * agent, so each agent holds a `RenderedPrompt` whose part texts it reuses),
+ * with `held`, the texts it keeps as the agents' last prompts, and `close`,
+ * which disposes its live effects (and checks what the steps read).
  */
-export async function loopFloorScenario(
-  G: number,
-  rounds: number,
-  time: number,
-  referenceMs: number | undefined,
-  churn: (w: World) => () => Promise<unknown>,
-): Promise<void> {
-  const w = await buildWorld(promptloom, { G, A: 100 })
-  const own = await buildWorld(promptloom, { G, A: 100 })
-  const churnStep = churn(own)
-  for (const agent of w.agents) await w.step(agent)
+export function nullEngineStep(w: World): { step: () => Promise<void>; held: readonly string[]; close: () => void } {
   const texts = w.agents.map((agent) => {
     const prompt = agent.prompt
     if (prompt === undefined || typeof prompt === 'string') throw new Error('loop floor: an agent has no RenderedPrompt')
@@ -67,13 +58,36 @@ export async function loopFloorScenario(
     held[index] = text
     sink += text.length + text.charCodeAt(text.length >> 1) + snapshots[index]!.length + (scoped === service ? 1 : 0)
   }
+  const close = () => {
+    for (const dispose of live.splice(0)) dispose()
+    if (sink < 0) throw new Error('unreachable')
+  }
+  return { step, held, close }
+}
+
+/**
+ * Reports the null-engine churn step at `G` beside promptloom's churn step
+ * (`churn` on a world of its own), and the ceiling against the reference's
+ * churn step `referenceMs` of the churn row.
+ */
+export async function loopFloorScenario(
+  G: number,
+  rounds: number,
+  time: number,
+  referenceMs: number | undefined,
+  churn: (w: World) => () => Promise<unknown>,
+): Promise<void> {
+  const w = await buildWorld(promptloom, { G, A: 100 })
+  const own = await buildWorld(promptloom, { G, A: 100 })
+  const churnStep = churn(own)
+  for (const agent of w.agents) await w.step(agent)
+  const { step, held, close } = nullEngineStep(w)
   for (let i = 0; i < 2 * w.agents.length; i++) await step()
   for (let i = 0; i < 2 * own.agents.length; i++) await churnStep()
   const result = await compare({ name: 'null engine', fn: step }, { name: 'promptloom', fn: churnStep }, rounds, time)
-  for (const dispose of live.splice(0)) dispose()
+  close()
   await w.dispose()
   await own.dispose()
-  if (sink < 0) throw new Error('unreachable')
   const floor = result.means['null engine']!
   const ours = result.means.promptloom!
   const kb = (held[0]!.length / 1024).toFixed(0)
