@@ -9,6 +9,7 @@ import {
   type SystemPromptConfig,
 } from './config.js'
 import { PromptEngine, type EventDispatcher } from './engine.js'
+import { hasListeners } from './listeners.js'
 import { lightenTracker } from './tracker.js'
 import { toContextEntry, toSectionEntry, toToolEntry, toVariableEntry } from './entries.js'
 import { diagnosticsOf, type DiagnosticsOptions, type PromptDiagnostic } from './diagnostics.js'
@@ -78,6 +79,7 @@ async function torndown(fiber: { readonly inertia: Promise<void> | undefined }):
 
 /** Where the service keeps its engine; a symbol, because `this` in a method is Cordis' proxy. */
 const ENGINE: unique symbol = Symbol('promptloom.engine')
+const CHANGE = 'system-prompt/change'
 /** The validated config (order tables); a symbol for the same reason. */
 const CONFIG: unique symbol = Symbol('promptloom.config')
 const ORIGINAL = Symbol.for('cordis.original')
@@ -150,9 +152,11 @@ export class SystemPrompt extends Service {
       engine.register(global, 'systemPrompt config suppressor', undefined, (layer) => layer.suppressors.append(true))
     }
     // Like `ctx.emit`, but one throwing listener neither reaches the writer of
-    // the change nor keeps the listeners after it from hearing the event.
+    // the change nor keeps the listeners after it from hearing the event; with
+    // nobody listening (nor observing dispatches) there is nothing to resolve.
     const emit = (): void => {
-      for (const listener of events.dispatch('emit', ['system-prompt/change'])) {
+      if (!hasListeners(events, CHANGE)) return
+      for (const listener of events.dispatch('emit', [CHANGE])) {
         try {
           listener()
         } catch (error) {

@@ -194,6 +194,20 @@ describe('system-prompt/change', () => {
     expect(log).toHaveLength(1)
   })
 
+  test('with no listener, an internal/dispatch observer still sees each change dispatched, and a listener added later hears the next', async () => {
+    const app = await mount(BARE)
+    const seen: unknown[] = []
+    const stop = app.on('internal/dispatch', (mode, name) => void (name === 'system-prompt/change' && seen.push(mode)))
+    const dispose = app.systemPrompt.section({ name: 'a', order: 1, text: 'A' })
+    expect(seen).toEqual(['emit'])
+    stop()
+    const heard = vi.fn()
+    app.on('system-prompt/change', heard)
+    await dispose()
+    expect(heard).toHaveBeenCalledTimes(1)
+    expect(seen).toEqual(['emit'])
+  })
+
   test('a listener sees the registry already changed', async () => {
     const app = await mount(BARE)
     const seen: string[][] = []
