@@ -56,21 +56,20 @@ function sameEntries<E>(a: readonly E[], b: readonly E[]): boolean {
   return true
 }
 
-/** The revision of the entry kind each fact reads, beside the structure every fact reads (`layers` reads only that). */
-const KIND_REVISION: Readonly<Record<ViewFact, Revision | undefined>> = {
-  layers: undefined,
-  sections: layerRevisions.sections,
-  contexts: layerRevisions.contexts,
-  variables: layerRevisions.variables,
-  tools: layerRevisions.tools,
-  suppressed: layerRevisions.suppressors,
-}
-
-/** A fact's last derived value, with the revisions it was derived at (`-1`: never derived). */
+/**
+ * A fact's last derived value, with the revisions it was derived at (`-1`:
+ * never derived): the structure revision, which every fact reads, and that of
+ * the entry kind it reads (none for `layers`).
+ */
 class FactMemo {
   structure = -1
   kind = -1
   value: unknown = undefined
+  readonly revision: Revision | undefined
+
+  constructor(revision: Revision | undefined) {
+    this.revision = revision
+  }
 }
 
 const NO_SECTIONS: SectionPlan = sectionPlanOf([])
@@ -118,12 +117,12 @@ export class ScopeView {
   readonly #host: ViewHost
   /** Each fact's last value from `derive`, answered again while neither revision it reads moved. */
   readonly #memos: Readonly<Record<ViewFact, FactMemo>> = {
-    layers: new FactMemo(),
-    sections: new FactMemo(),
-    contexts: new FactMemo(),
-    variables: new FactMemo(),
-    tools: new FactMemo(),
-    suppressed: new FactMemo(),
+    layers: new FactMemo(undefined),
+    sections: new FactMemo(layerRevisions.sections),
+    contexts: new FactMemo(layerRevisions.contexts),
+    variables: new FactMemo(layerRevisions.variables),
+    tools: new FactMemo(layerRevisions.tools),
+    suppressed: new FactMemo(layerRevisions.suppressors),
   }
 
   constructor(key: ScopeKey | undefined, store: ScopedLayers<PromptLayer>, stats: PromptStats, carrierBase: object, host: ViewHost) {
@@ -243,7 +242,7 @@ export class ScopeView {
     if (host.deriving || this.generation !== host.generation) return host.current(this.key).#derive(fact, memoized)
     const memo = this.#memos[fact]
     const structure = structureRevision.count
-    const kind = KIND_REVISION[fact]?.count ?? 0
+    const kind = memo.revision?.count ?? 0
     if (memoized && memo.structure === structure && memo.kind === kind) return memo.value as ViewFactValue<K>
     host.deriving = true
     deriveView = this

@@ -22,7 +22,10 @@ export class AnonymousEntries<V> {
     const token = {}
     this.#revision?.bump()
     this.#table.set(token, value)
+    let removed = false
     return () => {
+      if (removed) return
+      removed = true
       this.#revision?.bump()
       this.#table.delete(token)
     }
