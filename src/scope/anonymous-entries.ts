@@ -9,24 +9,18 @@ import type { Revision } from './revision.js'
  */
 export class AnonymousEntries<V> {
   // Keyed by a fresh token per append, so equal values never collide.
-  readonly #table = new SignalTable<object, V>()
-  readonly #revision: Revision | undefined
+  readonly #table: SignalTable<object, V>
 
-  /** `revision`, when given, is bumped on every append and removal. */
+  /** `revision`, when given, is bumped on every append and removal (by the table). */
   constructor(revision?: Revision) {
-    this.#revision = revision
+    this.#table = new SignalTable(revision)
   }
 
   /** Adds `value` at the end; the returned undo is idempotent and removes only this append. */
   append(value: V): Undo {
     const token = {}
-    this.#revision?.bump()
     this.#table.set(token, value)
-    let removed = false
     return () => {
-      if (removed) return
-      removed = true
-      this.#revision?.bump()
       this.#table.delete(token)
     }
   }

@@ -15,14 +15,13 @@ interface Slot<V> {
  * so the message can name its own kind of entry.
  */
 export class NamedEntries<V> {
-  readonly #table = new SignalTable<string, Slot<V>>()
+  readonly #table: SignalTable<string, Slot<V>>
   readonly #duplicateError: (name: string) => Error
-  readonly #revision: Revision | undefined
 
-  /** `revision`, when given, is bumped on every insertion and removal. */
+  /** `revision`, when given, is bumped on every insertion and removal (by the table). */
   constructor(duplicateError: (name: string) => Error, revision?: Revision) {
     this.#duplicateError = duplicateError
-    this.#revision = revision
+    this.#table = new SignalTable(revision)
   }
 
   /**
@@ -34,12 +33,9 @@ export class NamedEntries<V> {
   insert(name: string, value: V): Undo {
     if (this.#table.peek(name) !== undefined) throw this.#duplicateError(name)
     const slot: Slot<V> = { value }
-    this.#revision?.bump()
     this.#table.set(name, slot)
     return () => {
-      if (this.#table.peek(name) !== slot) return
-      this.#revision?.bump()
-      this.#table.delete(name)
+      if (this.#table.peek(name) === slot) this.#table.delete(name)
     }
   }
 

@@ -20,7 +20,7 @@ export class Revision {
     return this.#count
   }
 
-  /** Records a write (call it before or after the write, never skip it). */
+  /** Records a write (SignalTable calls it before it notifies anyone; a writer of its own calls it too, never skipping one). */
   bump(): void {
     this.#count++
   }

@@ -22,6 +22,17 @@ export class SignalTable<K, V> {
   // suppressors) never get an entry, and an empty Map is ~180 bytes each.
   #cells = EMPTY as Map<K, Signal<V>>
   readonly #version = signal(0)
+  readonly #writes: { bump(): void } | undefined
+
+  /**
+   * `writes`, when given, is bumped on every insertion, removal and
+   * overwrite, before the table notifies anyone: a plain counter a reader can
+   * compare without subscribing (the scope views' memo reads one per kind of
+   * entry).
+   */
+  constructor(writes?: { bump(): void }) {
+    this.#writes = writes
+  }
 
   /** Moves on every insertion, removal and overwrite. */
   get version(): ReadonlySignal<number> {
@@ -65,6 +76,7 @@ export class SignalTable<K, V> {
     const cell = this.#cells.get(key)
     if (cell !== undefined) {
       if (Object.is(cell.peek(), value)) return
+      this.#writes?.bump()
       batch(() => {
         cell.value = value
         this.#version.value++
@@ -72,6 +84,7 @@ export class SignalTable<K, V> {
       return
     }
     if ((this.#cells as ReadonlyMap<unknown, unknown>) === EMPTY) this.#cells = new Map()
+    this.#writes?.bump()
     this.#cells.set(key, signal(value))
     this.#version.value++
   }
@@ -84,6 +97,7 @@ export class SignalTable<K, V> {
   delete(key: K): boolean {
     const cell = this.#cells.get(key)
     if (cell === undefined) return false
+    this.#writes?.bump()
     this.#cells.delete(key)
     batch(() => {
       this.#version.value++
