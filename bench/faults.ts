@@ -8,7 +8,7 @@
  *   npx tsx bench/faults.ts [G=200] [steps=3000] [rounds=3]
  */
 import { nullEngineStep } from './loop-floor.js'
-import { buildWorld, churnRegistry, promptloom } from './workload.js'
+import { buildWorld, churnStep, promptloom } from './workload.js'
 
 const [G = '200', stepsArg = '3000', roundsArg = '3'] = process.argv.slice(2)
 const steps = Number(stepsArg)
@@ -16,21 +16,18 @@ const floorWorld = await buildWorld(promptloom, { G: Number(G), A: 100 })
 for (const agent of floorWorld.agents) await floorWorld.step(agent)
 const nullEngine = nullEngineStep(floorWorld)
 const w = await buildWorld(promptloom, { G: Number(G), A: 100 })
-const live: (() => unknown)[] = []
-let n = 0
+const churn = churnStep(w)
 let sink = 0
-const churnStep = async () => {
-  const agent = w.agents[n % w.agents.length]!
-  churnRegistry(w, agent, n++, live)
-  sink += await w.step(agent, 'text')
+const promptloomStep = async () => {
+  sink += await churn()
 }
 for (let i = 0; i < 1000; i++) {
   await nullEngine.step()
-  await churnStep()
+  await promptloomStep()
 }
 for (let round = 0; round < Number(roundsArg); round++) {
   const cells: string[] = []
-  for (const [name, step] of [['null engine', nullEngine.step], ['promptloom', churnStep]] as const) {
+  for (const [name, step] of [['null engine', nullEngine.step], ['promptloom', promptloomStep]] as const) {
     const faults = process.resourceUsage().minorPageFault
     const started = performance.now()
     for (let i = 0; i < steps; i++) await step()
@@ -39,7 +36,6 @@ for (let round = 0; round < Number(roundsArg); round++) {
   }
   console.log(`G=${G} round ${round + 1}: ${cells.join(' · ')}`)
 }
-for (const dispose of live.splice(0)) await dispose()
 nullEngine.close()
 await w.dispose()
 await floorWorld.dispose()

@@ -8,19 +8,9 @@
  *   npx tsx bench/partner.ts [G=200] [rounds=20]
  */
 import { nextTurn } from './measure.js'
-import { buildWorld, churnRegistry, promptloom, reference, type World } from './workload.js'
+import { buildWorld, churnStep as churn, promptloom, reference } from './workload.js'
 
 type Step = () => Promise<unknown>
-
-function churn(w: World): Step {
-  let n = 0
-  const live: (() => unknown)[] = []
-  return () => {
-    const agent = w.agents[n++ % w.agents.length]!
-    churnRegistry(w, agent, n, live)
-    return w.step(agent, 'text')
-  }
-}
 
 /** The mean ms of `step` over a batch of about `ms` milliseconds. */
 async function batch(step: Step, ms: number): Promise<number> {

@@ -15,7 +15,7 @@ import { freshPageScenario, joinFloorScenario } from './join-floor.js'
 import { loopFloorScenario } from './loop-floor.js'
 import { compare } from './measure.js'
 import { report, printTable, type Row } from './report.js'
-import { buildWorld, churnRegistry, promptloom, reference, type PromptRead, type World } from './workload.js'
+import { buildWorld, churnStep, promptloom, reference, type World } from './workload.js'
 
 /** Compile, then fill: how the renderer uses a template once. */
 function interpolate(text: string, variables: Readonly<Record<string, string | undefined>>, owner: string): string {
@@ -60,21 +60,6 @@ async function side(scenario: string, build: (w: World) => Step, G: number, A: n
 function roundRobin(w: World): Step {
   let n = 0
   return () => w.step(w.agents[n++ % w.agents.length]!)
-}
-
-/**
- * Each step registers one scoped section in the stepped agent and disposes
- * the one registered 8 steps earlier. The loop reads the joined text, or
- * (`blocks`) each cache block, as a provider request is built.
- */
-function churn(w: World, read: PromptRead = 'text'): Step {
-  let n = 0
-  const live: (() => unknown)[] = []
-  return () => {
-    const agent = w.agents[n++ % w.agents.length]!
-    churnRegistry(w, agent, n, live)
-    return w.step(agent, w.impl.name === 'promptloom' ? read : 'text')
-  }
 }
 
 /**
@@ -236,13 +221,13 @@ for (const [G, A, target] of sizes) {
 await scalingScenario()
 freshPageScenario()
 for (const G of [200, 1000]) {
-  const means = await side(`churn G=${G} A=100 (register a scoped section, dispose an older one, step)`, churn, G, 100, (ratio) => atLeast(15, ratio, 20))
+  const means = await side(`churn G=${G} A=100 (register a scoped section, dispose an older one, step)`, churnStep, G, 100, (ratio) => atLeast(15, ratio, 20))
   await joinFloorScenario(G, ROUNDS, TIME, means.reference)
   // At G=1000 the two extra worlds (85 MB of held texts each) slowed both contenders to twice the churn
   // row's promptloom step, which made a ceiling against that row meaningless: G=200 only.
-  if (G === 200) await loopFloorScenario(G, ROUNDS, TIME, means.reference, churn)
+  if (G === 200) await loopFloorScenario(G, ROUNDS, TIME, means.reference, churnStep)
 }
-await side('churn G=200 A=100, promptloom reading render() blocks (a provider request), the reference its joined string', (w) => churn(w, 'blocks'), 200, 100, (ratio) => atLeast(15, ratio, 20))
+await side('churn G=200 A=100, promptloom reading render() blocks (a provider request), the reference its joined string', (w) => churnStep(w, 'blocks'), 200, 100, (ratio) => atLeast(15, ratio, 20))
 await side('changed prompt G=200 A=100 (a late section changes every step; promptloom reads render() blocks, reference the joined string)', changed, 200, 100, () => noTarget)
 await side('signal G=200 A=100 (a per-step signal in 2 sections + a context)', signalStep('turn'), 200, 100, (ratio) => atLeast(10, ratio))
 await side('signal G=200 A=100 (a per-step signal in a context only)', signalStep('contextTurn'), 200, 100, () => noTarget)

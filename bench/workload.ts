@@ -156,6 +156,23 @@ export function churnRegistry(w: World, agent: Agent, n: number, live: (() => un
   if (live.length > 8) live.shift()!()
 }
 
+/**
+ * The churn step of `npm run bench` on `w`, round-robin over its agents: each
+ * step registers one scoped section in the stepped agent and disposes the one
+ * registered 8 steps earlier (`churnRegistry`). The loop reads the joined
+ * text, or (`blocks`, promptloom only) each cache block, as a provider
+ * request is built; the step resolves to a checksum of what it read.
+ */
+export function churnStep(w: World, read: PromptRead = 'text'): () => Promise<number> {
+  let n = 0
+  const live: (() => unknown)[] = []
+  return () => {
+    const agent = w.agents[n++ % w.agents.length]!
+    churnRegistry(w, agent, n, live)
+    return w.step(agent, w.impl.name === 'promptloom' ? read : 'text')
+  }
+}
+
 export interface WorldOptions {
   /** Global sections. */
   readonly G: number
