@@ -2,7 +2,8 @@
  * `npm run bench` — promptloom against the recompute-everything reference
  * (test/reference), side by side in one process, reported as ratios, in the
  * realistic world of bench/workload.ts. `npm run bench -- --quick` runs a
- * reduced set. Targets are issue #13's.
+ * reduced set; `-- --rounds` prints each comparison's per-round means before
+ * its row (bench/measure.ts). Targets are issue #13's.
  */
 import { execFileSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
