@@ -69,6 +69,20 @@ async function meanOf(contender: Contender, time: number): Promise<number> {
 }
 
 /**
+ * With `--rounds` on the command line (`npm run bench -- --rounds`), every
+ * comparison prints its per-round means before its row: a median hides
+ * whether a contender drifted across the rounds, or one round caught a long
+ * collection.
+ */
+const showRounds = process.argv.includes('--rounds')
+
+function printRounds(firstName: string, firsts: readonly number[], secondName: string, seconds: readonly number[]): void {
+  const cells = (values: readonly number[]) => values.map((ms) => (ms * 1000).toFixed(0)).join(' ')
+  const heap = (process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)
+  console.log(`rounds, µs per call: ${firstName} ${cells(firsts)} | ${secondName} ${cells(seconds)} (heap ${heap} MiB after the last)`)
+}
+
+/**
  * Runs `first` and `second` for `rounds` alternating batches of about
  * `time` ms each (after one discarded warm-up round) and compares them.
  */
@@ -95,20 +109,6 @@ export async function compare(first: Contender, second: Contender, rounds: numbe
   }
   if (showRounds) printRounds(first.name, firsts, second.name, seconds)
   return { means: { [first.name]: median(firsts), [second.name]: median(seconds) }, ratio: median(ratios), rounds }
-}
-
-/**
- * With `--rounds` on the command line (`npm run bench -- --rounds`), every
- * comparison prints its per-round means before its row: a median hides
- * whether a contender drifted across the rounds, or one round caught a long
- * collection.
- */
-const showRounds = process.argv.includes('--rounds')
-
-function printRounds(firstName: string, firsts: readonly number[], secondName: string, seconds: readonly number[]): void {
-  const cells = (values: readonly number[]) => values.map((ms) => (ms * 1000).toFixed(0)).join(' ')
-  const heap = (process.memoryUsage().heapUsed / 2 ** 20).toFixed(0)
-  console.log(`rounds, µs per call: ${firstName} ${cells(firsts)} | ${secondName} ${cells(seconds)} (heap ${heap} MiB after the last)`)
 }
 
 /** Runs one contender alone (for baselines such as the floor). */
