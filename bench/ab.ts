@@ -49,9 +49,8 @@ async function stepper(workload: Workload): Promise<() => Promise<unknown>> {
     i++
     if (scenario === 'registration') return registrar.section({ name: `registered-${i}`, order: 7, text: 'A short-lived section.' })()
     if (scenario === 'churn' || scenario === 'churn-blocks') {
-      // The current tree's churn section, registered through `rev`'s world (both speak the same service).
-      live.push(w.impl.service(agent.scope.ctx).section(current.churnSection(i)))
-      if (live.length > 8) live.shift()!()
+      // The current tree's churn registration, made through `rev`'s world (both speak the same service).
+      current.churnRegistry(w, agent, i, live)
     }
     if (scenario === 'signal') w.turn.value = String(i)
     if (scenario === 'changed') agent.notes.value = `Progress note ${i}.`

@@ -29,19 +29,19 @@ function median(values: readonly number[]): number {
 
 /**
  * Resolves on a later turn of the event loop; every comparison and
- * measurement starts with one, and a full collection. A real agent loop awaits its model call every
- * step, so its microtask queue drains between steps; a benchmark loop of
- * resolved promises never does, and V8 keeps every WeakRef target created or
- * dereferenced in it alive until the queue drains (ECMAScript's
- * KeepDuringJob). promptloom holds views and registries by WeakRef (render
- * slots, parent-link watchers), so without a turn every world built in the
- * run stayed alive to its end, and each later row ran on a heap that held
- * all of them. Within one comparison the batches run back to back, as
- * before: a turn before every batch lets V8 run its posted GC tasks between
+ * measurement starts with one, and a full collection. A real agent loop
+ * awaits its model call every step, so its microtask queue drains between
+ * steps; a benchmark loop of resolved promises never does, and V8 keeps
+ * every WeakRef target created or dereferenced in it alive until the queue
+ * drains (ECMAScript's KeepDuringJob). promptloom holds views and registries
+ * by WeakRef (render slots, parent-link watchers), so without a turn every
+ * world built in the run stayed alive to its end, and each later row ran on
+ * a heap that held all of them. Within one comparison the batches run back
+ * to back: a turn before every batch lets V8 run its posted GC tasks between
  * batches, outside the measured time (in one full run the G=1000 null-engine
- * floor then read twice promptloom's whole churn step). (`node --expose-gc --import tsx
- * bench/retention.ts` shows the heap after each dropped world, with and
- * without a turn between worlds).
+ * floor then read twice promptloom's whole churn step). (`node --expose-gc
+ * --import tsx bench/retention.ts` shows the heap after each dropped world,
+ * with and without a turn between worlds.)
  */
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve))

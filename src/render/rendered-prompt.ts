@@ -261,7 +261,6 @@ export function lazyPromptOf(
   return Object.freeze(prompt) as RenderedPrompt
 }
 
-
 function partsOf(fields: LazyFields): readonly RenderedPart[] {
   if (fields.parts === undefined) {
     const made = fields.make!()
