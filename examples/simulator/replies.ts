@@ -18,11 +18,11 @@ export function replyText(reply: SimulatedReply): string {
 
 export function anthropicMessage(model: string, n: number, reply: SimulatedReply, usage: AnthropicCacheUsage, outputTokens: number): JsonObject {
   return {
-    id: `msg_sim_${n}`,
+    id: `msg_${n}`,
     type: 'message',
     role: 'assistant',
     model,
-    content: 'text' in reply ? [{ type: 'text', text: reply.text }] : [{ type: 'tool_use', id: `toolu_sim_${n}`, name: reply.tool.name, input: reply.tool.input }],
+    content: 'text' in reply ? [{ type: 'text', text: reply.text }] : [{ type: 'tool_use', id: `toolu_${n}`, name: reply.tool.name, input: reply.tool.input }],
     stop_reason: 'text' in reply ? 'end_turn' : 'tool_use',
     stop_sequence: null,
     usage: { ...usage, output_tokens: outputTokens, service_tier: 'standard' },
@@ -38,10 +38,10 @@ export function chatCompletion(model: string, n: number, reply: SimulatedReply, 
           role: 'assistant',
           content: null,
           refusal: null,
-          tool_calls: [{ id: `call_sim_${n}`, type: 'function', function: { name: reply.tool.name, arguments: JSON.stringify(reply.tool.input) } }],
+          tool_calls: [{ id: `call_${n}`, type: 'function', function: { name: reply.tool.name, arguments: JSON.stringify(reply.tool.input) } }],
         }
   return {
-    id: `chatcmpl-sim-${n}`,
+    id: `chatcmpl-${n}`,
     object: 'chat.completion',
     created: CREATED + n,
     model,
@@ -75,10 +75,10 @@ export function deepSeekUsage(usage: DeepSeekCacheUsage, outputTokens: number): 
 export function openAIResponse(body: JsonObject, n: number, reply: SimulatedReply, { promptTokens, cachedTokens }: OpenAICacheResult, outputTokens: number): JsonObject {
   const output =
     'text' in reply
-      ? [{ type: 'message', id: `msg_sim_${n}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: reply.text, annotations: [] }] }]
-      : [{ type: 'function_call', id: `fc_sim_${n}`, call_id: `call_sim_${n}`, name: reply.tool.name, arguments: JSON.stringify(reply.tool.input), status: 'completed' }]
+      ? [{ type: 'message', id: `msg_${n}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: reply.text, annotations: [] }] }]
+      : [{ type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name: reply.tool.name, arguments: JSON.stringify(reply.tool.input), status: 'completed' }]
   return {
-    id: `resp_sim_${n}`,
+    id: `resp_${n}`,
     object: 'response',
     created_at: CREATED + n,
     status: 'completed',

@@ -57,7 +57,7 @@ describe('@anthropic-ai/sdk against the simulator', () => {
     const message = await client.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 64, messages: [{ role: 'user', content: 'Read a.ts.' }] })
     await simulator.close()
     expect(message.stop_reason).toBe('tool_use')
-    expect(message.content).toEqual([{ type: 'tool_use', id: 'toolu_sim_1', name: 'read', input: { path: 'a.ts' } }])
+    expect(message.content).toEqual([{ type: 'tool_use', id: 'toolu_1', name: 'read', input: { path: 'a.ts' } }])
   })
 })
 
@@ -118,7 +118,7 @@ describe('openai against the simulator', () => {
     await simulator.close()
     expect(completion.choices[0]).toMatchObject({
       finish_reason: 'tool_calls',
-      message: { tool_calls: [{ id: 'call_sim_1', type: 'function', function: { name: 'read', arguments: '{"path":"a.ts"}' } }] },
+      message: { tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"path":"a.ts"}' } }] },
     })
   })
 })
