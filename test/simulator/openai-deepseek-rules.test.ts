@@ -64,6 +64,13 @@ describe('the simulated OpenAI cache (Chat Completions)', () => {
     expect(cachedOf(sim, '/v1/chat/completions', chat(1300, 'pear', { tools: [tool('Read one file.')] }))).toBeGreaterThanOrEqual(1280)
   })
 
+  test("a unit's tokens do not depend on the unit after it (a message ending in '.' before the next '<user>')", () => {
+    const sim = createCacheSimulator()
+    const body = { model: 'gpt-5', messages: [{ role: 'system', content: `${filler(1300)}.` }, { role: 'user', content: filler(20, 'pear') }] }
+    // Tokenized as one string, '.<' would be one token; per unit, the system message is 3 + 1300 + 1.
+    expect(sim.handle('/v1/chat/completions', body).promptTokens).toBe(3 + 1300 + 1 + 3 + 20)
+  })
+
   test('past 15 requests a minute on one route, requests overflow to a cold machine', () => {
     const run = (options: SimulatorOptions): number[] => {
       const sim = createCacheSimulator(options)
