@@ -8,7 +8,7 @@
 // the newer guide's prefix units at request boundaries, which it describes without a unit size.
 
 import { chatUnits } from './openai-cache.js'
-import { PrefixStore } from './prefix-store.js'
+import { concatTokens, PrefixStore } from './prefix-store.js'
 import type { JsonObject, TokenMeter } from './prompt-units.js'
 import { badRequest } from './provider-error.js'
 
@@ -32,7 +32,7 @@ export class DeepSeekCache {
 
   serve(body: JsonObject, now: number): DeepSeekCacheUsage {
     if (typeof body.model !== 'string') throw badRequest('model: Field required')
-    const tokens = chatUnits(body).flatMap((unit) => this.meter.tokensOf(unit))
+    const tokens = concatTokens(chatUnits(body).map((unit) => this.meter.tokensOf(unit)))
     const steps = this.#store.stepsOf(`deepseek\u0000${body.model}`, tokens)
     const hit = this.#store.longest(steps, now)
     this.#store.store(steps, now + RETENTION_MS)

@@ -1,6 +1,7 @@
 // OpenAI automatic prompt caching, as the documentation describes it
 // ("Prompt caching", https://developers.openai.com/api/docs/guides/prompt-caching; the 128-token
-// increments: "Prompt Caching 201", https://developers.openai.com/cookbook/examples/prompt_caching_201).
+// increments: the "Prompt Caching 201" cookbook,
+// https://github.com/openai/openai-cookbook/blob/main/examples/Prompt_Caching_201.ipynb).
 //
 // The prompt is one token sequence: the tools, then (Chat Completions) each message, or (Responses)
 // the instructions and each input item; each unit tokenized on its own (prompt-units.ts).
@@ -10,7 +11,7 @@
 //             on the route in the last minute spill over)     ─┘  the prompts it processed
 //   cached = longest stored prefix, in whole 128-token steps, 0 below 1024 tokens
 
-import { PrefixStore } from './prefix-store.js'
+import { concatTokens, PrefixStore } from './prefix-store.js'
 import { canonicalJson, isObject, messageText, sha256, type JsonObject, type TokenMeter } from './prompt-units.js'
 import { badRequest } from './provider-error.js'
 
@@ -79,9 +80,9 @@ export class OpenAICache {
   }
 
   #serve(body: JsonObject, units: readonly string[], now: number): OpenAICacheResult {
-    const tokens = units.flatMap((unit) => this.meter.tokensOf(unit))
+    const tokens = concatTokens(units.map((unit) => this.meter.tokensOf(unit)))
     const key = typeof body.prompt_cache_key === 'string' ? body.prompt_cache_key : ''
-    const route = sha256(`${String(body.model)}\u0000${key}\u0000${tokens.slice(0, ROUTING_PREFIX_TOKENS).join(',')}`)
+    const route = sha256(`${String(body.model)}\u0000${key}\u0000${tokens.subarray(0, ROUTING_PREFIX_TOKENS).join(',')}`)
     const machine = this.#machineFor(route, now)
     const steps = machine.stepsOf(String(body.model), tokens)
     const cached = machine.longest(steps, now)

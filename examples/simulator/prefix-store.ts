@@ -1,8 +1,19 @@
-import { chain, sha256 } from './prompt-units.js'
+import { createHash } from 'node:crypto'
+
+/** A prompt's tokens, each unit's tokens concatenated in order. */
+export function concatTokens(units: readonly (readonly number[])[]): Uint32Array {
+  const tokens = new Uint32Array(units.reduce((sum, unit) => sum + unit.length, 0))
+  let offset = 0
+  for (const unit of units) {
+    tokens.set(unit, offset)
+    offset += unit.length
+  }
+  return tokens
+}
 
 /**
  * The token prefixes one cache holds, in whole units of `granularity` tokens: a prefix is stored as the
- * chained digest of its units, so a lookup finds the longest stored prefix of a prompt in one pass
+ * chained SHA-256 of its units, so a lookup finds the longest stored prefix of a prompt in one pass
  * from its end. Entries expire at the time given when they were last stored.
  */
 export class PrefixStore {
@@ -11,12 +22,12 @@ export class PrefixStore {
   constructor(readonly granularity: number) {}
 
   /** The digests of `tokens`' prefixes ending at each whole unit, seeded by `scope` (the model). */
-  stepsOf(scope: string, tokens: readonly number[]): string[] {
+  stepsOf(scope: string, tokens: Uint32Array): string[] {
     const steps: string[] = []
-    let digest = sha256(scope)
+    let digest = createHash('sha256').update(scope).digest()
     for (let end = this.granularity; end <= tokens.length; end += this.granularity) {
-      digest = chain(digest, tokens.slice(end - this.granularity, end).join(','))
-      steps.push(digest)
+      digest = createHash('sha256').update(digest).update(tokens.subarray(end - this.granularity, end)).digest()
+      steps.push(digest.toString('base64'))
     }
     return steps
   }
