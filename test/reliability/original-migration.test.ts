@@ -3,6 +3,7 @@ import {
   PERSONA_PREFIX_SECTION,
   renderPrompt,
   SECTION_ORDERS,
+  type AssembledContext,
   type PromptPresentation,
   type ToolSchema,
 } from '../../src/index.js'
@@ -47,6 +48,29 @@ describe('result shapes', () => {
     expect(rules).toMatchObject([{ name: 'rules', text: 'Be brief.' }])
     expect(rules.map(({ name, text }) => ({ name, text }))).toEqual([{ name: 'rules', text: 'Be brief.' }])
     expect(assembly.contexts).toMatchObject([{ name: 'cwd', text: '/repo' }])
+  })
+})
+
+describe('contexts a listener rebuilds', () => {
+  async function refreshedAfter(rebuild: (entry: AssembledContext) => AssembledContext): Promise<string[]> {
+    const app = await mount({ includeHarnessIdentity: false })
+    let now = 'v1'
+    app.systemPrompt.context({ name: 'clock', order: 1, text: () => now })
+    app.on('system-prompt/prepare', async (_preparation, _context, next) => {
+      const prepared = await next()
+      return { ...prepared, contexts: prepared.contexts.map(rebuild) }
+    })
+    const accepted = await app.systemPrompt.assemble()
+    now = 'v2'
+    return app.systemPrompt.refreshContext(accepted).contexts.map((entry) => entry.text)
+  }
+
+  test('as plain { name, text } objects are kept at their accepted text by refreshContext (registered is gone)', async () => {
+    expect(await refreshedAfter(({ name, text }) => ({ name, text }))).toEqual(['v1'])
+  })
+
+  test('spread with their other fields are read again by refreshContext', async () => {
+    expect(await refreshedAfter((entry) => ({ ...entry, text: entry.text.trim() }))).toEqual(['v2'])
   })
 })
 
