@@ -134,6 +134,29 @@ function liveMessages(node0: string | undefined, history: HistoryMessage | undef
   return out.reverse()
 }
 
+/** Where a replayed step keeps the system messages it saw, until `systemMessages` is first read. */
+const HELD = Symbol('system messages held')
+
+interface Held {
+  readonly node0: string | undefined
+  readonly history: HistoryMessage | undefined
+}
+
+/**
+ * `systemMessages` of every replayed step: built on first read, because
+ * copying every live message into every step makes replay quadratic. One
+ * shared getter keeps the steps' shapes alike.
+ */
+const LIVE_MESSAGES: PropertyDescriptor = {
+  enumerable: true,
+  configurable: true,
+  get(this: { readonly [HELD]: Held }) {
+    const value = liveMessages(this[HELD].node0, this[HELD].history)
+    Object.defineProperty(this, 'systemMessages', { value, enumerable: true })
+    return value
+  },
+}
+
 interface OpenStep {
   readonly record: SessionLogStepRecord
   readonly events: SurfaceEvent[]
@@ -330,18 +353,8 @@ export class SessionLogReplayer {
       contextSnapshot: this.#snapshot,
       events: open.events,
     }
-    const node0 = this.#node0
-    const history = this.#history
-    // Built on first read: copying every live message into every step would make replay quadratic.
-    Object.defineProperty(step, 'systemMessages', {
-      enumerable: true,
-      configurable: true,
-      get(this: object) {
-        const value = liveMessages(node0, history)
-        Object.defineProperty(this, 'systemMessages', { value, enumerable: true })
-        return value
-      },
-    })
+    Object.defineProperty(step, HELD, { value: { node0: this.#node0, history: this.#history } })
+    Object.defineProperty(step, 'systemMessages', LIVE_MESSAGES)
     if (open.usage !== undefined) Object.assign(step, { usage: open.usage })
     this.#steps.push(step as unknown as ReplayedStep)
   }
