@@ -152,6 +152,23 @@ describe('the command line', () => {
     expect(run.stdout).toContain('promptloom inspect <log.jsonl>')
   })
 
+  test('--help lists the -o/--output option and --version', () => {
+    const help = cli('--help').stdout
+    expect(help).toMatch(/^ {2}-o, --output <file> {2}Where report writes the HTML \(default: report\.html\)\.$/m)
+    expect(help).toMatch(/^ {2}-v, --version {8}Print the version\.$/m)
+  })
+
+  test('--version prints the package version and exits 0', () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
+    expect(cli('--version')).toEqual({ code: 0, stdout: `promptloom ${version}\n`, stderr: '' })
+    expect(cli('-v').stdout).toBe(`promptloom ${version}\n`)
+  })
+
+  test('the package has npm scripts that run the CLI from source', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    expect([pkg.scripts.report, pkg.scripts.inspect]).toEqual(['tsx src/cli/main.ts report', 'tsx src/cli/main.ts inspect'])
+  })
+
   test('the bin entry is the built src/cli/main.ts, which starts with a node shebang', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> }
     expect(pkg.bin).toEqual({ promptloom: './dist/cli/main.js' })
