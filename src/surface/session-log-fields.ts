@@ -188,8 +188,8 @@ export const RECORD_TYPES = Object.keys(RECORD_FIELDS) as readonly SessionLogRec
 /** Any record's table, as `readFields` walks it. */
 type AnyFieldTable = Readonly<Record<string, RequiredField<unknown> | OptionalField<unknown>>>
 
-function readFields(table: AnyFieldTable, source: Readonly<Record<string, unknown>>, prefix = ''): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
+/** Copies the fields of `table` from `source` into `out` (validated), and returns `out`. */
+function readFields(table: AnyFieldTable, source: Readonly<Record<string, unknown>>, prefix = '', out: Record<string, unknown> = {}): Record<string, unknown> {
   for (const key in table) {
     const field = table[key]!
     const value = source[key]
@@ -219,7 +219,7 @@ export function readRecord(value: unknown): SessionLogRecord {
   }
   const table = RECORD_FIELDS[type as SessionLogRecord['type']] as unknown as AnyFieldTable
   try {
-    return { type, ...readFields(table, value as Record<string, unknown>) } as SessionLogRecord
+    return readFields(table, value as Record<string, unknown>, '', { type }) as unknown as SessionLogRecord
   } catch (error) {
     if (error instanceof RecordRuleError) throw new RecordRuleError(`a "${type}" record's ${error.message}`)
     throw error

@@ -186,6 +186,8 @@ export class SessionLogReplayer {
   #tools = NO_TOOLS
   #config = NO_CONFIG
   #snapshot = ''
+  /** The messages the previous replayed step holds, shared by the next while unchanged. */
+  #held: Held | undefined
   // The step whose events are being read, and the session it belongs to.
   #open: OpenStep | undefined
   #session = 0
@@ -339,23 +341,25 @@ export class SessionLogReplayer {
     const open = this.#open
     if (open === undefined) return
     this.#open = undefined
-    const { type: _type, ...figures } = open.record
-    const step = {
-      ...figures,
-      toolsChanged: figures.toolsChanged ?? false,
-      configChanged: figures.configChanged ?? false,
-      reusablePrefixLength: figures.reusablePrefixLength ?? figures.stablePrefixLength,
-      reusablePrefixBytes: figures.reusablePrefixBytes ?? figures.stablePrefixBytes,
-      session: this.#session,
-      prompt: this.#prompt,
-      tools: this.#tools,
-      config: this.#config,
-      contextSnapshot: this.#snapshot,
-      events: open.events,
+    const record = open.record
+    const step: Record<string | symbol, unknown> = {}
+    for (const key in record) if (key !== 'type') step[key] = record[key as keyof SessionLogStepRecord]
+    step.toolsChanged ??= false
+    step.configChanged ??= false
+    step.reusablePrefixLength ??= record.stablePrefixLength
+    step.reusablePrefixBytes ??= record.stablePrefixBytes
+    step.session = this.#session
+    step.prompt = this.#prompt
+    step.tools = this.#tools
+    step.config = this.#config
+    step.contextSnapshot = this.#snapshot
+    step.events = open.events
+    if (this.#held === undefined || this.#held.node0 !== this.#node0 || this.#held.history !== this.#history) {
+      this.#held = { node0: this.#node0, history: this.#history }
     }
-    Object.defineProperty(step, HELD, { value: { node0: this.#node0, history: this.#history } })
+    Object.defineProperty(step, HELD, { value: this.#held })
     Object.defineProperty(step, 'systemMessages', LIVE_MESSAGES)
-    if (open.usage !== undefined) Object.assign(step, { usage: open.usage })
+    if (open.usage !== undefined) step.usage = open.usage
     this.#steps.push(step as unknown as ReplayedStep)
   }
 
