@@ -181,7 +181,7 @@ const RECORD_FIELDS: { readonly [T in SessionLogRecord['type']]: FieldTable<Extr
 }
 
 /** The record types, in the order errors list them. */
-export const RECORD_TYPES = Object.keys(RECORD_FIELDS) as readonly SessionLogRecord['type'][]
+const RECORD_TYPES = Object.keys(RECORD_FIELDS) as readonly SessionLogRecord['type'][]
 
 // ── reading ─────────────────────────────────────────────────────────────────
 
@@ -227,7 +227,7 @@ export function readRecord(value: unknown): SessionLogRecord {
 }
 
 /** A short JSON rendering of a bad value for an error message. */
-export function shown(value: unknown): string {
+function shown(value: unknown): string {
   if (value === undefined) return 'nothing'
   const json = JSON.stringify(value)
   return json.length > 60 ? `${json.slice(0, 57)}...` : json

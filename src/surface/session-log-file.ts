@@ -80,9 +80,11 @@ function endsMidLine(path: string): boolean {
 /**
  * Reads the JSONL file at `path` (UTF-8) as a stream of lines and replays it
  * like `parseSessionLog`: the replay's `warnings` name a torn line it skipped,
- * and its errors are `SessionLogError`s naming `path` and the line. Memory
- * holds the replay and one line at a time, never the whole file, so logs of
- * any size read. Throws the file system's error when the file cannot be read.
+ * and its errors are `SessionLogError`s naming `path` and the line (a log
+ * still being written may end mid-record: that line is reported as torn).
+ * Memory holds the replay and one line at a time, never the whole file, so
+ * logs of any size read. Throws the file system's error when the file cannot
+ * be read.
  *
  * @example
  * ```ts
@@ -119,7 +121,7 @@ export function forEachLine(path: string, each: (line: string) => void, chunkByt
         return pieces.join('') + tail
       } catch (error) {
         if (!(error instanceof RangeError)) throw error
-        throw new SessionLogError(path, lineNumber, 'is longer than the longest string JavaScript can hold; a line holds one record, so this is not a session log the writer wrote')
+        throw new SessionLogError(path, lineNumber, 'the line is longer than the longest string JavaScript can hold; a line holds one record, so this is not a log the session-log writer wrote')
       } finally {
         pieces = []
       }

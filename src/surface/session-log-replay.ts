@@ -152,7 +152,10 @@ const LIVE_MESSAGES: PropertyDescriptor = {
   configurable: true,
   get(this: { readonly [HELD]: Held }) {
     const value = liveMessages(this[HELD].node0, this[HELD].history)
-    Object.defineProperty(this, 'systemMessages', { value, enumerable: true })
+    // A frozen or sealed step keeps the getter: its properties can no longer be redefined.
+    if (Object.getOwnPropertyDescriptor(this, 'systemMessages')?.configurable === true) {
+      Object.defineProperty(this, 'systemMessages', { value, enumerable: true })
+    }
     return value
   },
 }

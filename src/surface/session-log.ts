@@ -17,7 +17,8 @@ import type { StepResult, StepWarning, SurfaceEvent, UsageRecord } from './step-
  * events: {"type":"usage","step":1,"inputTokens":…,"cachedInputTokens":…}.
  * Several surfaces may append to one file in turn: a step number at or below
  * the previous one starts the next surface's session. Readers ignore fields
- * they do not know (session-log-fields.ts lists the known ones).
+ * they do not know (session-log-fields.ts lists the known ones) and skip one
+ * line a crash cut short (session-log-replay.ts says exactly which).
  */
 export interface SessionLogStepRecord {
   /** The record kind. */

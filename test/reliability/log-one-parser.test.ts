@@ -92,22 +92,24 @@ describe('restarted step numbers: a new surface appending to the same file', () 
 
   test('each usage record attaches to the step of its own session', () => {
     const { steps } = readSessionLog(restartedLog())
-    expect(steps.map((step) => [step.session, step.step, step.prompt, step.usage?.inputTokens, step.usage?.cachedInputTokens])).toEqual([
-      [1, 1, 'first run', 100, 0],
-      [1, 2, 'first run', 100, 90],
-      [2, 1, 'second run', 50, 1],
-      [2, 2, 'second run', undefined, undefined],
+    expect(steps.map((step) => [step.step, step.prompt, step.usage?.inputTokens, step.usage?.cachedInputTokens])).toEqual([
+      [1, 'first run', 100, 0],
+      [2, 'first run', 100, 90],
+      [1, 'second run', 50, 1],
+      [2, 'second run', undefined, undefined],
     ])
+    expect(steps.map((step) => step.session)).toEqual([1, 1, 2, 2])
   })
 
   test('the CLI rows carry the same usage, and a new session starts over as a first step', () => {
     const rows = agentModel(readAgentLog(restartedLog())).rows
-    expect(rows.map((row) => [row.session, row.step, row.first, row.usage?.inputTokens])).toEqual([
-      [1, 1, true, 100],
-      [1, 2, false, 100],
-      [2, 1, true, 50],
-      [2, 2, false, undefined],
+    expect(rows.map((row) => [row.step, row.first, row.usage?.inputTokens])).toEqual([
+      [1, true, 100],
+      [2, false, 100],
+      [1, true, 50],
+      [2, false, undefined],
     ])
+    expect(rows.map((row) => row.session)).toEqual([1, 1, 2, 2])
   })
 
   test('a session starts from nothing: tools, config and in-history messages of the previous one are gone', () => {

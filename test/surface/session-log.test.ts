@@ -166,6 +166,21 @@ describe('reader', () => {
     ])
   })
 
+  test('a replayed step copies like a plain object: spread, structuredClone and JSON keep its system messages', () => {
+    const [step] = parseSessionLog(jsonl(stepLine(1), messageLine('v0', 'append', 0), messageLine('v4', 'append', 4))).steps
+    const messages = [
+      { node: 0, text: 'v0' },
+      { node: 4, text: 'v4' },
+    ]
+    expect([{ ...step! }.systemMessages, structuredClone(step!).systemMessages, JSON.parse(JSON.stringify(step)).systemMessages]).toEqual([messages, messages, messages])
+    expect(step!.systemMessages).toBe(step!.systemMessages)
+  })
+
+  test('a replayed step frozen before its system messages are read still reads them', () => {
+    const [step] = parseSessionLog(jsonl(stepLine(1), messageLine('v0', 'append', 0))).steps
+    expect(Object.freeze(step!).systemMessages).toEqual([{ node: 0, text: 'v0' }])
+  })
+
   test('a compacted step drops in-history system messages and the snapshot before its own events', () => {
     record(
       [
