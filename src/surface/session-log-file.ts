@@ -69,7 +69,7 @@ function endsMidLine(path: string): boolean {
   try {
     const { size } = fstatSync(fd)
     if (size === 0) return false
-    const last = Buffer.alloc(1)
+    const last = new Uint8Array(1)
     readSync(fd, last, 0, 1, size - 1)
     return last[0] !== 0x0a
   } finally {
@@ -110,7 +110,7 @@ const CHUNK_BYTES = 1 << 20
 export function forEachLine(path: string, each: (line: string) => void, chunkBytes = CHUNK_BYTES): void {
   const fd = openSync(path, 'r')
   try {
-    const buffer = Buffer.allocUnsafe(chunkBytes)
+    const buffer = new Uint8Array(chunkBytes)
     // The BOM is kept so the replayer, which also reads plain text, handles it in one place.
     const decoder = new TextDecoder('utf-8', { ignoreBOM: true })
     let pieces: string[] = []
