@@ -10,7 +10,8 @@
  *   npm start -- --help
  */
 import { mkdirSync } from 'node:fs'
-import { dirname, extname, join } from 'node:path'
+import { dirname, extname, isAbsolute, join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { computed, signal } from '@preact/signals-core'
 import { Context, type Fiber } from 'cordis'
@@ -352,8 +353,24 @@ async function main(argv: string[]): Promise<void> {
     agents.map((agent) => agent.log.path),
     join(dirname(options.log), 'report.html'),
   )
-  console.log(`report written: ${report}  (or: npx promptloom report ${agents.map((agent) => agent.log.path).join(' ')})`)
+  console.log(`report written: ${report}  (again: ${reportCommand(agents.map((agent) => agent.log.path), report)})`)
   console.log(`done in ${((performance.now() - started) / 1000).toFixed(2)} s`)
+}
+
+/**
+ * The command that writes the report again: in this repository the CLI runs
+ * from source through `npm run report` (installed, it is `npx promptloom
+ * report`). npm runs scripts in the repository root, so paths inside it are
+ * given from there and others in full.
+ */
+function reportCommand(logs: readonly string[], output: string): string {
+  const root = fileURLToPath(new URL('..', import.meta.url))
+  const shown = (path: string): string => {
+    const fromRoot = relative(root, resolve(path))
+    const arg = fromRoot.startsWith('..') || isAbsolute(fromRoot) ? resolve(path) : fromRoot
+    return /^[\w./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`
+  }
+  return `npm run report -- ${logs.map(shown).join(' ')} -o ${shown(output)}`
 }
 
 /** `added x; removed y; changed z` from the surface's changed list and the two steps' section names. */

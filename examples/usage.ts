@@ -35,4 +35,4 @@ for (; step <= 2; step++) {
   console.log(`${renderPrompt(assembly)}\n\n${renderContextSnapshot(assembly)}`)
 }
 console.log(prompt.stats())
-console.log(`replayed ${readSessionLog(log.path).length} steps from the session log`)
+console.log(`replayed ${readSessionLog(log.path).steps.length} steps from the session log`)

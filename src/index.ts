@@ -89,15 +89,20 @@ export type { StabilityWarning } from './surface/stability-lint.js'
 export type { BudgetWarning } from './surface/budget.js'
 export { DEFAULT_BUDGET_HEADROOM, type BudgetOptions } from './surface/budget-options.js'
 export {
-  parseSessionLog,
   serializeStep,
   serializeUsage,
-  type ReplayedStep,
   type SessionLogRecord,
   type SessionLogStabilityWarning,
   type SessionLogStepRecord,
   type SessionLogWarning,
 } from './surface/session-log.js'
+export {
+  parseSessionLog,
+  SessionLogError,
+  type ReplayedStep,
+  type SessionLogReadWarning,
+  type SessionLogReplay,
+} from './surface/session-log-replay.js'
 // The node:fs writer and reader (createSessionLogWriter, readSessionLog) are in src/node.ts, the promptloom/node subpath.
 export {
   ANTHROPIC_MAX_CACHE_MARKERS,

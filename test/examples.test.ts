@@ -83,13 +83,13 @@ describe('examples/agent-harness.ts (npm start)', () => {
     const files = [join(tmp, 'small', 's.agent-1.jsonl'), join(tmp, 'small', 's.agent-2.jsonl')]
     expect(files.map(existsSync)).toEqual([true, true])
     expect(stdout).toContain(files[0]!)
-    const replay = readSessionLog(files[0]!)
+    const replay = readSessionLog(files[0]!).steps
     expect(replay.map((step) => step.step)).toEqual([1, 2, 3])
     expect(replay[0]!.events.map((event) => event.type)).toEqual(['system/message', 'request/header', 'context/snapshot'])
     // The log replays to exactly the prompt the demo printed for agent-1.
     expect(replay[2]!.prompt).toBe(block(stdout, 'agent-1: rendered system prompt'))
     expect(replay[2]!.contextSnapshot).toBe(block(stdout, 'agent-1: runtime-context snapshot'))
-    expect(readSessionLog(files[1]!)).toHaveLength(3)
+    expect(readSessionLog(files[1]!).steps).toHaveLength(3)
   })
 
   test('the run writes the HTML report of all agents next to the logs and prints its path', async () => {
@@ -132,7 +132,7 @@ describe('examples/agent-harness.ts (npm start)', () => {
     expect(line(4, 'agent-2')).toMatch(/tokens +\d+\/\d+ +\d+\.\d+ ms/)
     expect(line(4, 'agent-2')).not.toContain('withheld')
 
-    const steps = readSessionLog(join(tmp, 'budget', 's.agent-1.jsonl'))
+    const steps = readSessionLog(join(tmp, 'budget', 's.agent-1.jsonl')).steps
     expect(steps.map((step) => step.withheld)).toEqual([...Array(3).fill([]), ...Array(13).fill(['tools:guidance']), ...Array(4).fill([])])
     expect(steps[4]!.prompt).not.toContain('Read a file before you edit it')
     expect(steps[4]!.promptTokens).toBe(85)
@@ -346,7 +346,7 @@ describe('examples/anthropic-loop.ts body and log', () => {
     const body = block(stdout, 'recorded Anthropic body')
     expect(body).toContain('{"type":"text","text":"Run the tests before you commit.","cache_control":{"type":"ephemeral"}}')
     expect(body.split('\n').filter((line) => line.includes('"input_schema"')).at(-1)).toContain('"cache_control":{"type":"ephemeral"}')
-    const replay = readSessionLog(log)
+    const replay = readSessionLog(log).steps
     expect(replay.map((step) => step.usage?.step)).toEqual([1, 2, 3, 4, 5])
     expect(replay[2]).toMatchObject({ toolsChanged: true, reusablePrefixTokens: 0, usage: { predictedTokens: 0 } })
     expect(replay[3]!.usage!.predictedTokens).toBe(replay[3]!.promptTokens)

@@ -3,9 +3,10 @@ import { percent, type StepRow } from './report-model.js'
 
 /**
  * The per-agent prefix-share chart as inline SVG, generated here so the
- * report needs no script and no charting library: x is the step, y the share
+ * report needs no script and no charting library: x is the step (rows evenly
+ * spaced, so a log with several sessions reads left to right), y the share
  * of the system prompt (0–100%). Series: the stable system prefix (solid),
- * the reusable request prefix (dashed, when the log has it) and the observed
+ * the reusable request prefix (dashed) and the observed
  * cache share from usage records (diamonds, when any). Every plotted point is
  * a `circle.point` / `rect.point` with a `<title>` tooltip.
  */
@@ -17,17 +18,15 @@ const PAD = { left: 44, right: 14, top: 14, bottom: 30 }
 interface Series {
   readonly key: 'stable' | 'reusable' | 'observed'
   readonly label: string
-  readonly points: readonly { readonly step: number; readonly share: number; readonly note: string; readonly first?: boolean }[]
+  readonly points: readonly { readonly index: number; readonly step: number; readonly share: number; readonly note: string; readonly first?: boolean }[]
 }
 
 /** The chart for one agent's rows (at least one row). */
 export function prefixChart(agent: string, rows: readonly StepRow[]): Html {
   const series = seriesOf(rows)
-  const first = rows[0]!.step
-  const last = rows[rows.length - 1]!.step
   const plotW = WIDTH - PAD.left - PAD.right
   const plotH = HEIGHT - PAD.top - PAD.bottom
-  const x = (step: number): number => PAD.left + (last === first ? plotW / 2 : ((step - first) / (last - first)) * plotW)
+  const x = (index: number): number => PAD.left + (rows.length === 1 ? plotW / 2 : (index / (rows.length - 1)) * plotW)
   const y = (share: number): number => PAD.top + (1 - share) * plotH
   const fmt = (n: number): string => n.toFixed(1)
 
@@ -36,22 +35,33 @@ export function prefixChart(agent: string, rows: readonly StepRow[]): Html {
       html`<line class="grid" x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${fmt(y(share))}" y2="${fmt(y(share))}"/><text class="axis" x="${PAD.left - 6}" y="${fmt(y(share) + 4)}" text-anchor="end">${Math.round(share * 100)}%</text>`,
   )
   const every = Math.max(1, Math.ceil(rows.length / 12))
-  const ticks = rows
-    .filter((_, i) => (rows.length - 1 - i) % every === 0)
-    .map((row) => html`<text class="axis" x="${fmt(x(row.step))}" y="${HEIGHT - PAD.bottom + 16}" text-anchor="middle">${row.step}</text>`)
-  const compactions = rows
-    .filter((row) => row.compacted)
-    .map((row) => html`<line class="compacted" x1="${fmt(x(row.step))}" x2="${fmt(x(row.step))}" y1="${PAD.top}" y2="${HEIGHT - PAD.bottom}"><title>step ${row.step}: compacted</title></line>`)
+  const ticks = rows.flatMap((row, i) =>
+    (rows.length - 1 - i) % every === 0 ? [html`<text class="axis" x="${fmt(x(i))}" y="${HEIGHT - PAD.bottom + 16}" text-anchor="middle">${row.step}</text>`] : [],
+  )
+  const compactions = rows.flatMap((row, i) =>
+    row.compacted
+      ? [html`<line class="compacted" x1="${fmt(x(i))}" x2="${fmt(x(i))}" y1="${PAD.top}" y2="${HEIGHT - PAD.bottom}"><title>step ${row.step}: compacted</title></line>`]
+      : [],
+  )
 
   const plotted = series.map((s) => {
-    // The first step has nothing to reuse: a hollow mark at 0, left out of the line so it does not read as a drop.
-    const linked = s.points.filter((p) => p.first !== true)
-    const path = s.key === 'observed' ? '' : linked.map((p, i) => `${i === 0 ? 'M' : 'L'}${fmt(x(p.step))},${fmt(y(p.share))}`).join(' ')
+    // A session's first step has nothing to reuse: a hollow mark at 0, left out of the line so it does not read as a drop.
+    let path = ''
+    if (s.key !== 'observed') {
+      let move = true
+      for (const p of s.points) {
+        if (p.first === true) move = true
+        else {
+          path += `${path === '' ? '' : ' '}${move ? 'M' : 'L'}${fmt(x(p.index))},${fmt(y(p.share))}`
+          move = false
+        }
+      }
+    }
     const marks = s.points.map((p) => {
       const title = html`<title>step ${p.step} · ${s.label}: ${percent(p.share)}${p.note === '' ? '' : ` · ${p.note}`}</title>`
       return s.key === 'observed'
-        ? html`<rect class="point ${s.key}" data-step="${p.step}" x="${fmt(x(p.step) - 4)}" y="${fmt(y(p.share) - 4)}" width="8" height="8" transform="rotate(45 ${fmt(x(p.step))} ${fmt(y(p.share))})">${title}</rect>`
-        : html`<circle class="point ${s.key}${p.first === true ? ' first' : ''}" data-step="${p.step}" cx="${fmt(x(p.step))}" cy="${fmt(y(p.share))}" r="${s.key === 'stable' ? 3.5 : 2.5}">${title}</circle>`
+        ? html`<rect class="point ${s.key}" data-step="${p.step}" x="${fmt(x(p.index) - 4)}" y="${fmt(y(p.share) - 4)}" width="8" height="8" transform="rotate(45 ${fmt(x(p.index))} ${fmt(y(p.share))})">${title}</rect>`
+        : html`<circle class="point ${s.key}${p.first === true ? ' first' : ''}" data-step="${p.step}" cx="${fmt(x(p.index))}" cy="${fmt(y(p.share))}" r="${s.key === 'stable' ? 3.5 : 2.5}">${title}</circle>`
     })
     return html`<g class="series ${s.key}">${path === '' ? '' : html`<path class="line ${s.key}" d="${path}"/>`}${marks}</g>`
   })
@@ -70,22 +80,26 @@ function seriesOf(rows: readonly StepRow[]): Series[] {
   const tokens = (row: StepRow): string =>
     row.stablePrefixTokens === undefined ? `${row.stablePrefixLength}/${row.promptLength} chars` : `${row.stablePrefixTokens}/${row.promptTokens ?? '?'} tokens`
   const out: Series[] = [
-    { key: 'stable', label: 'stable system prefix', points: rows.map((row) => (row.first ? { step: row.step, share: 0, note: 'first step, nothing to reuse', first: true } : { step: row.step, share: row.stableShare, note: tokens(row) })) },
-  ]
-  const reusable = rows.filter((row) => row.reusableShare !== undefined)
-  if (reusable.length > 0) {
-    out.push({
+    {
+      key: 'stable',
+      label: 'stable system prefix',
+      points: rows.map((row, index) =>
+        row.first ? { index, step: row.step, share: 0, note: 'first step, nothing to reuse', first: true } : { index, step: row.step, share: row.stableShare, note: tokens(row) },
+      ),
+    },
+    {
       key: 'reusable',
       label: 'reusable request prefix',
-      points: reusable.map((row) => ({ step: row.step, share: row.reusableShare!, note: `${row.reusablePrefixLength} chars` })),
-    })
-  }
-  const observed = rows.filter((row) => row.usage !== undefined)
+      points: rows.map((row, index) => ({ index, step: row.step, share: row.reusableShare, note: `${row.reusablePrefixLength} chars` })),
+    },
+  ]
+  const observed = rows.flatMap((row, index) => (row.usage === undefined ? [] : [{ row, index }]))
   if (observed.length > 0) {
     out.push({
       key: 'observed',
       label: 'observed cache (cached / input tokens)',
-      points: observed.map((row) => ({
+      points: observed.map(({ row, index }) => ({
+        index,
         step: row.step,
         share: row.usage!.observedShare,
         note: `${row.usage!.cachedInputTokens}/${row.usage!.inputTokens} tokens`,

@@ -1,13 +1,15 @@
 import { percent, type AgentModel, type StepRow } from './report-model.js'
+import { terminalSafe } from './terminal.js'
 
 /**
  * `promptloom inspect`: one agent's steps as a compact plain-text table for a
- * terminal. Optional columns (reusable prefix, tokens, cache, withheld) appear
- * only when the log has their fields; warnings follow their step's row, indented.
+ * terminal. Optional columns (tokens, cache, withheld) appear only when the
+ * log has their fields; warnings follow their step's row, indented. Every
+ * string from the log is passed through `terminalSafe`.
  *
  *   step  prompt  stable  reusable  withheld  changes
- *      1    1204  first   -                0  first render (6 sections); initial header
- *      4    1270  91.2%   0.0%             1  +web:surface; withheld tools:guidance (budget); tools +browse
+ *      1    1204   first      0.0%         0  first render (6 sections); initial header
+ *      4    1270   91.2%      0.0%         1  +web:surface; withheld tools:guidance (budget); tools +browse
  */
 export function renderInspectTable(agent: AgentModel): string {
   const rows = agent.rows
@@ -15,10 +17,8 @@ export function renderInspectTable(agent: AgentModel): string {
     { title: 'step', right: true, cell: (row) => `${row.step}${row.compacted ? '*' : ''}` },
     { title: 'prompt', right: true, cell: (row) => String(row.promptLength) },
     { title: 'stable', right: true, cell: (row) => (row.first ? 'first' : percent(row.stableShare)) },
+    { title: 'reusable', right: true, cell: (row) => percent(row.reusableShare) },
   ]
-  if (rows.some((row) => row.reusableShare !== undefined)) {
-    columns.push({ title: 'reusable', right: true, cell: (row) => (row.reusableShare === undefined ? '-' : percent(row.reusableShare)) })
-  }
   if (rows.some((row) => row.promptTokens !== undefined)) {
     columns.push({ title: 'tokens', right: true, cell: (row) => (row.promptTokens === undefined ? '-' : `${row.stablePrefixTokens ?? '?'}/${row.promptTokens}`) })
   }
@@ -35,8 +35,10 @@ export function renderInspectTable(agent: AgentModel): string {
   }
   columns.push({ title: 'changes', right: false, cell: changesOf })
 
-  const cells = rows.map((row) => columns.map((column) => column.cell(row)))
-  const widths = columns.map((column, i) => Math.max(column.title.length, ...cells.map((line) => line[i]!.length)))
+  const cells = rows.map((row) => columns.map((column) => terminalSafe(column.cell(row))))
+  // A loop, not Math.max(...cells): spreading one argument per step overflows the stack on long logs.
+  const widths = columns.map((column) => column.title.length)
+  for (const line of cells) for (let i = 0; i < line.length; i++) widths[i] = Math.max(widths[i]!, line[i]!.length)
   const format = (values: readonly string[]): string =>
     values
       .map((value, i) => (columns[i]!.right ? value.padStart(widths[i]!) : i === values.length - 1 ? value : value.padEnd(widths[i]!)))
@@ -45,12 +47,12 @@ export function renderInspectTable(agent: AgentModel): string {
 
   const totalSteps = rows.length
   const out = [
-    `${agent.name} (${agent.file}): ${totalSteps} step${totalSteps === 1 ? '' : 's'}, mean stable prefix ${totalSteps < 2 ? '-' : percent(agent.meanStableShare)}, ${agent.warningCount} warning${agent.warningCount === 1 ? '' : 's'}`,
+    `${terminalSafe(agent.name)} (${terminalSafe(agent.file)}): ${totalSteps} step${totalSteps === 1 ? '' : 's'}, mean stable prefix ${totalSteps < 2 ? '-' : percent(agent.meanStableShare)}, ${agent.warningCount} warning${agent.warningCount === 1 ? '' : 's'}`,
     format(columns.map((column) => column.title)),
   ]
   rows.forEach((row, i) => {
     out.push(format(cells[i]!))
-    for (const warning of row.warnings) out.push(`${' '.repeat(widths[0]! + 2)}! ${warning.message}`)
+    for (const warning of row.warnings) out.push(`${' '.repeat(widths[0]! + 2)}! ${terminalSafe(warning.message)}`)
   })
   if (rows.some((row) => row.compacted)) out.push('* compacted before this step')
   return out.join('\n') + '\n'
@@ -70,7 +72,7 @@ interface Column {
 function changesOf(row: StepRow): string {
   const parts: string[] = []
   const { changed, added, removed, withheld, restored } = row.sections
-  if (row.first) parts.push(`first render${added.length > 0 ? ` (${added.length} sections)` : ''}`)
+  if (row.first) parts.push(`${row.session > 1 ? `session ${row.session}: ` : ''}first render${added.length > 0 ? ` (${added.length} sections)` : ''}`)
   else {
     const names = [...added.map((n) => `+${n}`), ...removed.map((n) => `-${n}`), ...changed.map((n) => `~${n}`)]
     if (names.length > 0) parts.push(names.join(' '))

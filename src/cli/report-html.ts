@@ -61,8 +61,9 @@ function agentCard(agent: AgentModel, index: number): Html {
     ['latest prompt', `${last.promptLength.toLocaleString('en-US')} chars${last.promptTokens === undefined ? '' : ` · ${last.promptTokens.toLocaleString('en-US')} tokens`}`],
     ['mean stable prefix', agent.rows.length < 2 ? '—' : percent(agent.meanStableShare)],
   ]
-  if (agent.meanReusableShare !== undefined) figures.push(['mean reusable prefix', percent(agent.meanReusableShare)])
+  if (agent.rows.length > 1) figures.push(['mean reusable prefix', percent(agent.meanReusableShare)])
   figures.push(['warnings', String(agent.warningCount)])
+  for (const message of agent.readWarnings) figures.push(['log damage', message])
   if (last.withheld.length > 0) figures.push(['withheld now', last.withheld.join(', ')])
   const usage = agent.usageTotals
   if (usage !== undefined) {
@@ -81,28 +82,27 @@ ${prefixChart(agent.name, agent.rows)}
 }
 
 function stepTable(agent: AgentModel, index: number): Html {
-  const hasReusable = agent.rows.some((row) => row.reusableShare !== undefined)
   const hasUsage = agent.rows.some((row) => row.usage !== undefined)
   return html`<section class="panel agent" id="agent-${index + 1}" data-agent="${agent.name}">
 <h2>${agent.name} <span class="muted">· per step</span></h2>
 <table class="steps">
-<thead><tr><th class="n">step</th><th class="n">prompt</th><th>stable prefix</th>${hasReusable ? html`<th class="n">reusable</th>` : ''}<th>sections</th><th>tools · config</th><th>warnings · withheld</th>${hasUsage ? html`<th>cache: observed vs predicted</th>` : ''}</tr></thead>
+<thead><tr><th class="n">step</th><th class="n">prompt</th><th>stable prefix</th><th class="n">reusable</th><th>sections</th><th>tools · config</th><th>warnings · withheld</th>${hasUsage ? html`<th>cache: observed vs predicted</th>` : ''}</tr></thead>
 <tbody>
-${agent.rows.map((row) => stepRow(row, hasReusable, hasUsage))}
+${agent.rows.map((row) => stepRow(row, hasUsage))}
 </tbody>
 </table>
 </section>`
 }
 
-function stepRow(row: StepRow, hasReusable: boolean, hasUsage: boolean): Html {
+function stepRow(row: StepRow, hasUsage: boolean): Html {
   const { changed, added, removed, withheld, restored } = row.sections
   const quiet =
     !row.first && changed.length + added.length + removed.length + withheld.length + restored.length === 0 && row.headerReason === undefined && row.warnings.length === 0
   return html`<tr class="step-row${quiet ? ' quiet' : ''}" data-step="${row.step}">
-<td class="n">${row.step}${row.compacted ? html`<span class="badge compacted" title="compaction rewrote the history before this step">compacted</span>` : ''}</td>
+<td class="n">${row.step}${row.first && row.session > 1 ? html`<span class="badge session" title="a new surface appended to this log from here">session ${row.session}</span>` : ''}${row.compacted ? html`<span class="badge compacted" title="compaction rewrote the history before this step">compacted</span>` : ''}</td>
 <td class="n">${row.promptLength.toLocaleString('en-US')}${row.promptTokens === undefined ? '' : html`<div class="muted">${row.promptTokens.toLocaleString('en-US')} tok</div>`}</td>
 <td class="prefix">${row.first ? html`<span class="muted">first step</span>` : html`${bar(row.stableShare, 'stable')}<span class="num">${percent(row.stableShare)}</span><span class="muted"> ${row.stablePrefixLength.toLocaleString('en-US')}${row.stablePrefixTokens === undefined ? '' : ` · ${row.stablePrefixTokens} tok`}</span>`}</td>
-${hasReusable ? html`<td class="n">${row.reusableShare === undefined ? '—' : percent(row.reusableShare)}</td>` : ''}
+<td class="n">${percent(row.reusableShare)}</td>
 <td>${sectionCell(row)}</td>
 <td>${headerCell(row)}</td>
 <td>${notesCell(row)}</td>
@@ -142,7 +142,7 @@ function notesCell(row: StepRow): Html {
   if (row.warnings.length === 0 && row.withheld.length === 0 && !row.overBudget) return html`<span class="muted">—</span>`
   return html`${row.overBudget ? html`<span class="badge over">over budget</span>` : ''}${
     row.withheld.length === 0 ? '' : html`<div><span class="label">withheld</span>${row.withheld.map((name) => chip('withheld', '', name))}</div>`
-  }${row.warnings.length === 0 ? '' : html`<ul class="warnings">${row.warnings.map((w) => html`<li class="warning" title="${w.kind}${w.layer === undefined ? '' : ` · layer ${w.layer}`}">${w.message}</li>`)}</ul>`}`
+  }${row.warnings.length === 0 ? '' : html`<ul class="warnings">${row.warnings.map((w) => html`<li class="warning" title="${w.kind}${'layer' in w && w.layer !== undefined ? ` · layer ${w.layer}` : ''}">${w.message}</li>`)}</ul>`}`
 }
 
 function usageCell(row: StepRow): Html {

@@ -1,10 +1,17 @@
-import type { AgentLog, LoggedStep, LoggedTool, LoggedWarning } from './log-reader.js'
+import { commonPrefixLength, wholeCodePoints } from '../render/utf8.js'
+import { headerStateOf, toolDiff, type ToolDiff } from '../surface/request-header.js'
+import type { SessionLogWarning } from '../surface/session-log.js'
+import type { ReplayedStep } from '../surface/session-log-replay.js'
+import type { RequestHeaderEvent, UsageRecord } from '../surface/step-surface.js'
+import type { ToolSchema } from '../assembly/types.js'
+import type { AgentLog } from './agent-log.js'
 
 /**
- * What the report and `inspect` show, derived from replayed logs: one row per
- * step with the prefix shares and a classified change list, and, across
- * agents, the prefix their latest system prompts share. Plain data; the HTML
- * and terminal renderers only format it.
+ * What the report and `inspect` show, derived from the library's replay of
+ * each log (its steps and their events): one row per step with the prefix
+ * shares and a classified change list, and, across agents, the prefix their
+ * latest system prompts share. Plain data; the HTML and terminal renderers
+ * only format it.
  */
 
 /** How a step's sections changed against the previous step. */
@@ -29,19 +36,10 @@ export interface SectionChanges {
 }
 
 /** How the tool declarations changed (from the two steps' `request/header` tool lists). */
-export interface ToolChanges {
-  readonly added: readonly string[]
-  readonly removed: readonly string[]
-  readonly changed: readonly string[]
-  readonly reordered: boolean
-}
+export type ToolChanges = ToolDiff
 
-/** The provider's usage report next to what the surface predicted. */
-export interface UsageFigures {
-  readonly inputTokens: number
-  readonly cachedInputTokens: number
-  readonly cacheWriteTokens?: number
-  readonly predictedTokens?: number
+/** The provider's usage report next to what the surface predicted: the usage record's figures. */
+export type UsageFigures = Omit<UsageRecord, 'type' | 'step'> & {
   /** `cachedInputTokens / inputTokens` (0 when no input). */
   readonly observedShare: number
 }
@@ -49,17 +47,20 @@ export interface UsageFigures {
 /** One step of one agent. */
 export interface StepRow {
   readonly step: number
+  /** `ReplayedStep.session`: which surface wrote the step (a log appended to by several in turn has several). */
+  readonly session: number
   readonly compacted: boolean
   /** UTF-16 code units of the system prompt the model holds after this step. */
   readonly promptLength: number
   readonly stablePrefixLength: number
   /** `stablePrefixLength / promptLength`, 0 for an empty prompt. */
   readonly stableShare: number
-  readonly reusablePrefixLength?: number
-  readonly reusableShare?: number
+  readonly reusablePrefixLength: number
+  /** `reusablePrefixLength / promptLength`, 0 for an empty prompt. */
+  readonly reusableShare: number
   readonly promptTokens?: number
   readonly stablePrefixTokens?: number
-  /** `true` on the first step (nothing to compare with). */
+  /** `true` on the first step of each session (nothing to compare with). */
   readonly first: boolean
   readonly sections: SectionChanges
   /** Present when this step sent a request header after the first step and its tools differ. */
@@ -68,7 +69,7 @@ export interface StepRow {
   readonly config?: readonly string[]
   /** The request header's reason, when this step sent one. */
   readonly headerReason?: string
-  readonly warnings: readonly LoggedWarning[]
+  readonly warnings: readonly SessionLogWarning[]
   /** Every section the budget withheld from this step's prompt (`[]` without a budget). */
   readonly withheld: readonly string[]
   readonly overBudget: boolean
@@ -82,11 +83,13 @@ export interface AgentModel {
   readonly rows: readonly StepRow[]
   /** The system prompt after the last step. */
   readonly latestPrompt: string
-  /** Mean `stableShare` over the steps after the first (0 with one step). */
+  /** Mean `stableShare` over the steps that are not the first of their session (0 without any). */
   readonly meanStableShare: number
-  /** Mean `reusableShare` over the steps after the first, when every such step logged it. */
-  readonly meanReusableShare?: number
+  /** Mean `reusableShare` over the same steps. */
+  readonly meanReusableShare: number
   readonly warningCount: number
+  /** What the reader skipped in this log (a torn line), as messages naming the file and line. */
+  readonly readWarnings: readonly string[]
   /** Summed usage over the steps that have it, when any. */
   readonly usageTotals?: { readonly steps: number; readonly inputTokens: number; readonly cachedInputTokens: number; readonly predictedTokens?: number }
 }
@@ -116,20 +119,21 @@ export function buildReport(logs: readonly AgentLog[]): ReportModel {
 
 /** Builds one agent's rows and headline figures. */
 export function agentModel(log: AgentLog): AgentModel {
-  const rows = log.steps.map((step, i) => stepRow(step, i === 0 ? undefined : log.steps[i - 1]))
-  const later = rows.slice(1)
+  const steps = log.steps
+  const rows = steps.map((step, i) => stepRow(step, i === 0 || steps[i - 1]!.session !== step.session ? undefined : steps[i - 1]))
+  const later = rows.filter((row) => !row.first)
   const mean = (values: number[]): number => (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length)
-  const reusable = later.map((row) => row.reusableShare)
   const used = rows.filter((row) => row.usage !== undefined).map((row) => row.usage!)
   const predicted = used.filter((usage) => usage.predictedTokens !== undefined)
   return {
     name: log.name,
     file: log.file,
     rows,
-    latestPrompt: log.steps[log.steps.length - 1]!.prompt,
+    latestPrompt: steps[steps.length - 1]!.prompt,
     meanStableShare: mean(later.map((row) => row.stableShare)),
-    ...(later.length > 0 && reusable.every((share) => share !== undefined) ? { meanReusableShare: mean(reusable as number[]) } : {}),
+    meanReusableShare: mean(later.map((row) => row.reusableShare)),
     warningCount: rows.reduce((sum, row) => sum + row.warnings.length, 0),
+    readWarnings: log.warnings.map((warning) => warning.message),
     ...(used.length === 0
       ? {}
       : {
@@ -143,21 +147,22 @@ export function agentModel(log: AgentLog): AgentModel {
   }
 }
 
-function stepRow(step: LoggedStep, previous: LoggedStep | undefined): StepRow {
+/** One row; `previous` is the step before it in the same session (none for a session's first step). */
+function stepRow(step: ReplayedStep, previous: ReplayedStep | undefined): StepRow {
   const promptLength = step.prompt.length
   const share = (length: number): number => (promptLength === 0 ? 0 : Math.min(1, length / promptLength))
-  const header = step.header
+  const header = step.events.find((event): event is RequestHeaderEvent => event.type === 'request/header')
   const tools = previous !== undefined && header !== undefined ? toolChanges(previous.tools, header.tools) : undefined
   const config = previous !== undefined && header !== undefined ? configChanges(previous.config, header.config) : undefined
-  const row: StepRow = {
+  return {
     step: step.step,
+    session: step.session,
     compacted: step.compacted,
     promptLength,
     stablePrefixLength: step.stablePrefixLength,
     stableShare: share(step.stablePrefixLength),
-    ...(step.reusablePrefixLength === undefined
-      ? {}
-      : { reusablePrefixLength: step.reusablePrefixLength, reusableShare: share(step.reusablePrefixLength) }),
+    reusablePrefixLength: step.reusablePrefixLength,
+    reusableShare: share(step.reusablePrefixLength),
     ...(step.promptTokens === undefined ? {} : { promptTokens: step.promptTokens }),
     ...(step.stablePrefixTokens === undefined ? {} : { stablePrefixTokens: step.stablePrefixTokens }),
     first: previous === undefined,
@@ -168,16 +173,13 @@ function stepRow(step: LoggedStep, previous: LoggedStep | undefined): StepRow {
     warnings: step.warnings,
     withheld: step.withheld ?? [],
     overBudget: step.overBudget === true,
-    ...(step.usage === undefined
-      ? {}
-      : {
-          usage: {
-            ...step.usage,
-            observedShare: step.usage.inputTokens === 0 ? 0 : step.usage.cachedInputTokens / step.usage.inputTokens,
-          },
-        }),
+    ...(step.usage === undefined ? {} : { usage: usageFigures(step.usage) }),
   }
-  return row
+}
+
+function usageFigures(usage: UsageRecord): UsageFigures {
+  const { type: _type, step: _step, ...figures } = usage
+  return { ...figures, observedShare: usage.inputTokens === 0 ? 0 : usage.cachedInputTokens / usage.inputTokens }
 }
 
 /**
@@ -188,8 +190,8 @@ function stepRow(step: LoggedStep, previous: LoggedStep | undefined): StepRow {
  * steps' `withheld` lists) are reported as such, not as removed or added.
  */
 export function sectionChanges(
-  step: Pick<LoggedStep, 'changedSections' | 'sections' | 'withheld'>,
-  previous: Pick<LoggedStep, 'sections' | 'withheld'> | undefined,
+  step: Pick<ReplayedStep, 'changedSections' | 'sections' | 'withheld'>,
+  previous: Pick<ReplayedStep, 'sections' | 'withheld'> | undefined,
 ): SectionChanges {
   const held = step.withheld ?? []
   if (previous === undefined) return { changed: [], added: step.sections ?? [], removed: [], withheld: held, restored: [], classified: step.sections !== undefined }
@@ -209,18 +211,10 @@ export function sectionChanges(
   return { changed, added, removed, withheld, restored, classified: true }
 }
 
-/** Tool names added, removed, changed (same name, different JSON) and whether the common ones moved; `undefined` when identical. */
-export function toolChanges(before: readonly LoggedTool[], after: readonly LoggedTool[]): ToolChanges | undefined {
-  const old = new Map(before.map((tool) => [tool.name, tool.json]))
-  const now = new Map(after.map((tool) => [tool.name, tool.json]))
-  const added = after.filter((tool) => !old.has(tool.name)).map((tool) => tool.name)
-  const removed = before.filter((tool) => !now.has(tool.name)).map((tool) => tool.name)
-  const changed = after.filter((tool) => old.has(tool.name) && old.get(tool.name) !== tool.json).map((tool) => tool.name)
-  const commonBefore = before.filter((tool) => now.has(tool.name)).map((tool) => tool.name)
-  const commonAfter = after.filter((tool) => old.has(tool.name)).map((tool) => tool.name)
-  const reordered = commonBefore.some((name, i) => commonAfter[i] !== name)
-  if (added.length + removed.length + changed.length === 0 && !reordered) return undefined
-  return { added, removed, changed, reordered }
+/** The tool changes between two steps' declarations (the step surface's own comparison); `undefined` when identical. */
+export function toolChanges(before: readonly ToolSchema[], after: readonly ToolSchema[]): ToolChanges | undefined {
+  const diff = toolDiff(headerStateOf(before, '', undefined), headerStateOf(after, '', undefined))
+  return diff.added.length + diff.removed.length + diff.changed.length === 0 && !diff.reordered ? undefined : diff
 }
 
 /** The config keys whose JSON value differs (added, removed or changed), in first-seen order. */
@@ -231,30 +225,19 @@ export function configChanges(before: Readonly<Record<string, unknown>>, after: 
 
 /** The longest common prefix of the agents' latest prompts, in UTF-16 code units, cut back to whole code points. */
 export function sharedPrefix(agents: readonly Pick<AgentModel, 'name' | 'latestPrompt'>[]): SharedPrefix {
-  const prompts = agents.map((agent) => agent.latestPrompt)
-  let length = Math.min(...prompts.map((text) => text.length))
-  for (let i = 0; i < length; i++) {
-    const c = prompts[0]!.charCodeAt(i)
-    if (prompts.some((text) => text.charCodeAt(i) !== c)) {
-      length = i
-      break
-    }
-  }
-  // A high surrogate at the end would split a code point that differs after it.
-  if (length > 0 && isHighSurrogate(prompts[0]!.charCodeAt(length - 1)) && prompts.some((text) => text.length > length)) length--
+  const first = agents[0]!.latestPrompt
+  let length = first.length
+  for (const agent of agents) length = Math.min(length, commonPrefixLength(first, agent.latestPrompt))
+  for (const agent of agents) length = wholeCodePoints(first, agent.latestPrompt, length)
   return {
     length,
-    text: prompts[0]!.slice(0, length),
+    text: first.slice(0, length),
     agents: agents.map((agent) => ({
       name: agent.name,
       share: agent.latestPrompt.length === 0 ? 0 : length / agent.latestPrompt.length,
       continuation: agent.latestPrompt.slice(length, length + 80),
     })),
   }
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff
 }
 
 /** `0.931` → `'93.1%'`. */

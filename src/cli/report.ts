@@ -1,6 +1,7 @@
-import { existsSync, realpathSync, writeFileSync } from 'node:fs'
-import { resolve } from 'node:path'
-import { LogError, readAgentLog, type AgentLog } from './log-reader.js'
+import { statSync, writeFileSync, type BigIntStats } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { readAgentLog, type AgentLog } from './agent-log.js'
+import { CliError } from './cli-error.js'
 import { renderReportHtml } from './report-html.js'
 import { buildReport } from './report-model.js'
 
@@ -10,28 +11,60 @@ import { buildReport } from './report-model.js'
  * imported by the package root.
  */
 
-/** The HTML report for `files`, each read as one agent's log; throws a `LogError` for a bad log. */
-function reportHtmlFor(files: readonly string[]): string {
-  return renderReportHtml(buildReport(readLogs(files)))
-}
-
 /**
  * Writes the report for `files` to `output` and returns the absolute path
- * written. Throws a `LogError` before writing anything when a log is bad,
- * when `output` is one of the inputs (it would destroy the log), or when no
- * log is given.
+ * written; `onWarning` receives each line a reader skipped (a torn line).
+ * Throws before writing anything when no log is given, a log is bad
+ * (`SessionLogError`), or `output` cannot take the report (`CliError`): it
+ * is the same file as an input (by device and inode, so symlinks and hard
+ * links count), a directory, or in a folder that does not exist.
  */
-export function writeReport(files: readonly string[], output: string): string {
-  if (files.length === 0) throw new LogError('report needs at least one session log; usage: promptloom report <log.jsonl…> [-o report.html]')
+export function writeReport(files: readonly string[], output: string, onWarning: (message: string) => void = () => {}): string {
+  if (files.length === 0) throw new CliError('report needs at least one session log; usage: promptloom report <log.jsonl…> [-o report.html]')
   const target = resolve(output)
+  checkOutput(output, target, files)
+  const logs = readLogs(files)
+  for (const log of logs) for (const warning of log.warnings) onWarning(warning.message)
+  const page = renderReportHtml(buildReport(logs))
+  try {
+    writeFileSync(target, page)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException | null)?.code
+    if (typeof code !== 'string') throw error
+    throw new CliError(`cannot write the report to "${output}" (${code}); pick an -o path in a folder you can write to`)
+  }
+  return target
+}
+
+/** Refuses an output that would destroy an input or cannot be written, before any log is read. */
+function checkOutput(output: string, target: string, files: readonly string[]): void {
+  const existing = statOf(target)
+  if (existing === undefined) {
+    const folder = statOf(dirname(target))
+    if (folder === undefined) {
+      throw new CliError(`cannot write the report to "${output}": the folder "${dirname(output)}" does not exist; create it or pick another -o path`)
+    }
+    if (!folder.isDirectory()) throw new CliError(`cannot write the report to "${output}": "${dirname(output)}" is a file, not a folder; pick another -o path`)
+    return
+  }
+  if (existing.isDirectory()) throw new CliError(`output "${output}" is a directory; pass a file path such as "${join(output, 'report.html')}"`)
   for (const file of files) {
-    if (samePath(file, target)) {
-      throw new LogError(`output "${output}" is the input log "${file}"; writing it would destroy the log, so pick another -o path`)
+    const input = statOf(file)
+    if (input !== undefined && input.dev === existing.dev && input.ino === existing.ino) {
+      throw new CliError(`output "${output}" is the same file as the input log "${file}"; writing it would destroy the log, so pick another -o path`)
     }
   }
-  const page = reportHtmlFor(files)
-  writeFileSync(target, page)
-  return target
+}
+
+/** The file at `path` after following symlinks, or `undefined` when there is none. */
+function statOf(path: string): BigIntStats | undefined {
+  try {
+    return statSync(path, { bigint: true, throwIfNoEntry: false })
+  } catch (error) {
+    // A path through a regular file ("log.jsonl/out.html") names nothing.
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined
+    throw error
+  }
 }
 
 /**
@@ -60,12 +93,4 @@ export function agentNames(logs: readonly AgentLog[]): AgentLog[] {
   const counts = new Map<string, number>()
   for (const name of short) counts.set(name, (counts.get(name) ?? 0) + 1)
   return logs.map((log, i) => ({ ...log, name: counts.get(short[i]!)! > 1 ? log.file : short[i]! }))
-}
-
-function samePath(file: string, target: string): boolean {
-  const a = resolve(file)
-  if (a === target) return true
-  // Symlinks and `..` spellings: compare real paths when both exist.
-  if (!existsSync(a) || !existsSync(target)) return false
-  return realpathSync(a) === realpathSync(target)
 }

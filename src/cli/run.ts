@@ -1,8 +1,12 @@
+import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { SessionLogError } from '../surface/session-log-replay.js'
+import { readAgentLog } from './agent-log.js'
+import { CliError } from './cli-error.js'
 import { renderInspectTable } from './inspect.js'
-import { LogError, readAgentLog } from './log-reader.js'
 import { writeReport } from './report.js'
 import { agentModel } from './report-model.js'
+import { terminalSafe } from './terminal.js'
 
 /** Where the CLI writes; the bin passes `process.stdout` / `process.stderr`. */
 export interface CliOutput {
@@ -20,26 +24,34 @@ Usage:
       stable/reusable prefix share per step, tokens when logged, a per-step
       table of section/tool/config changes, warnings, withheld sections and
       predicted vs observed cache reuse; with several logs, the prefix the
-      agents share. Default output: report.html.
+      agents share.
   promptloom inspect <log.jsonl>
       Print a compact per-step table of one log.
-  promptloom --help
 
-Exit code 1 with a message on stderr for a malformed log (naming the file
-and line), a missing file, or an -o path that is one of the inputs.
+Options:
+  -o, --output <file>  Where report writes the HTML (default: report.html).
+                       Never one of the input logs; its folder must exist.
+  -h, --help           Print this help.
+  -v, --version        Print the version.
+
+A log may hold one torn line (a record cut short when its writer stopped
+mid-write): it is skipped with a warning on stderr. Exit code 1 with one
+message on stderr for a malformed log (naming the file and line), a missing
+file, or an -o path that cannot take the report.
 `
 
 /**
  * Runs the CLI with `argv` (without node and the script) and returns the exit
- * code: 0 on success, 1 for a bad log or bad usage (the message goes to
- * `stderr`, prefixed `promptloom: `). Unexpected errors are rethrown.
+ * code: 0 on success, 1 for a bad log, bad usage or an unwritable output (one
+ * line on `stderr`, prefixed `promptloom: `). Everything printed from a log
+ * or a path is passed through `terminalSafe`. Unexpected errors are rethrown.
  */
 export function runCli(argv: readonly string[], out: CliOutput): number {
   try {
     return dispatch(argv, out)
   } catch (error) {
-    if (error instanceof LogError || isParseArgsError(error)) {
-      out.stderr.write(`promptloom: ${(error as Error).message}\n`)
+    if (error instanceof CliError || error instanceof SessionLogError || isParseArgsError(error)) {
+      out.stderr.write(`promptloom: ${terminalSafe((error as Error).message)}\n`)
       return 1
     }
     throw error
@@ -52,6 +64,7 @@ function dispatch(argv: readonly string[], out: CliOutput): number {
     options: {
       output: { type: 'string', short: 'o' },
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
     },
     allowPositionals: true,
     strict: true,
@@ -61,24 +74,37 @@ function dispatch(argv: readonly string[], out: CliOutput): number {
     out.stdout.write(CLI_HELP)
     return 0
   }
+  if (values.version === true) {
+    out.stdout.write(`promptloom ${packageVersion()}\n`)
+    return 0
+  }
+  const warn = (message: string): void => void out.stderr.write(`promptloom: warning: ${terminalSafe(message)}\n`)
   switch (command) {
     case 'report': {
-      if (files.length === 0) throw new LogError('report needs at least one session log; usage: promptloom report <log.jsonl…> [-o report.html]')
-      const written = writeReport(files, values.output ?? 'report.html')
-      out.stdout.write(`report written: ${written}\n`)
+      if (files.length === 0) throw new CliError('report needs at least one session log; usage: promptloom report <log.jsonl…> [-o report.html]')
+      const written = writeReport(files, values.output ?? 'report.html', warn)
+      out.stdout.write(`report written: ${terminalSafe(written)}\n`)
       return 0
     }
     case 'inspect': {
-      if (values.output !== undefined) throw new LogError('inspect prints to the terminal and takes no -o; use "promptloom report" for a file')
-      if (files.length !== 1) throw new LogError(`inspect takes exactly one session log (got ${files.length}); usage: promptloom inspect <log.jsonl>`)
-      out.stdout.write(renderInspectTable(agentModel(readAgentLog(files[0]!))))
+      if (values.output !== undefined) throw new CliError('inspect prints to the terminal and takes no -o; use "promptloom report" for a file')
+      if (files.length !== 1) throw new CliError(`inspect takes exactly one session log (got ${files.length}); usage: promptloom inspect <log.jsonl>`)
+      const log = readAgentLog(files[0]!)
+      for (const warning of log.warnings) warn(warning.message)
+      out.stdout.write(renderInspectTable(agentModel(log)))
       return 0
     }
     case undefined:
-      throw new LogError('missing command; usage: promptloom report <log.jsonl…> [-o report.html] | promptloom inspect <log.jsonl> (see --help)')
+      throw new CliError('missing command; usage: promptloom report <log.jsonl…> [-o report.html] | promptloom inspect <log.jsonl> (see --help)')
     default:
-      throw new LogError(`unknown command "${command}"; known commands: report, inspect (see --help)`)
+      throw new CliError(`unknown command "${command}"; known commands: report, inspect (see --help)`)
   }
+}
+
+/** The version in the package.json two folders up (from src/cli and from dist/cli alike). */
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown }
+  return String(manifest.version)
 }
 
 function isParseArgsError(error: unknown): boolean {

@@ -45,7 +45,20 @@ export function headerChange(before: HeaderState, after: HeaderState): string | 
   return reasons.length === 0 ? undefined : reasons.join('; ')
 }
 
-function toolsChange(before: HeaderState, after: HeaderState): string {
+/** How the tool declarations changed between two headers, by name (a repeated name counts once, as first declared). */
+export interface ToolDiff {
+  /** Names declared now but not before, in their new order. */
+  readonly added: string[]
+  /** Names declared before but not now, in their old order. */
+  readonly removed: string[]
+  /** Names declared in both whose JSON differs, in their new order. */
+  readonly changed: string[]
+  /** Whether the names declared in both appear in a different order. */
+  readonly reordered: boolean
+}
+
+/** Compares the tools of two header states by name and JSON. */
+export function toolDiff(before: HeaderState, after: HeaderState): ToolDiff {
   const was = new Map<string, string>()
   before.names.forEach((name, i) => was.has(name) || was.set(name, before.toolJson[i]!))
   const now = new Map<string, string>()
@@ -55,11 +68,16 @@ function toolsChange(before: HeaderState, after: HeaderState): string {
   const changed = [...now.keys()].filter((name) => was.has(name) && was.get(name) !== now.get(name))
   const keptBefore = [...was.keys()].filter((name) => now.has(name))
   const keptAfter = [...now.keys()].filter((name) => was.has(name))
+  return { added, removed, changed, reordered: keptBefore.some((name, i) => keptAfter[i] !== name) }
+}
+
+function toolsChange(before: HeaderState, after: HeaderState): string {
+  const { added, removed, changed, reordered } = toolDiff(before, after)
   const details: string[] = []
   if (added.length > 0) details.push(`added ${added.join(', ')}`)
   if (removed.length > 0) details.push(`removed ${removed.join(', ')}`)
   if (changed.length > 0) details.push(`changed ${changed.join(', ')}`)
-  if (keptBefore.some((name, i) => keptAfter[i] !== name)) details.push('reordered')
+  if (reordered) details.push('reordered')
   return details.length === 0 ? 'tools changed' : `tools changed (${details.join('; ')})`
 }
 

@@ -1,5 +1,8 @@
 /** Hand-written session-log lines for the CLI tests. */
 
+import { agentNameOf, type AgentLog } from '../../src/cli/agent-log.js'
+import { parseSessionLog } from '../../src/index.js'
+
 /** A step record with the base fields; `extra` adds or overrides fields. */
 export function stepLine(step: number, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({
@@ -106,4 +109,10 @@ export function budgetLog(): string {
     }),
     messageLine(v1),
   )
+}
+
+/** `text` replayed by the library's parser as the CLI reads a log named `file` (one agent). */
+export function agentLogOf(text: string, file: string): AgentLog {
+  const { steps, warnings } = parseSessionLog(text, file)
+  return { name: agentNameOf(file), file, steps, warnings }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { parseAgentLog } from '../../src/cli/log-reader.js'
+import { agentLogOf } from './fixtures.js'
 import { agentModel } from '../../src/cli/report-model.js'
 import { createStepSurface, serializeStep, type PromptAssembly } from '../../src/index.js'
 
@@ -28,7 +28,7 @@ describe('serializeStep: the rendered section names', () => {
     ])
     const second = plain([['identity', 'You are Loom.']])
     const text = serializeStep(surface.step({ assembly: first })) + serializeStep(surface.step({ assembly: second }))
-    const row = agentModel(parseAgentLog(text, 'a.jsonl')).rows[1]!
+    const row = agentModel(agentLogOf(text, 'a.jsonl')).rows[1]!
     expect(row.sections).toEqual({ changed: [], added: [], removed: ['plan'], withheld: [], restored: [], classified: true })
   })
 
@@ -41,7 +41,7 @@ describe('serializeStep: the rendered section names', () => {
       ['tips', 'Read before you edit.'],
     ])
     const text = serializeStep(surface.step({ assembly: first })) + serializeStep(surface.step({ assembly: second }))
-    const row = agentModel(parseAgentLog(text, 'a.jsonl')).rows[1]!
+    const row = agentModel(agentLogOf(text, 'a.jsonl')).rows[1]!
     expect([row.withheld, row.sections]).toEqual([['tips'], { changed: [], added: [], removed: [], withheld: ['tips'], restored: [], classified: true }])
   })
 })

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest'
 import { escapeHtml, html, raw } from '../../src/cli/html.js'
-import { parseAgentLog } from '../../src/cli/log-reader.js'
+import { agentLogOf } from './fixtures.js'
 import { renderReportHtml } from '../../src/cli/report-html.js'
 import { buildReport } from '../../src/cli/report-model.js'
 import { budgetLog, headerLine, jsonl, messageLine, stepLine, threeStepLog, usageLine } from './fixtures.js'
@@ -8,7 +8,7 @@ import { budgetLog, headerLine, jsonl, messageLine, stepLine, threeStepLog, usag
 const EVIL = `<img src=x onerror="alert('x')">&amp;`
 
 function page(...logs: [text: string, file: string][]): string {
-  return renderReportHtml(buildReport(logs.map(([text, file]) => parseAgentLog(text, file))))
+  return renderReportHtml(buildReport(logs.map(([text, file]) => agentLogOf(text, file))))
 }
 
 describe('escaping', () => {

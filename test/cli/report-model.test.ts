@@ -1,10 +1,10 @@
 import { describe, expect, test } from 'vitest'
-import { parseAgentLog } from '../../src/cli/log-reader.js'
+import { agentLogOf } from './fixtures.js'
 import { agentModel, buildReport, configChanges, sectionChanges, sharedPrefix, toolChanges } from '../../src/cli/report-model.js'
 import { agentNames } from '../../src/cli/report.js'
 import { budgetLog, jsonl, messageLine, stepLine, threeStepLog, usageLine } from './fixtures.js'
 
-const model = (text: string, file = 'a.jsonl') => agentModel(parseAgentLog(text, file))
+const model = (text: string, file = 'a.jsonl') => agentModel(agentLogOf(text, file))
 
 describe('per-step rows', () => {
   test('the stable share is the stable prefix over the prompt the model holds', () => {
@@ -35,7 +35,7 @@ describe('per-step rows', () => {
   })
 
   test('a tool whose schema changed is "changed", and a swap of two tools is "reordered"', () => {
-    const tool = (name: string, description = name) => ({ name, json: JSON.stringify({ name, description }) })
+    const tool = (name: string, description = name) => ({ name, description, parameters: {} })
     expect(toolChanges([tool('a'), tool('b')], [tool('b'), tool('a', 'new')])).toEqual({ added: [], removed: [], changed: ['a'], reordered: true })
     expect(toolChanges([tool('a')], [tool('a')])).toBeUndefined()
   })
@@ -98,11 +98,9 @@ describe('agent headline figures', () => {
     expect(model(threeStepLog()).meanStableShare).toBeCloseTo((1 + step3) / 2, 10)
   })
 
-  test('the reusable mean appears only when every later step logged a reusable prefix', () => {
+  test('the reusable mean is taken over the same steps (a log without reusable figures reuses its stable ones)', () => {
     const text = jsonl(stepLine(1), messageLine('abcd', 'append'), stepLine(2, { stablePrefixLength: 4, reusablePrefixLength: 2 }), stepLine(3, { stablePrefixLength: 4 }))
-    expect(model(text).meanReusableShare).toBeUndefined()
-    const all = jsonl(stepLine(1), messageLine('abcd', 'append'), stepLine(2, { stablePrefixLength: 4, reusablePrefixLength: 2 }))
-    expect(model(all).meanReusableShare).toBe(0.5)
+    expect(model(text).meanReusableShare).toBe(0.75)
   })
 
   test('usage totals add up the steps that have usage', () => {
@@ -132,12 +130,12 @@ describe('the prefix the agents share', () => {
   })
 
   test('is reported only for two or more agents', () => {
-    expect(buildReport([parseAgentLog(threeStepLog(), 'a.jsonl')]).shared).toBeUndefined()
-    expect(buildReport([parseAgentLog(threeStepLog(), 'a.jsonl'), parseAgentLog(threeStepLog(), 'b.jsonl')]).shared?.agents).toHaveLength(2)
+    expect(buildReport([agentLogOf(threeStepLog(), 'a.jsonl')]).shared).toBeUndefined()
+    expect(buildReport([agentLogOf(threeStepLog(), 'a.jsonl'), agentLogOf(threeStepLog(), 'b.jsonl')]).shared?.agents).toHaveLength(2)
   })
 
   test('agent names drop a dotted prefix every file shares, and identical names fall back to the path', () => {
-    const log = (file: string) => parseAgentLog(threeStepLog(), file)
+    const log = (file: string) => agentLogOf(threeStepLog(), file)
     expect(agentNames([log('l/session.agent-1.jsonl'), log('l/session.agent-2.jsonl')]).map((a) => a.name)).toEqual(['agent-1', 'agent-2'])
     expect(agentNames([log('x/run.jsonl'), log('y/run.jsonl')]).map((a) => a.name)).toEqual(['x/run.jsonl', 'y/run.jsonl'])
     expect(agentNames([log('l/session.jsonl')]).map((a) => a.name)).toEqual(['session'])

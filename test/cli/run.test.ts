@@ -36,11 +36,11 @@ describe('promptloom report', () => {
   })
 
   test('a malformed line fails with exit 1, names the file and line on stderr, and writes nothing', () => {
-    const bad = file('bad.jsonl', jsonl(stepLine(1), messageLine('p', 'append'), '{oops'))
+    const bad = file('bad.jsonl', jsonl(stepLine(1), messageLine('p', 'append'), '{oops', messageLine('q')))
     const out = join(tmp, 'never.html')
     const run = cli('report', bad, '-o', out)
     expect([run.code, run.stdout]).toEqual([1, ''])
-    expect(run.stderr).toMatch(new RegExp(`^promptloom: session log "${bad.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}" line 3: not JSON`))
+    expect(run.stderr).toMatch(new RegExp(`^promptloom: session log "${bad.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}" line 3: not JSON[^\n]*\n$`))
     expect(existsSync(out)).toBe(false)
   })
 
@@ -51,7 +51,7 @@ describe('promptloom report', () => {
     expect(run).toEqual({
       code: 1,
       stdout: '',
-      stderr: `promptloom: output "${log}" is the input log "${log}"; writing it would destroy the log, so pick another -o path\n`,
+      stderr: `promptloom: output "${log}" is the same file as the input log "${log}"; writing it would destroy the log, so pick another -o path\n`,
     })
     expect(readFileSync(log, 'utf8')).toBe(before)
   })
@@ -88,10 +88,10 @@ describe('promptloom inspect', () => {
     const lines = run.stdout.trimEnd().split('\n')
     expect(lines[0]).toMatch(/^i \(.*i\.jsonl\): 3 steps, mean stable prefix 83\.8%, 1 warning$/)
     expect(lines.slice(1)).toEqual([
-      'step  prompt  stable  changes',
-      '   1      38   first  first render (3 sections); initial header',
-      '   2      38  100.0%  -',
-      '   3      34   67.6%  +web -plan ~persona; tools +browse; config ~temperature',
+      'step  prompt  stable  reusable  changes',
+      '   1      38   first      0.0%  first render (3 sections); initial header',
+      '   2      38  100.0%    100.0%  -',
+      '   3      34   67.6%     67.6%  +web -plan ~persona; tools +browse; config ~temperature',
       '      ! section "persona" references volatile variable "date"',
     ])
   })
@@ -114,19 +114,19 @@ describe('promptloom inspect', () => {
   test('shows how many sections the budget withholds, and which were withheld or restored as changes', () => {
     const lines = cli('inspect', file('b.jsonl', budgetLog())).stdout.trimEnd().split('\n')
     expect(lines.slice(1)).toEqual([
-      'step  prompt  stable  tokens  withheld  changes',
-      '   1      24   first     0/6         0  first render (2 sections)',
-      '   2      20   75.0%     4/5         1  +tips; withheld examples (budget)',
+      'step  prompt  stable  reusable  tokens  withheld  changes',
+      '   1      24   first      0.0%     0/6         0  first render (2 sections)',
+      '   2      20   75.0%     75.0%     4/5         1  +tips; withheld examples (budget)',
       '      ! token budget withheld prompt section "examples"',
-      '   3      20  100.0%     5/5         1  -',
-      '   4      24   62.5%     4/6         0  -tips; restored examples (budget)',
+      '   3      20  100.0%    100.0%     5/5         1  -',
+      '   4      24   62.5%     62.5%     4/6         0  -tips; restored examples (budget)',
       '      ! token budget restored prompt section "examples"',
     ])
   })
 
   test('marks an over-budget step in the withheld column', () => {
     const text = jsonl(stepLine(1, { sections: ['a'], withheld: ['b'], overBudget: true }), messageLine('A', 'append'))
-    expect(cli('inspect', file('o.jsonl', text)).stdout.split('\n')[2]).toBe('   1       1   first    1 over  first render (1 sections); withheld b (budget)')
+    expect(cli('inspect', file('o.jsonl', text)).stdout.split('\n')[2]).toBe('   1       1   first      0.0%    1 over  first render (1 sections); withheld b (budget)')
   })
 
   test('takes exactly one log', () => {
@@ -152,6 +152,23 @@ describe('the command line', () => {
     expect(run.stdout).toContain('promptloom inspect <log.jsonl>')
   })
 
+  test('--help lists the -o/--output option and --version', () => {
+    const help = cli('--help').stdout
+    expect(help).toMatch(/^ {2}-o, --output <file> {2}Where report writes the HTML \(default: report\.html\)\.$/m)
+    expect(help).toMatch(/^ {2}-v, --version {8}Print the version\.$/m)
+  })
+
+  test('--version prints the package version and exits 0', () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
+    expect(cli('--version')).toEqual({ code: 0, stdout: `promptloom ${version}\n`, stderr: '' })
+    expect(cli('-v').stdout).toBe(`promptloom ${version}\n`)
+  })
+
+  test('the package has npm scripts that run the CLI from source', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    expect([pkg.scripts.report, pkg.scripts.inspect]).toEqual(['tsx src/cli/main.ts report', 'tsx src/cli/main.ts inspect'])
+  })
+
   test('the bin entry is the built src/cli/main.ts, which starts with a node shebang', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> }
     expect(pkg.bin).toEqual({ promptloom: './dist/cli/main.js' })
@@ -165,6 +182,6 @@ describe('the command line', () => {
         resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stderr })
       })
     })
-    expect(result).toEqual({ code: 1, stderr: `promptloom: session log "${bad}" line 1: "step" must be a non-negative integer (got nothing)\n` })
+    expect(result).toEqual({ code: 1, stderr: `promptloom: session log "${bad}" line 1: a "step" record's "step" must be a positive integer (got nothing)\n` })
   })
 })

@@ -127,7 +127,7 @@ function record(inputs: readonly StepInput[], surfaceMode: SystemPromptUpdate | 
     log.write(result)
     return result
   })
-  const replayed = readSessionLog(path)
+  const replayed = readSessionLog(path).steps
   rmSync(path)
   const modes = inputs.map((input) => input.systemPromptUpdate ?? surfaceMode ?? 'replace')
   return { inputs, results, replayed, modes }
@@ -226,7 +226,7 @@ describe('step surface over random step sequences', () => {
             log.write(result)
             results.push(result)
           }
-          const replayed = readSessionLog(path)
+          const replayed = readSessionLog(path).steps
           rmSync(path)
           checkLaws({ inputs: live, results, replayed, modes: live.map(() => 'replace') })
         },

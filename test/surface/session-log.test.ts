@@ -6,13 +6,16 @@ import {
   createStepSurface,
   parseSessionLog,
   serializeStep,
+  SessionLogError,
   type PromptAssembly,
+  type ReplayedStep,
   type StepInput,
   type StepSurfaceOptions,
   type ToolSchema,
 } from '../../src/index.js'
 import { createSessionLogWriter, readSessionLog } from '../../src/node.js'
 import { BARE, mintScope, mount, tool } from '../assembly/system-prompt.fixtures.js'
+import { headerLine, jsonl, messageLine, stepLine, threeStepLog, usageLine } from '../cli/fixtures.js'
 
 type Plain = Pick<PromptAssembly, 'sections' | 'contexts' | 'variables' | 'tools'>
 
@@ -86,7 +89,7 @@ describe('writer', () => {
     writeFileSync(path, '')
     record([{ assembly: plain([['a', 'Alpha']]) }])
     record([{ assembly: plain([['a', 'Alpha']]) }])
-    expect(readSessionLog(path)).toHaveLength(2)
+    expect(readSessionLog(path).steps).toHaveLength(2)
     createSessionLogWriter(path, { truncate: true })
     expect(readFileSync(path, 'utf8')).toBe('')
   })
@@ -98,7 +101,7 @@ describe('writer', () => {
     agent.ctx.systemPrompt.section({ name: 'clock', order: 1, text: 'Now: {{now}}' })
     app.systemPrompt.variable('now', '12:00', { stability: 'volatile' })
     record([{ assembly: await app.systemPrompt.assemble({ scope: key }) }])
-    const [step] = readSessionLog(path)
+    const [step] = readSessionLog(path).steps
     expect(step!.warnings).toEqual([
       { kind: 'volatile-variable', section: 'clock', layer: 'agent-1', variable: 'now', message: expect.any(String) },
     ])
@@ -107,13 +110,15 @@ describe('writer', () => {
 })
 
 describe('reader', () => {
+  const replay = (): ReplayedStep[] => readSessionLog(path).steps
+
   test('replays replace-mode system messages into the prompt of every step', () => {
     record([
       { assembly: plain([['a', 'Alpha']]) },
       { assembly: plain([['a', 'Alpha']]) },
       { assembly: plain([['a', 'Beta']]) },
     ])
-    const steps = readSessionLog(path)
+    const steps = replay()
     expect(steps.map((step) => step.prompt)).toEqual(['Alpha', 'Alpha', 'Beta'])
     expect(steps.map((step) => step.systemMessages)).toEqual([
       [{ node: 0, text: 'Alpha' }],
@@ -130,12 +135,50 @@ describe('reader', () => {
       ],
       { systemPromptUpdate: 'in-history' },
     )
-    const [, second] = readSessionLog(path)
+    const [, second] = replay()
     expect(second!.prompt).toBe('Beta')
     expect(second!.systemMessages).toEqual([
       { node: 0, text: 'Alpha' },
       { node: 3, text: 'Beta' },
     ])
+  })
+
+  test('each step keeps the system messages it saw, even when a later step rewrites a lower node', () => {
+    const text = jsonl(
+      stepLine(1),
+      messageLine('v0', 'append', 0),
+      stepLine(2),
+      messageLine('v5', 'append', 5),
+      stepLine(3),
+      messageLine('v3', 'append', 3),
+      stepLine(4),
+      messageLine('v5b', 'append', 5),
+      stepLine(5),
+      messageLine('v0b', 'replace', 0),
+    )
+    const steps = parseSessionLog(text).steps
+    expect(steps.map((step) => step.systemMessages.map((m) => `${m.node}:${m.text}`).join(' '))).toEqual([
+      '0:v0',
+      '0:v0 5:v5',
+      '0:v0 3:v3 5:v5',
+      '0:v0 3:v3 5:v5b',
+      '0:v0b 3:v3 5:v5b',
+    ])
+  })
+
+  test('a replayed step copies like a plain object: spread, structuredClone and JSON keep its system messages', () => {
+    const [step] = parseSessionLog(jsonl(stepLine(1), messageLine('v0', 'append', 0), messageLine('v4', 'append', 4))).steps
+    const messages = [
+      { node: 0, text: 'v0' },
+      { node: 4, text: 'v4' },
+    ]
+    expect([{ ...step! }.systemMessages, structuredClone(step!).systemMessages, JSON.parse(JSON.stringify(step)).systemMessages]).toEqual([messages, messages, messages])
+    expect(step!.systemMessages).toBe(step!.systemMessages)
+  })
+
+  test('a replayed step frozen before its system messages are read still reads them', () => {
+    const [step] = parseSessionLog(jsonl(stepLine(1), messageLine('v0', 'append', 0))).steps
+    expect(Object.freeze(step!).systemMessages).toEqual([{ node: 0, text: 'v0' }])
   })
 
   test('a compacted step drops in-history system messages and the snapshot before its own events', () => {
@@ -147,7 +190,7 @@ describe('reader', () => {
       ],
       { systemPromptUpdate: 'in-history' },
     )
-    const [, second, third] = readSessionLog(path)
+    const [, second, third] = replay()
     expect(second!.contextSnapshot).toContain('cwd: /a')
     expect(third).toMatchObject({ compacted: true, prompt: 'Alpha', systemMessages: [{ node: 0, text: 'Alpha' }], contextSnapshot: '' })
   })
@@ -158,57 +201,173 @@ describe('reader', () => {
       { assembly: plain([['a', 'changed']], [tool('bash')]), config: { model: 'm1' } },
       { assembly: plain([['a', 'changed']], [tool('bash'), tool('grep')]), config: { model: 'm2' } },
     ])
-    const steps = readSessionLog(path)
+    const steps = replay()
     expect(steps.map((step) => step.tools.map((t) => t.name))).toEqual([['bash'], ['bash'], ['bash', 'grep']])
     expect(steps.map((step) => step.config)).toEqual([{ model: 'm1' }, { model: 'm1' }, { model: 'm2' }])
     expect(steps[2]!.tools[1]).toEqual(tool('grep'))
   })
 
-  test('each replayed step carries its events and prefix report', () => {
+  test('each replayed step carries its events, prefix report and sent section names', () => {
     record([{ assembly: plain([['a', 'Alpha'], ['b', 'one']]) }, { assembly: plain([['a', 'Alpha'], ['b', 'two']]) }])
-    const [, second] = readSessionLog(path)
+    const [, second] = replay()
     expect(second).toMatchObject({
       step: 2,
+      session: 1,
       events: [{ type: 'system/message', op: 'replace', node: 0, text: 'Alpha\n\ntwo' }],
       stablePrefixLength: 'Alpha\n\n'.length,
       stablePrefixBytes: 7,
       changedSections: ['b'],
       firstChangedSection: 'b',
+      sections: ['a', 'b'],
     })
+  })
+
+  test('a step without events keeps the previous prompt, tools and config', () => {
+    const steps = parseSessionLog(threeStepLog()).steps
+    expect(steps[1]).toMatchObject({ events: [], prompt: steps[0]!.prompt, tools: steps[0]!.tools, config: steps[0]!.config })
+  })
+
+  test('a context snapshot event keeps its section names and texts', () => {
+    const text = jsonl(stepLine(1), JSON.stringify({ type: 'context/snapshot', text: 'x', sections: [{ name: 'clock', text: 'x' }] }))
+    expect(parseSessionLog(text).steps[0]!.events).toEqual([{ type: 'context/snapshot', text: 'x', sections: [{ name: 'clock', text: 'x' }] }])
   })
 
   test('text with newlines, separators and astral characters survives the round trip', () => {
     const text = 'line 1\nline 2\u2028\u2029 😀 "quoted" \\ back'
     record([{ assembly: plain([['a', text]]) }])
-    expect(readSessionLog(path)[0]!.prompt).toBe(text)
+    expect(replay()[0]!.prompt).toBe(text)
   })
 
   test('an empty log replays to no steps', () => {
-    expect(parseSessionLog('')).toEqual([])
+    expect(parseSessionLog('')).toEqual({ steps: [], warnings: [] })
   })
 
-  test('a line that is not JSON is an error naming the line', () => {
-    expect(() => parseSessionLog('{"type":"step","step":1,"compacted":false,"changedSections":[]}\n{oops\n')).toThrow(
-      /line 2 is not JSON/,
+  test('the newer step fields are read when present', () => {
+    const text = jsonl(
+      stepLine(1, {
+        reusablePrefixLength: 0,
+        reusablePrefixBytes: 0,
+        toolsChanged: false,
+        configChanged: false,
+        promptTokens: 90,
+        stablePrefixTokens: 0,
+        withheld: ['examples'],
+        overBudget: true,
+        sections: ['identity'],
+      }),
+      messageLine('p', 'append'),
+    )
+    const step = parseSessionLog(text).steps[0]!
+    expect([step.promptTokens, step.stablePrefixTokens, step.withheld, step.overBudget, step.toolsChanged, step.sections]).toEqual([
+      90,
+      0,
+      ['examples'],
+      true,
+      false,
+      ['identity'],
+    ])
+  })
+
+  test('a step record of the base format reads without any newer field, and without warnings', () => {
+    const base = JSON.stringify({ type: 'step', step: 1, compacted: false, stablePrefixLength: 0, stablePrefixBytes: 0, changedSections: [] })
+    const step = parseSessionLog(jsonl(base)).steps[0]!
+    expect([step.warnings, step.sections, step.promptTokens, step.usage]).toEqual([[], undefined, undefined, undefined])
+  })
+
+  test('fields the reader does not know are left out of the replay', () => {
+    const text = jsonl(stepLine(1, { futureField: { x: 1 } }), JSON.stringify({ type: 'system/message', op: 'append', node: 0, text: 'p', seenBy: 'x' }))
+    const [step] = parseSessionLog(text).steps
+    expect('futureField' in step!).toBe(false)
+    expect(step!.events).toEqual([{ type: 'system/message', op: 'append', node: 0, text: 'p' }])
+  })
+})
+
+describe('reader: a malformed log is an error naming the file and line', () => {
+  const FILE = 'logs/a.jsonl'
+  const fails = (text: string): string => {
+    try {
+      parseSessionLog(text, FILE)
+    } catch (error) {
+      expect(error).toBeInstanceOf(SessionLogError)
+      return (error as Error).message
+    }
+    throw new Error('expected a SessionLogError')
+  }
+
+  test('a line that is not JSON (and not the last one)', () => {
+    expect(fails(jsonl(stepLine(1), '{oops', messageLine('p')))).toMatch(/^session log "logs\/a\.jsonl" line 2: not JSON \(.+\); each line holds one JSON object/)
+  })
+
+  test('the error carries the file and line as fields', () => {
+    try {
+      parseSessionLog(jsonl(stepLine(1), '[1]'), FILE)
+    } catch (error) {
+      expect([(error as SessionLogError).source, (error as SessionLogError).line]).toEqual([FILE, 2])
+    }
+  })
+
+  test('text of unknown origin is named "session log"', () => {
+    expect(() => parseSessionLog(jsonl('[1]'))).toThrow(/^session log line 1: expected a JSON object with a "type" \(got \[1\]\)$/)
+  })
+
+  test('blank lines still count for the line number', () => {
+    expect(fails(`${stepLine(1)}\n\n\n[1,2]\n`)).toBe('session log "logs/a.jsonl" line 4: expected a JSON object with a "type" (got [1,2])')
+  })
+
+  test('an unknown record type lists the known ones', () => {
+    expect(fails(jsonl(stepLine(1), '{"type":"sytem/message"}'))).toBe(
+      'session log "logs/a.jsonl" line 2: unknown record type "sytem/message"; known types: step, system/message, request/header, context/snapshot, usage',
     )
   })
 
-  test('an event before the first step record is an error', () => {
-    expect(() => parseSessionLog('{"type":"system/message","op":"append","node":0,"text":"x"}\n')).toThrow(
-      /line 1: "system\/message" comes before the first step record/,
+  test('a step field of the wrong type', () => {
+    expect(fails(jsonl(stepLine(1, { stablePrefixLength: '12' })))).toBe(
+      'session log "logs/a.jsonl" line 1: a "step" record\'s "stablePrefixLength" must be a non-negative integer (got "12")',
     )
   })
 
-  test('an unknown record type is an error listing the known ones', () => {
-    expect(() => parseSessionLog('{"type":"step","step":1,"compacted":false,"changedSections":[]}\n{"type":"nope"}\n')).toThrow(
-      /line 2: unknown record type "nope"; known types: step, system\/message/,
+  test('a missing required field', () => {
+    expect(fails('{"type":"step","step":1,"compacted":false,"changedSections":[]}\n')).toBe(
+      'session log "logs/a.jsonl" line 1: a "step" record\'s "stablePrefixLength" must be a non-negative integer (got nothing)',
     )
   })
 
-  test('a malformed system message is an error naming the line', () => {
-    expect(() =>
-      parseSessionLog('{"type":"step","step":1,"compacted":false,"changedSections":[]}\n{"type":"system/message","op":"insert","node":0,"text":"x"}\n'),
-    ).toThrow(/line 2: a "system\/message" record needs op/)
+  test('a newer field, when present, is validated too', () => {
+    expect(fails(jsonl(stepLine(1, { withheld: ['a', 3] })))).toBe('session log "logs/a.jsonl" line 1: a "step" record\'s "withheld[1]" must be a string (got 3)')
+  })
+
+  test("a budget warning's sections must be strings", () => {
+    expect(fails(jsonl(stepLine(1, { warnings: [{ kind: 'withheld', message: 'm', sections: ['a', 1] }] })))).toBe(
+      'session log "logs/a.jsonl" line 1: a "step" record\'s "warnings[0].sections[1]" must be a string (got 1)',
+    )
+  })
+
+  test('an event before the first step record', () => {
+    expect(fails(jsonl(messageLine('p', 'append'), stepLine(1)))).toMatch(/^session log "logs\/a\.jsonl" line 1: "system\/message" comes before the first step record/)
+  })
+
+  test('a system message with an unknown op', () => {
+    expect(fails(jsonl(stepLine(1), JSON.stringify({ type: 'system/message', op: 'insert', node: 0, text: 'x' })))).toBe(
+      'session log "logs/a.jsonl" line 2: a "system/message" record\'s "op" must be "append" or "replace" (got "insert")',
+    )
+  })
+
+  test('a tool without a name', () => {
+    expect(fails(jsonl(stepLine(1), JSON.stringify({ type: 'request/header', config: {}, tools: [{ description: 'x' }], reason: 'initial' })))).toBe(
+      'session log "logs/a.jsonl" line 2: a "request/header" record\'s "tools[0]" must be an object with a string "name" (got {"description":"x"})',
+    )
+  })
+
+  test('a header with an array for config', () => {
+    expect(fails(jsonl(stepLine(1), headerLine([], 'initial').replace('{"model":"m"}', '[]')))).toBe(
+      'session log "logs/a.jsonl" line 2: a "request/header" record\'s "config" must be an object (got [])',
+    )
+  })
+
+  test('a snapshot section without a text', () => {
+    expect(fails(jsonl(stepLine(1), JSON.stringify({ type: 'context/snapshot', text: 'x', sections: [{ name: 'clock' }] })))).toBe(
+      'session log "logs/a.jsonl" line 2: a "context/snapshot" record\'s "sections[0].text" must be a string (got nothing)',
+    )
   })
 })
 
@@ -252,7 +411,7 @@ describe('usage records', () => {
     log.write(surface.step({ assembly: plain([['a', 'one two'], ['b', 'y']]) }))
     log.writeUsage(surface.observeUsage({ inputTokens: 12, cachedInputTokens: 8 }))
     log.write(surface.step({ assembly: plain([['a', 'one two'], ['b', 'y']]) }))
-    const steps = readSessionLog(path)
+    const steps = readSessionLog(path).steps
     expect(steps.map((step) => step.usage)).toEqual([
       { type: 'usage', step: 1, inputTokens: 10, cachedInputTokens: 0, predictedTokens: 0 },
       { type: 'usage', step: 2, inputTokens: 12, cachedInputTokens: 8, predictedTokens: 2 },
@@ -264,17 +423,25 @@ describe('usage records', () => {
   })
 
   test('a usage record for a step that has no step record before it is an error naming the line', () => {
-    const log = '{"type":"step","step":1,"compacted":false,"changedSections":[]}\n{"type":"usage","step":2,"inputTokens":1,"cachedInputTokens":0}\n'
-    expect(() => parseSessionLog(log)).toThrow(/line 2: usage for step 2 has no step record before it/)
+    expect(() => parseSessionLog(jsonl(stepLine(1), usageLine(2, 1, 0)))).toThrow(/^session log line 2: usage for step 2 has no step record before it; write the step, then its usage$/)
   })
 
-  test('a usage record with a negative token count is an error naming the line', () => {
-    const log = '{"type":"step","step":1,"compacted":false,"changedSections":[]}\n{"type":"usage","step":1,"inputTokens":-1,"cachedInputTokens":0}\n'
-    expect(() => parseSessionLog(log)).toThrow(/line 2: a "usage" record needs/)
+  test('a usage record with a negative token count is an error naming the line and field', () => {
+    expect(() => parseSessionLog(jsonl(stepLine(1), usageLine(1, -1, 0)))).toThrow(
+      'session log line 2: a "usage" record\'s "inputTokens" must be a non-negative finite number (got -1)',
+    )
+  })
+
+  test('a usage record attaches to the step it names, even after later steps', () => {
+    const text = jsonl(stepLine(1), messageLine('p', 'append'), stepLine(2), usageLine(1, 100, 0), usageLine(2, 100, 80, { predictedTokens: 85, cacheWriteTokens: 3 }))
+    expect(parseSessionLog(text).steps.map((step) => step.usage)).toEqual([
+      { type: 'usage', step: 1, inputTokens: 100, cachedInputTokens: 0 },
+      { type: 'usage', step: 2, inputTokens: 100, cachedInputTokens: 80, predictedTokens: 85, cacheWriteTokens: 3 },
+    ])
   })
 
   test('a log written before these fields existed replays with the stable prefix as the reusable one', () => {
-    const [step] = parseSessionLog('{"type":"step","step":1,"compacted":false,"stablePrefixLength":5,"stablePrefixBytes":5,"changedSections":[]}\n')
+    const [step] = parseSessionLog('{"type":"step","step":1,"compacted":false,"stablePrefixLength":5,"stablePrefixBytes":5,"changedSections":[]}\n').steps
     expect(step).toMatchObject({ toolsChanged: false, configChanged: false, reusablePrefixLength: 5, reusablePrefixBytes: 5 })
   })
 
