@@ -1,6 +1,6 @@
 import { signal } from '@preact/signals-core'
 import { describe, expect, test } from 'vitest'
-import { render, type PromptBlock } from '../../src/index.js'
+import { render } from '../../src/index.js'
 import { BARE, family, mount } from '../assembly/system-prompt.fixtures.js'
 
 /**
