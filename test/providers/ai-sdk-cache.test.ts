@@ -7,7 +7,6 @@ import { ASSEMBLY, assemblyOf, PROMPT, promptOf, SNAPSHOT } from './fixtures.js'
 
 // SPEC §4.3 in the AI SDK form: the history breakpoint is the message's providerOptions.anthropic.cacheControl.
 
-const E = { type: 'ephemeral' }
 const mark = (ttl?: '5m' | '1h') => ({ anthropic: { cacheControl: ttl === undefined ? { type: 'ephemeral' as const } : { type: 'ephemeral' as const, ttl } } })
 
 const HISTORY: ModelMessage[] = [
