@@ -37,7 +37,9 @@ export interface CaptureServer {
 function promptLines(body: Record<string, any>): string {
   const system = body.system ?? body.instructions ?? []
   const messages = body.messages ?? body.input ?? []
-  return [...(body.tools ?? []), ...(Array.isArray(system) ? system : [system]), ...messages].map((item) => JSON.stringify(item)).join('\n')
+  // Markers say where to cache, not what: they are left out, as a provider's cache key leaves them out.
+  const withoutMarkers = (key: string, value: unknown) => (key === 'cache_control' ? undefined : value)
+  return [...(body.tools ?? []), ...(Array.isArray(system) ? system : [system]), ...messages].map((item) => JSON.stringify(item, withoutMarkers)).join('\n')
 }
 
 function commonPrefix(a: readonly number[], b: readonly number[]): number {

@@ -233,24 +233,26 @@ export function toAnthropic<M extends AnthropicMessageLike>(options: AnthropicRe
   })
 
   const historyMarker = markerFor('history')
-  const request: AnthropicRequest<M> = { system, tools: out, messages: placed(history, split, snapshot, target, historyMarker) }
-  recordHistory(request, placed(history, split, snapshot, undefined, undefined), history.slice())
+  const marked = historyMarker === undefined ? undefined : target
+  const request: AnthropicRequest<M> = { system, tools: out, messages: placed(history, split, snapshot, marked, historyMarker) }
+  // The history to keep is what was sent (a marked string content stays one text block), without the marker.
+  recordHistory(request, placed(history, split, snapshot, marked, undefined), history.slice())
   return request
 }
 
 /**
  * `history` with the snapshot placed at `split` (into the user turn before
- * it, else as a new user message there) and the history marker on `target`.
+ * it, else as a new user message there) and `marker` (none: `undefined`) on
+ * block `marked` (whose string content becomes one text block either way).
  */
 function placed<M extends AnthropicMessageLike>(
   history: readonly M[],
   split: number,
   snapshot: string,
-  target: { message: number; block: number } | undefined,
+  marked: { message: number; block: number } | undefined,
   marker: AnthropicCacheControl | undefined,
 ): (M | AnthropicSnapshotMessage)[] {
   const messages: (M | AnthropicSnapshotMessage)[] = history.slice()
-  const marked = marker === undefined ? undefined : target
   if (snapshot === '') {
     if (marked !== undefined) messages[marked.message] = withBlocks(history[marked.message]!, marked.block, marker, [])
     return messages
