@@ -96,6 +96,26 @@ export class Evaluation {
     return out
   }
 
+  /**
+   * `variables` of `view`'s current plan, and the plan they follow. A
+   * variable that a provider registers while they are read is read in this
+   * same call, as a live iteration of the registry would reach it; each entry
+   * is read once, and the record follows the plan as it stands once no read
+   * registers anything more.
+   */
+  viewVariables(view: ScopeView, context: AssembleContext): { plan: VariablePlan; values: Record<string, string | undefined> } {
+    let plan = view.derive('variables')
+    let values = this.variables(plan, context)
+    for (let now = view.derive('variables'); now !== plan; now = view.derive('variables')) {
+      const read = new Set(plan.entries)
+      const caught: Record<string, string | undefined> = {}
+      for (const entry of now.entries) caught[entry.name] = read.has(entry) ? values[entry.name] : this.variable(entry, context)
+      plan = now
+      values = caught
+    }
+    return { plan, values }
+  }
+
   /** A fresh assembled context of `entry`, marked `registered: true`. */
   context(entry: ContextEntry, context: AssembleContext): AssembledContext {
     const text = this.text(entry, context)

@@ -84,8 +84,7 @@ export class Pipeline {
   #prepare(view: ScopeView, context: AssembleContext, recorded: boolean): Prepared | Promise<Prepared> {
     throwIfAborted(context.signal)
     const evaluation = this.#evaluation
-    const variablePlan = view.derive('variables')
-    const variables = evaluation.variables(variablePlan, context)
+    const { plan: variablePlan, values: variables } = evaluation.viewVariables(view, context)
     const contextPlan = view.derive('contexts')
     const suppressed = view.derive('suppressed')
     const registered = suppressed ? contextPlan.required : contextPlan.entries

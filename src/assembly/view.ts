@@ -132,7 +132,7 @@ export class ScopeView {
     const viewOf = host.viewOf
     this.carrier = scopeTarget(carrierBase, key)
     this.parent = computed(() => (key === undefined ? undefined : viewOf(scopeParentOf(key))))
-    this.own = computed(() => store.peek(key))
+    this.own = computed(() => (key === undefined ? store.global : store.peek(key)))
     this.layers = computed(() => {
       const base = this.parent.value?.layers.value ?? []
       const own = this.own.value
@@ -149,7 +149,7 @@ export class ScopeView {
         return base
       }
       stats.structureRecomputes++
-      const own = layer.sections.values()
+      const own = [...layer.sections.values()]
       merged = (merged?.base === base ? patchedPlan(merged, own) : undefined) ?? mergedPlan(base, own)
       return merged.plan
     })
@@ -158,7 +158,7 @@ export class ScopeView {
       const layer = this.own.value
       if (layer === undefined || layer.contexts.size === 0) return base
       stats.structureRecomputes++
-      const entries = mergeSorted(base.entries, layer.contexts.values())
+      const entries = mergeSorted(base.entries, [...layer.contexts.values()])
       const byName = new Map<string, ContextEntry>()
       for (const entry of entries) byName.set(entry.name, entry)
       const required = entries.filter((entry) => entry.required)

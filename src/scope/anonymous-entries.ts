@@ -25,11 +25,15 @@ export class AnonymousEntries<V> {
     }
   }
 
-  /** Values in insertion order. */
-  values(): V[] {
-    const out: V[] = []
-    this.#table.forEach((value) => out.push(value))
-    return out
+  /**
+   * A live iterator of the values in insertion order, as a `Map`'s: a value
+   * appended before it reaches the end is yielded, a removed one is skipped,
+   * and once the table drains, an iterator taken before yields nothing
+   * appended after. Calling it subscribes (inside a `computed`/`effect`) to
+   * every append and removal; spread it for a snapshot.
+   */
+  values(): IterableIterator<V> {
+    return this.#table.values()
   }
 
   /** Calls `visit` in insertion order with each entry's position. */

@@ -49,23 +49,25 @@ export class NamedEntries<V> {
     return this.#table.has(name)
   }
 
-  /** Names in insertion order. */
-  keys(): string[] {
-    return [...this.#table.keys()]
+  /**
+   * Live iterators in insertion order, as a `Map`'s: a name inserted before
+   * the iterator reaches the end is yielded, a removed one is skipped, and
+   * once the table drains, an iterator taken before yields nothing inserted
+   * after. Calling one subscribes (inside a `computed`/`effect`) to every
+   * insertion and removal; spread it (`[...entries.values()]`) for a snapshot.
+   */
+  keys(): IterableIterator<string> {
+    return this.#table.keys()
   }
 
-  /** `[name, value]` pairs in insertion order. */
-  entries(): [string, V][] {
-    const out: [string, V][] = []
-    this.#table.forEach((slot, name) => out.push([name, slot.value]))
-    return out
+  /** `[name, value]` pairs; live, like `keys()`. */
+  entries(): IterableIterator<[string, V]> {
+    return namedValues(this.#table.entries())
   }
 
-  /** Values in insertion order. */
-  values(): V[] {
-    const out: V[] = []
-    this.#table.forEach((slot) => out.push(slot.value))
-    return out
+  /** Values; live, like `keys()`. */
+  values(): IterableIterator<V> {
+    return slotValues(this.#table.values())
   }
 
   /** Calls `visit` in insertion order without building an array. */
@@ -82,4 +84,14 @@ export class NamedEntries<V> {
   get size(): number {
     return this.#table.size
   }
+}
+
+function* slotValues<V>(slots: IterableIterator<Slot<V>>): Generator<V, undefined> {
+  for (const slot of slots) yield slot.value
+  return undefined
+}
+
+function* namedValues<V>(entries: IterableIterator<[string, Slot<V>]>): Generator<[string, V], undefined> {
+  for (const [name, slot] of entries) yield [name, slot.value]
+  return undefined
 }

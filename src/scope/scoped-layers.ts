@@ -78,12 +78,13 @@ export class ScopedLayers<L extends ScopeLayer> {
   }
 
   /**
-   * The exact layer of `scope` (the global layer for `undefined`), or
-   * `undefined` when it has none. Never creates a layer and ignores the
-   * chain, because a scope's own restrictions must not pick up an ancestor's.
+   * The exact layer of `scope`, or `undefined` when it has none, and for
+   * `undefined` (no scope has no overlay; read `global` for the global
+   * layer). Never creates a layer and ignores the chain, because a scope's
+   * own restrictions must not pick up an ancestor's.
    */
   peek(scope: ScopeKey | undefined): L | undefined {
-    if (scope === undefined) return this.global
+    if (scope === undefined) return undefined
     return this.#slot(scope).value
   }
 

@@ -1,6 +1,6 @@
 import { batch, signal, type ReadonlySignal, type Signal } from '@preact/signals-core'
 
-/** The cells of every empty table that never held an entry; never written (`set` swaps in a map of its own first). */
+/** The cells of every empty table; never written (`set` swaps in a map of its own first). */
 const EMPTY: ReadonlyMap<unknown, unknown> = new Map()
 
 /**
@@ -16,6 +16,10 @@ const EMPTY: ReadonlyMap<unknown, unknown> = new Map()
  *
  * Iteration yields entries in insertion order; overwriting a present key keeps
  * its position. An overwrite with an `Object.is`-equal value changes nothing.
+ * Iterators are live, like a `Map`'s, within one non-empty generation of the
+ * table: an entry inserted before the iterator reaches the end is yielded, a
+ * removed one is skipped, and a table that drains starts a new generation, so
+ * an iterator taken before it yields nothing inserted after.
  */
 export class SignalTable<K, V> {
   // Shared while empty: most tables of a scope's layer (its tools, its
@@ -99,6 +103,8 @@ export class SignalTable<K, V> {
     if (cell === undefined) return false
     this.#writes?.bump()
     this.#cells.delete(key)
+    // A drained table starts a new generation (and gives its map back).
+    if (this.#cells.size === 0) this.#cells = EMPTY as Map<K, Signal<V>>
     batch(() => {
       this.#version.value++
       // A removed cell is never read again, but its subscribers must rerun.
@@ -107,22 +113,22 @@ export class SignalTable<K, V> {
     return true
   }
 
-  /** Keys in insertion order; subscribes to `version`. */
-  *keys(): IterableIterator<K> {
+  /** A live iterator of the keys in insertion order; subscribes to `version` when called. */
+  keys(): IterableIterator<K> {
     this.#version.value
-    yield* this.#cells.keys()
+    return this.#cells.keys()
   }
 
-  /** Values in insertion order; subscribes to `version`. */
-  *values(): IterableIterator<V> {
+  /** A live iterator of the values in insertion order; subscribes to `version` when called. */
+  values(): IterableIterator<V> {
     this.#version.value
-    for (const cell of this.#cells.values()) yield cell.peek()
+    return liveValues(this.#cells.values())
   }
 
-  /** `[key, value]` pairs in insertion order; subscribes to `version`. */
-  *entries(): IterableIterator<[K, V]> {
+  /** A live iterator of `[key, value]` pairs in insertion order; subscribes to `version` when called. */
+  entries(): IterableIterator<[K, V]> {
     this.#version.value
-    for (const [key, cell] of this.#cells) yield [key, cell.peek()]
+    return liveEntries(this.#cells.entries())
   }
 
   /** Calls `visit` for every entry in insertion order; cheaper than `entries()` on hot paths. */
@@ -133,3 +139,15 @@ export class SignalTable<K, V> {
 }
 
 const REMOVED: unique symbol = Symbol('removed')
+
+/** Each cell's value when it is reached; `cells` is the map's own (live) iterator, taken by the caller. */
+function* liveValues<V>(cells: IterableIterator<Signal<V>>): Generator<V, undefined> {
+  for (const cell of cells) yield cell.peek()
+  return undefined
+}
+
+/** Each entry with its cell's value when it is reached; `cells` is the map's own (live) iterator. */
+function* liveEntries<K, V>(cells: IterableIterator<[K, Signal<V>]>): Generator<[K, V], undefined> {
+  for (const [key, cell] of cells) yield [key, cell.peek()]
+  return undefined
+}

@@ -26,6 +26,7 @@
 import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
 import { describeValue } from '../assembly/errors.js'
 import { validateBudgetOptions, type BudgetOptions, type ValidBudgetOptions } from './budget-options.js'
+import { promptTokenSum } from './budget-sum.js'
 import { keptPrompt, sameParts, sameVariables } from './kept-prompt.js'
 import { TokenCounts, type MeasuredPrompt } from './token-counts.js'
 
@@ -72,8 +73,10 @@ export interface TokenBudget {
   /**
    * Decides the budget for this step's unbudgeted prompt without changing
    * any state. Throws a `TypeError` for duplicate part names or a non-finite
-   * priority, and an error naming `countTokens` and the part when it throws
-   * or returns a negative or non-finite count.
+   * priority, an error naming `countTokens` and the part when it throws or
+   * returns a negative or non-finite count, and a `RangeError` naming
+   * `countTokens` when the prompt's counts add up past
+   * `Number.MAX_SAFE_INTEGER`. Counts are summed exactly (budget-sum.ts).
    */
   plan(rendered: RenderedPrompt): BudgetPlan
   /**
@@ -161,35 +164,39 @@ class Budget implements TokenBudget {
         }
       }
     }
+    // The tokens of the prompt sent, kept exact (integer counts as integers,
+    // fractions without drift) while parts are withheld and restored.
+    const tokens = promptTokenSum(counts, separator, 'budget countTokens')
     const out = new Uint8Array(parts.length)
-    for (let rank = 0; rank < k; rank++) out[order[rank]!] = 1
-    let kept = 0
-    let tokens = 0
-    for (let i = 0; i < parts.length; i++) {
-      if (out[i] === 1) continue
-      tokens += counts[i]!
-      kept++
-    }
-    if (kept > 1) tokens += separator * (kept - 1)
-
-    while (tokens > maxTokens && k < order.length) {
-      const i = order[k++]!
+    let kept = parts.length
+    const withhold = (i: number): void => {
       out[i] = 1
       kept--
-      tokens -= counts[i]! + (kept > 0 ? separator : 0)
+      tokens.subtract(counts[i]!)
+      if (kept > 0) tokens.subtract(separator)
     }
-    const overBudget = tokens > maxTokens
+    const restore = (i: number): void => {
+      out[i] = 0
+      if (kept > 0) tokens.add(separator)
+      tokens.add(counts[i]!)
+      kept++
+    }
+    for (let rank = 0; rank < k; rank++) withhold(order[rank]!)
+
+    while (tokens.value > maxTokens && k < order.length) withhold(order[k++]!)
+    const overBudget = tokens.value > maxTokens
     // Restoring never undoes this step's withholding: the part withheld last did
     // not fit maxTokens, so it cannot fit the lower restore threshold either.
     while (!overBudget && k > 0) {
       const i = order[k - 1]!
-      const added = counts[i]! + (kept > 0 ? separator : 0)
-      if (tokens + added > restoreTokens) break
-      out[i] = 0
-      kept++
-      tokens += added
+      restore(i)
+      if (tokens.value > restoreTokens) {
+        withhold(i)
+        break
+      }
       k--
     }
+    const promptTokens = tokens.value
 
     const withheld: string[] = []
     const keptParts: RenderedPart[] = []
@@ -203,12 +210,12 @@ class Budget implements TokenBudget {
     }
     const output = withheld.length === 0 ? rendered : keptPrompt(keptParts, rendered.variables, last?.rendered)
     const withheldSet = new Set(withheld)
-    const warnings = this.#warningsFor(parts, withheld, withheldSet, overBudget, tokens)
+    const warnings = this.#warningsFor(parts, withheld, withheldSet, overBudget, promptTokens)
     const plan: BudgetPlan = Object.freeze({
       rendered: output,
       withheld: Object.freeze(withheld),
       overBudget,
-      promptTokens: tokens,
+      promptTokens,
       partTokens: Object.freeze(keptCounts),
       separatorTokens: separator,
       warnings: Object.freeze(warnings),

@@ -3,7 +3,8 @@
  * `reusablePrefixTokens`, `promptTokens`), by one of two rules:
  *
  *   with a budget whose countTokens does the counting   the budget's count rule:
- *     the sent parts' cached counts plus one separator count between parts;
+ *     the sent parts' cached counts plus one separator count between parts,
+ *     summed exactly (budget-sum.ts);
  *     the stable prefix is the parts that lie wholly in it, plus a count of
  *     the rest of it (a slice of the first changed part), so a steady step
  *     tokenizes nothing and a changed step only that short slice
@@ -18,6 +19,7 @@
 
 import { describeValue } from '../assembly/errors.js'
 import type { BudgetPlan } from './budget.js'
+import { checkSafeTotal, TokenSum } from './budget-sum.js'
 
 /** One step's token figures. */
 export interface TokenFigures {
@@ -71,17 +73,20 @@ export function budgetFigures(
   if (stableLength >= rendered.text.length) stable = promptTokens
   else {
     const { parts } = rendered
-    stable = 0
+    const sum = new TokenSum()
     let end = 0
     let i = 0
     for (; i < parts.length && parts[i]!.end <= stableLength; i++) {
-      stable += partTokens[i]! + (i > 0 ? separatorTokens : 0)
+      if (i > 0) sum.add(separatorTokens)
+      sum.add(partTokens[i]!)
       end = parts[i]!.end
     }
     if (stableLength > end) {
       const subject = `the stable prefix's end in rendered part "${parts[i]?.name ?? parts[i - 1]!.name}"`
-      stable += checked(countTokens, rendered.text.slice(end, stableLength), BUDGET, subject)
+      sum.add(checked(countTokens, rendered.text.slice(end, stableLength), BUDGET, subject))
     }
+    stable = sum.value
+    checkSafeTotal(stable, BUDGET)
   }
   return { stablePrefixTokens: stable, reusablePrefixTokens: reusableLength === 0 ? 0 : stable, promptTokens }
 }

@@ -16,13 +16,18 @@ export interface ModelSpec {
 /** A section the budget may withhold: neither required nor complete. */
 export const movable = (spec: ModelSpec): boolean => !spec.required && !spec.complete
 
-/** The model's state is the withheld set it last decided; assign `withheld` to commit a decision. */
+/**
+ * The model's state is the withheld set it last decided; assign `withheld` to
+ * commit a decision. `countPrompt` counts the sent sections' texts (default:
+ * `countTokens` of their joined text, right for an additive tokenizer).
+ */
 export class GreedyModel<Spec extends ModelSpec = ModelSpec> {
   withheld = new Set<string>()
   constructor(
     readonly maxTokens: number,
     readonly headroom: number,
     readonly countTokens: (text: string) => number,
+    readonly countPrompt: (texts: readonly string[]) => number = (texts) => countTokens(texts.join('\n\n')),
   ) {}
 
   /** The budget's answer for `specs` (the unbudgeted prompt's sections, in order); changes nothing. */
@@ -30,8 +35,9 @@ export class GreedyModel<Spec extends ModelSpec = ModelSpec> {
     const index = (spec: Spec) => specs.indexOf(spec)
     // x is withheld before y: lower priority, or equal priority and later in the prompt
     const before = (x: Spec, y: Spec) => x.priority < y.priority || (x.priority === y.priority && index(x) > index(y))
-    const textWithout = (out: Set<string>) => specs.filter((spec) => !out.has(spec.name)).map((spec) => spec.text).join('\n\n')
-    const tokensWithout = (out: Set<string>) => this.countTokens(textWithout(out))
+    const textsWithout = (out: Set<string>) => specs.filter((spec) => !out.has(spec.name)).map((spec) => spec.text)
+    const textWithout = (out: Set<string>) => textsWithout(out).join('\n\n')
+    const tokensWithout = (out: Set<string>) => this.countPrompt(textsWithout(out))
     const out = new Set(specs.filter((spec) => movable(spec) && this.withheld.has(spec.name)).map((spec) => spec.name))
     // never send a section that ranks below a withheld one
     for (const spec of specs) {

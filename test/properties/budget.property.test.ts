@@ -111,10 +111,16 @@ interface Observed {
 
 type Run = typeof runArb extends fc.Arbitrary<infer T> ? T : never
 
+/** A tokenizer for `drive`: its count of one text, and the model's count of a prompt's sent texts. */
+interface Tokenizer {
+  readonly countTokens: (text: string) => number
+  readonly countPrompt?: (texts: readonly string[]) => number
+}
+
 /** Drives the budget and the model over `run`, handing every committed step to `check`. */
-function drive(run: Run, check: (step: Observed) => void): void {
-  const budget = createTokenBudget({ maxTokens: run.maxTokens, countTokens, headroom: run.headroom })
-  const model = new GreedyModel(run.maxTokens, run.headroom, countTokens)
+function drive(run: Run, check: (step: Observed) => void, tokenizer: Tokenizer = { countTokens }): void {
+  const budget = createTokenBudget({ maxTokens: run.maxTokens, countTokens: tokenizer.countTokens, headroom: run.headroom })
+  const model = new GreedyModel(run.maxTokens, run.headroom, tokenizer.countTokens, tokenizer.countPrompt)
   let specs: readonly Spec[] = run.initial
   let rendered = buildRenderedPrompt(specs.map(partOf))
   let committed: { specs: readonly Spec[]; rendered: RenderedPrompt; plan: BudgetPlan } | undefined
@@ -205,6 +211,37 @@ describe('token budget properties', () => {
           expect(plan.rendered.text).toBe(model.text)
           expect(plan.overBudget).toBe(model.overBudget)
         }),
+      ),
+      { numRuns },
+    )
+  })
+
+  it('(d) fractional counts: the decision equals the greedy model on exact sums, and promptTokens is the exact sum rounded once', () => {
+    // A tenth of a token per character, and maxTokens on the same grid, so a
+    // prompt often fits exactly: any drift would withhold or keep one part too many.
+    const tenths = (text: string): number => text.length * 0.1
+    // The exact sum of the counts (doubles are integers once scaled by 2^70 at
+    // these sizes), rounded once to the nearest double.
+    const SCALE = 2 ** 70
+    const exactTotal = (texts: readonly string[]): number => {
+      let sum = 0n
+      texts.forEach((text, i) => {
+        sum += BigInt(tenths(text) * SCALE) + (i > 0 ? BigInt(tenths('\n\n') * SCALE) : 0n)
+      })
+      return Number(sum) / SCALE
+    }
+    const fractionalRun = runArb.chain((run) => fc.integer({ min: 1, max: 240 }).map((tenthsOfMax) => ({ ...run, maxTokens: tenthsOfMax / 10 })))
+    fc.assert(
+      fc.property(fractionalRun, (run) =>
+        drive(
+          run,
+          ({ specs, plan, model }) => {
+            expect(plan.withheld).toEqual(specs.filter((spec) => model.withheld.has(spec.name)).map((spec) => spec.name))
+            expect(plan.overBudget).toBe(model.overBudget)
+            expect(plan.promptTokens).toBe(exactTotal(plan.rendered.parts.map((part) => part.text)))
+          },
+          { countTokens: tenths, countPrompt: exactTotal },
+        ),
       ),
       { numRuns },
     )

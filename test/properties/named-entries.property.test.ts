@@ -23,9 +23,9 @@ interface Real {
 
 function assertMatches(model: Model, real: Real): void {
   const expected = [...model.entries].map(([name, { value }]): [string, string] => [name, value])
-  expect(real.table.entries()).toEqual(expected)
-  expect(real.table.keys()).toEqual(expected.map(([name]) => name))
-  expect(real.table.values()).toEqual(expected.map(([, value]) => value))
+  expect([...real.table.entries()]).toEqual(expected)
+  expect([...real.table.keys()]).toEqual(expected.map(([name]) => name))
+  expect([...real.table.values()]).toEqual(expected.map(([, value]) => value))
   expect(real.table.size).toBe(expected.length)
   expect(real.table.isEmpty()).toBe(expected.length === 0)
   for (const name of NAMES) {
@@ -89,7 +89,7 @@ test('NamedEntries matches a Map model under random insert/undo/re-insert sequen
       const table = new NamedEntries<string>(
         (name) => new Error(`entry "${name}" is already registered in this layer`),
       )
-      const real: Real = { table, insertions: [], view: computed(() => table.entries()) }
+      const real: Real = { table, insertions: [], view: computed(() => [...table.entries()]) }
       real.view.value
       fc.modelRun(() => ({ model: { entries: new Map(), nextId: 0 }, real }), cmds)
     }),

@@ -25,9 +25,9 @@ describe('NamedEntries', () => {
     entries.insert('b', 'B')
     entries.insert('a', 'A')
     entries.insert('c', 'C')
-    expect(entries.keys()).toEqual(['b', 'a', 'c'])
-    expect(entries.values()).toEqual(['B', 'A', 'C'])
-    expect(entries.entries()).toEqual([
+    expect([...entries.keys()]).toEqual(['b', 'a', 'c'])
+    expect([...entries.values()]).toEqual(['B', 'A', 'C'])
+    expect([...entries.entries()]).toEqual([
       ['b', 'B'],
       ['a', 'A'],
       ['c', 'C'],
@@ -65,7 +65,7 @@ describe('NamedEntries', () => {
     entries.insert('intro', 'Hello')
     entries.insert('outro', 'Bye')
     expect(() => entries.insert('intro', 'Again')).toThrow(/already registered/)
-    expect(entries.entries()).toEqual([
+    expect([...entries.entries()]).toEqual([
       ['intro', 'Hello'],
       ['outro', 'Bye'],
     ])
@@ -74,7 +74,7 @@ describe('NamedEntries', () => {
   test('a rejected duplicate notifies nobody', () => {
     const entries = sections()
     entries.insert('intro', 'Hello')
-    const view = counted(() => entries.entries())
+    const view = counted(() => [...entries.entries()])
     view.value
     expect(() => entries.insert('intro', 'Again')).toThrow(/already registered/)
     view.value
@@ -92,7 +92,7 @@ describe('NamedEntries', () => {
     const entries = sections()
     const undo = entries.insert('intro', 'Hello')
     undo()
-    expect([entries.has('intro'), entries.keys()]).toEqual([false, []])
+    expect([entries.has('intro'), [...entries.keys()]]).toEqual([false, []])
   })
 
   test('undo removes only its own name', () => {
@@ -101,7 +101,7 @@ describe('NamedEntries', () => {
     const undo = entries.insert('b', 'B')
     entries.insert('c', 'C')
     undo()
-    expect(entries.keys()).toEqual(['a', 'c'])
+    expect([...entries.keys()]).toEqual(['a', 'c'])
   })
 
   test('a second undo is harmless', () => {
@@ -134,12 +134,12 @@ describe('NamedEntries', () => {
     entries.insert('b', 'B')
     undo()
     entries.insert('a', 'A2')
-    expect(entries.keys()).toEqual(['b', 'a'])
+    expect([...entries.keys()]).toEqual(['b', 'a'])
   })
 
   test('a computed over entries recomputes after an insert', () => {
     const entries = sections()
-    const view = counted(() => entries.entries())
+    const view = counted(() => [...entries.entries()])
     expect(view.value).toEqual([])
     entries.insert('intro', 'Hello')
     expect(view.value).toEqual([['intro', 'Hello']])
@@ -149,7 +149,7 @@ describe('NamedEntries', () => {
   test('a computed over entries recomputes after an undo', () => {
     const entries = sections()
     const undo = entries.insert('intro', 'Hello')
-    const view = counted(() => entries.entries())
+    const view = counted(() => [...entries.entries()])
     expect(view.value).toEqual([['intro', 'Hello']])
     undo()
     expect(view.value).toEqual([])
@@ -159,7 +159,7 @@ describe('NamedEntries', () => {
     const entries = sections()
     const undo = entries.insert('intro', 'Hello')
     undo()
-    const view = counted(() => entries.entries())
+    const view = counted(() => [...entries.entries()])
     view.value
     undo()
     view.value
