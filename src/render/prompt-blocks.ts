@@ -19,9 +19,9 @@
  * changes every step), and an unannotated prompt is cached through its end.
  *
  * Blocks are plain frozen objects, their `text` joined when they are built. A
- * block equal to one of the previous prompt's blocks (same parts, text,
- * stability and flag) is that block, so an unchanged block keeps its identity
- * from step to step.
+ * block equal to one of the previous prompt's blocks (same parts, member
+ * texts, stability and flag) is that block, so an unchanged block keeps its
+ * identity (and its joined text) from step to step.
  */
 import type { Stability } from '../assembly/types.js'
 import type { PromptBlock, RenderedPart } from './rendered-prompt.js'
@@ -64,31 +64,23 @@ function blockEnds(items: BlockItems): number[] {
   return ends
 }
 
-/** Whether `block` is the block of items `start`…`end - 1` with these fields, compared slice by slice without joining their texts. */
-function sameBlock(
-  block: PromptBlock,
-  items: BlockItems,
-  start: number,
-  end: number,
-  stability: Stability,
-  cacheBreakpoint: boolean,
-  separator: string,
-): boolean {
-  if (block.stability !== stability || block.cacheBreakpoint !== cacheBreakpoint || block.parts.length !== end - start) return false
+/**
+ * The member texts each block was joined from, so the next prompt compares
+ * them instead of the joined text: the render memo hands back the same string
+ * objects for unchanged sections, so the compare is mostly by identity. The
+ * one place this is kept; a block not made here has none and is never reused.
+ */
+const MEMBER_TEXTS = new WeakMap<PromptBlock, readonly string[]>()
+
+/** Whether `block` is the block of items `start`…`end - 1` with these fields. */
+function sameBlock(block: PromptBlock, items: BlockItems, start: number, end: number, stability: Stability, cacheBreakpoint: boolean): boolean {
+  const members = MEMBER_TEXTS.get(block)
+  if (members === undefined || block.stability !== stability || block.cacheBreakpoint !== cacheBreakpoint || members.length !== end - start) return false
   const { names, texts } = items
-  const { text } = block
-  let offset = 0
   for (let i = start; i < end; i++) {
-    if (block.parts[i - start] !== names[i]) return false
-    if (i > start) {
-      if (text.slice(offset, offset + separator.length) !== separator) return false
-      offset += separator.length
-    }
-    const member = texts[i]!
-    if (text.slice(offset, offset + member.length) !== member) return false
-    offset += member.length
+    if (block.parts[i - start] !== names[i] || members[i - start] !== texts[i]) return false
   }
-  return offset === text.length
+  return true
 }
 
 function joined(texts: readonly string[], start: number, end: number, separator: string): string {
@@ -126,9 +118,13 @@ export function blocksOf(items: BlockItems, previous: readonly PromptBlock[] | u
         }
         candidate = byFirst.get(names[start]!)
       }
-      if (candidate !== undefined && sameBlock(candidate, items, start, end, stability, cacheBreakpoint, separator)) block = candidate
+      if (candidate !== undefined && sameBlock(candidate, items, start, end, stability, cacheBreakpoint)) block = candidate
     }
-    blocks[r] = block ?? Object.freeze({ text: joined(texts, start, end, separator), parts: Object.freeze(names.slice(start, end)), stability, cacheBreakpoint })
+    if (block === undefined) {
+      block = Object.freeze({ text: joined(texts, start, end, separator), parts: Object.freeze(names.slice(start, end)), stability, cacheBreakpoint })
+      MEMBER_TEXTS.set(block, texts.slice(start, end))
+    }
+    blocks[r] = block
   }
   return Object.freeze(blocks)
 }
