@@ -1,15 +1,16 @@
 // An agent loop on the Anthropic Messages API: promptloom builds system, tools
 // and messages each step; the step surface says what changed and how much of
 // the prompt a cache can reuse; the observed usage is logged beside it.
-// The "model" is the local capture server (examples/capture-server.ts).
+// The "model" is the local provider cache simulator (examples/simulator/): a
+// simulation that applies Anthropic's documented caching rules, not Anthropic.
 import Anthropic from '@anthropic-ai/sdk'
 import { Context } from 'cordis'
 import { countTokens } from 'gpt-tokenizer'
 import { createStepSurface, historyOf, SystemPrompt, toAnthropic, usageFromAnthropic, type RenderedPrompt } from '../src/index.js'
 import { createSessionLogWriter } from '../src/node.js'
-import { printBody, scriptedModel, startCaptureServer, trimmed } from './capture-server.js'
+import { printBody, scriptedModel, startSimulator, trimmed } from './simulator/index.js'
 
-const server = await startCaptureServer(scriptedModel)
+const server = await startSimulator({ reply: scriptedModel })
 const client = new Anthropic({ apiKey: 'dummy', baseURL: server.url, maxRetries: 0 })
 
 const app = new Context()

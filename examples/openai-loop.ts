@@ -1,14 +1,15 @@
 // The same agent loop on OpenAI Chat Completions: promptloom builds the
 // messages (system message, history, snapshot) and tools each step; OpenAI
 // caches the longest common prefix by itself, so keeping it identical is the
-// whole job. The "model" is the local capture server (examples/capture-server.ts).
+// whole job. The "model" is the local provider cache simulator (examples/simulator/):
+// a simulation that applies OpenAI's documented caching rules, not OpenAI.
 import { Context } from 'cordis'
 import { countTokens } from 'gpt-tokenizer'
 import OpenAI from 'openai'
 import { createStepSurface, historyOf, SystemPrompt, toOpenAIChat, usageFromOpenAI, type RenderedPrompt } from '../src/index.js'
-import { printBody, scriptedModel, startCaptureServer, trimmed } from './capture-server.js'
+import { printBody, scriptedModel, startSimulator, trimmed } from './simulator/index.js'
 
-const server = await startCaptureServer(scriptedModel)
+const server = await startSimulator({ reply: scriptedModel })
 const client = new OpenAI({ apiKey: 'dummy', baseURL: `${server.url}/v1`, maxRetries: 0 })
 
 const app = new Context()

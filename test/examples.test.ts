@@ -320,11 +320,10 @@ describe.each([
     expect(steps[2]!.rest).toContain('tools changed; changed grep')
     expect(steps[2]!.predicted).toBe(0)
     for (const i of [1, 3, 4]) expect(steps[i]!.predicted).toBe(steps[i]!.system)
-    // An append-only history: every later request reuses all but the last token or two of the previous
-    // prompt (where the next message joins it), except after the tools changed (tools come first in the prefix).
-    expect(steps[1]!.cached).toBeGreaterThanOrEqual(steps[0]!.input - 2)
-    expect(steps[2]!.cached).toBeLessThan(20)
-    expect(steps[3]!.cached).toBeGreaterThanOrEqual(steps[2]!.input - 2)
+    // The simulator applies the providers' documented rules: these prompts (under 400 tokens) are below
+    // every minimum cacheable length (Anthropic's per model, OpenAI's 1024), so nothing is cached.
+    expect(steps.map((step) => step.cached)).toEqual([0, 0, 0, 0, 0])
+    expect(steps.map((step) => step.input)).toEqual([...steps.map((step) => step.input)].sort((a, b) => a - b))
     const body = block(stdout, bodyTitle)
     expect(body).toContain('Current runtime context. This snapshot supersedes earlier')
   })

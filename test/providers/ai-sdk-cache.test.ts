@@ -1,7 +1,7 @@
 import { createAnthropic } from '@ai-sdk/anthropic'
 import { generateText, type ModelMessage } from 'ai'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { startCaptureServer, type CaptureServer } from '../../examples/capture-server.js'
+import { startSimulator, type Simulator } from '../../examples/simulator/index.js'
 import { historyOf, toAISDK, usageFromAISDK } from '../../src/index.js'
 import { ASSEMBLY, assemblyOf, PROMPT, promptOf, SNAPSHOT } from './fixtures.js'
 
@@ -15,9 +15,9 @@ const HISTORY: ModelMessage[] = [
   { role: 'tool', content: [{ type: 'tool-result', toolCallId: 't1', toolName: 'read', output: { type: 'text', value: 'expect(1).toBe(2)' } }] },
 ]
 
-let server: CaptureServer
+let server: Simulator
 beforeAll(async () => {
-  server = await startCaptureServer(() => ({ text: 'Done.' }))
+  server = await startSimulator({ reply: () => ({ text: 'Done.' }) })
 })
 afterAll(() => server.close())
 
@@ -25,11 +25,11 @@ describe('toAISDK through generateText and @ai-sdk/anthropic', () => {
   test('ttl reaches the wire: 1h on the system breakpoints and the history breakpoint; the AI SDK usage is read', async () => {
     const anthropic = createAnthropic({ apiKey: 'test-key', baseURL: `${server.url}/v1` })
     const result = await generateText({ model: anthropic('claude-sonnet-4-6'), maxRetries: 0, ...toAISDK({ assembly: ASSEMBLY, rendered: PROMPT, messages: HISTORY, ttl: '1h' }) })
-    const { body, promptTokens, cachedTokens } = server.requests.at(-1)!
+    const { body, promptTokens, cachedTokens, cacheWriteTokens } = server.requests.at(-1)!
     const H1 = { type: 'ephemeral', ttl: '1h' }
     expect(body.system.map((block: { cache_control?: unknown }) => block.cache_control)).toEqual([H1, H1, undefined])
     expect(body.messages.at(-1).content[0]).toMatchObject({ type: 'tool_result', cache_control: H1 })
-    expect(usageFromAISDK(result.usage)).toEqual({ inputTokens: promptTokens, cachedInputTokens: cachedTokens, cacheWriteTokens: 0 })
+    expect(usageFromAISDK(result.usage)).toEqual({ inputTokens: promptTokens, cachedInputTokens: cachedTokens, cacheWriteTokens })
   })
 
   test('a trailing mid-conversation system message stays last: the snapshot is sent before it', async () => {

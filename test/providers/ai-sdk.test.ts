@@ -1,7 +1,7 @@
 import { createAnthropic } from '@ai-sdk/anthropic'
 import { generateText, type ModelMessage } from 'ai'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { startCaptureServer, type CaptureServer } from '../../examples/capture-server.js'
+import { startSimulator, type Simulator } from '../../examples/simulator/index.js'
 import { createStepSurface, toAISDK, usageFromAnthropic } from '../../src/index.js'
 import { ASSEMBLY, PROMPT, promptOf, SNAPSHOT } from './fixtures.js'
 
@@ -13,9 +13,9 @@ const HISTORY: ModelMessage[] = [
   { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'toolu_1', toolName: 'read', output: { type: 'text', value: 'expect(1).toBe(2)' } }] },
 ]
 
-let server: CaptureServer
+let server: Simulator
 beforeAll(async () => {
-  server = await startCaptureServer(() => ({ text: 'Done.' }))
+  server = await startSimulator({ reply: () => ({ text: 'Done.' }) })
 })
 afterAll(() => server.close())
 

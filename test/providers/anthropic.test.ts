@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { startCaptureServer, type CaptureServer } from '../../examples/capture-server.js'
+import { startSimulator, type Simulator } from '../../examples/simulator/index.js'
 import { stillDeferred } from '../../src/assembly/presentation.js'
 import { recordOf } from '../../src/assembly/provenance.js'
 import { createStepSurface, render, toAnthropic, TOOL_ORDER_REST, usageFromAnthropic } from '../../src/index.js'
@@ -16,9 +16,9 @@ const HISTORY: Anthropic.MessageParam[] = [
   { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'expect(1).toBe(2)' }] },
 ]
 
-let server: CaptureServer
+let server: Simulator
 beforeAll(async () => {
-  server = await startCaptureServer(() => ({ text: 'Done.' }))
+  server = await startSimulator({ reply: () => ({ text: 'Done.' }) })
 })
 afterAll(() => server.close())
 
@@ -64,7 +64,10 @@ describe('toAnthropic through the real SDK client', () => {
       step: step.step,
       inputTokens: served.promptTokens,
       cachedInputTokens: served.cachedTokens,
-      cacheWriteTokens: 0,
+      cacheWriteTokens: served.cacheWriteTokens,
+      // The simulated usage splits its writes by TTL, as Anthropic's does: every marker here is 5-minute.
+      cacheWrite5mTokens: served.cacheWriteTokens,
+      cacheWrite1hTokens: 0,
     })
   })
 })

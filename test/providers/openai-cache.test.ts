@@ -1,13 +1,13 @@
 import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { startCaptureServer, type CaptureServer } from '../../examples/capture-server.js'
+import { startSimulator, type Simulator } from '../../examples/simulator/index.js'
 import { historyOf, toOpenAIChat, toOpenAIResponses } from '../../src/index.js'
 import { ASSEMBLY, assemblyOf, PROMPT, promptOf, SNAPSHOT, tool } from './fixtures.js'
 
-let server: CaptureServer
+let server: Simulator
 let client: OpenAI
 beforeAll(async () => {
-  server = await startCaptureServer(() => ({ text: 'Done.' }))
+  server = await startSimulator({ reply: () => ({ text: 'Done.' }) })
   client = new OpenAI({ apiKey: 'test-key', baseURL: `${server.url}/v1`, maxRetries: 0 })
 })
 afterAll(() => server.close())

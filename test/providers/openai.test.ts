@@ -1,6 +1,6 @@
 import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { startCaptureServer, type CaptureServer } from '../../examples/capture-server.js'
+import { startSimulator, type Simulator } from '../../examples/simulator/index.js'
 import { createStepSurface, toOpenAIChat, toOpenAIResponses, TOOL_ORDER_REST, usageFromOpenAI } from '../../src/index.js'
 import { ASSEMBLY, assemblyOf, PROMPT, SNAPSHOT, tool } from './fixtures.js'
 
@@ -16,10 +16,10 @@ const RESPONSES_INPUT: OpenAI.Responses.ResponseInputItem[] = [
   { type: 'function_call_output', call_id: 'call_1', output: 'expect(1).toBe(2)' },
 ]
 
-let server: CaptureServer
+let server: Simulator
 let client: OpenAI
 beforeAll(async () => {
-  server = await startCaptureServer(() => ({ text: 'Done.' }))
+  server = await startSimulator({ reply: () => ({ text: 'Done.' }) })
   client = new OpenAI({ apiKey: 'test-key', baseURL: `${server.url}/v1`, maxRetries: 0 })
 })
 afterAll(() => server.close())
