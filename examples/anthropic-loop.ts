@@ -6,7 +6,7 @@
 import Anthropic from '@anthropic-ai/sdk'
 import { Context } from 'cordis'
 import { countTokens } from 'gpt-tokenizer'
-import { createStepSurface, SystemPrompt, toAnthropic, usageFromAnthropic, type RenderedPrompt } from '../src/index.js'
+import { createStepSurface, historyOf, SystemPrompt, toAnthropic, usageFromAnthropic, type RenderedPrompt } from '../src/index.js'
 import { createSessionLogWriter } from '../src/node.js'
 import { printBody, scriptedModel, startSimulator, trimmed } from './simulator/index.js'
 
@@ -54,7 +54,7 @@ for (let step = 1; step <= 5; step++) {
   const snapshot = result.events.find((event) => event.type === 'context/snapshot')?.text ?? false
   const request = toAnthropic({ assembly, rendered: system, messages: history, snapshot })
   const reply = await client.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 1024, ...request })
-  history = [...request.messages, { role: 'assistant', content: reply.content }] // the request's messages keep the snapshot
+  history = [...historyOf(request), { role: 'assistant', content: reply.content }] // keeps the snapshot, not promptloom's cache marker
   const usage = surface.observeUsage(usageFromAnthropic(reply.usage))
   // #endregion anthropic-request
   log?.writeUsage(usage)

@@ -6,7 +6,7 @@
 import { Context } from 'cordis'
 import { countTokens } from 'gpt-tokenizer'
 import OpenAI from 'openai'
-import { createStepSurface, SystemPrompt, toOpenAIChat, usageFromOpenAI, type RenderedPrompt } from '../src/index.js'
+import { createStepSurface, historyOf, SystemPrompt, toOpenAIChat, usageFromOpenAI, type RenderedPrompt } from '../src/index.js'
 import { printBody, scriptedModel, startSimulator, trimmed } from './simulator/index.js'
 
 const server = await startSimulator({ reply: scriptedModel })
@@ -50,7 +50,7 @@ for (let step = 1; step <= 5; step++) {
   const request = toOpenAIChat({ assembly, rendered: system, messages: history, snapshot })
   const completion = await client.chat.completions.create({ model: 'gpt-5', ...request })
   const reply = completion.choices[0]!.message
-  history = [...request.messages.slice(1), reply] // drop the leading system message; keep the snapshot
+  history = [...historyOf(request), reply] // keeps the snapshot, not the leading system message
   const usage = surface.observeUsage(usageFromOpenAI(completion.usage!))
   // #endregion openai-request
 

@@ -86,6 +86,8 @@ export {
   type UsageRecord,
 } from './surface/step-surface.js'
 export type { StabilityWarning } from './surface/stability-lint.js'
+export { cacheRules, type CacheRules } from './surface/cache-rules.js'
+export type { CacheNote } from './surface/cache-expectation.js'
 export type { BudgetWarning } from './surface/budget.js'
 export { DEFAULT_BUDGET_HEADROOM, type BudgetOptions } from './surface/budget-options.js'
 export {
@@ -116,6 +118,8 @@ export {
   type AnthropicTextBlock,
   type AnthropicTool,
 } from './providers/anthropic.js'
+export { type CacheTtl, type CacheTtlOption } from './providers/cache-markers.js'
+export { historyOf, type HistoryOptions } from './providers/request-history.js'
 export {
   toOpenAIChat,
   type OpenAIChatInstructionMessage,
@@ -142,9 +146,13 @@ export {
   type AISDKSystemMessage,
 } from './providers/ai-sdk.js'
 export {
+  usageFromAISDK,
   usageFromAnthropic,
+  usageFromDeepSeek,
   usageFromOpenAI,
+  type AISDKUsageLike,
   type AnthropicUsageLike,
+  type DeepSeekUsageLike,
   type OpenAIChatUsageLike,
   type OpenAIResponsesUsageLike,
 } from './providers/usage.js'

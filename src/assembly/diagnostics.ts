@@ -4,7 +4,8 @@
  * (unsuppressed) runtime context whose text is a string or a signal: each
  * malformed reference, each reference to an unknown variable, each reference
  * to a variable whose static or signal value is `undefined`, and, for a
- * section, each stability-guard hazard. Messages are built by the same
+ * section, each stability-guard hazard and each `cacheBreakpoint` that can
+ * get no marker (ordered at or after a volatile section). Messages are built by the same
  * builders as the render errors they predict.
  *
  * No function provider is ever called: a function text cannot be checked
@@ -24,14 +25,14 @@
  */
 
 import { computed, untracked, type ReadonlySignal } from '@preact/signals-core'
-import { labelOf, layerOf, SourceKind, type ContextEntry, type LayerRef, type SectionEntry } from './entries.js'
+import { labelInLayer, labelOf, layerOf, SourceKind, type ContextEntry, type LayerRef, type SectionEntry } from './entries.js'
 import { describeValue } from './errors.js'
 import { volatileReferenceMessage, type StabilityGuard } from './stability-hazard.js'
 import { malformedReference, missingValue, scanGroups, unknownVariable, type TemplateGroup } from './template.js'
 import type { ScopeView, VariablePlan } from './view.js'
 
 /** What a diagnostic found. */
-export type PromptDiagnosticKind = 'malformed' | 'unknown-variable' | 'no-value' | 'volatile-in-section' | 'unchecked'
+export type PromptDiagnosticKind = 'malformed' | 'unknown-variable' | 'no-value' | 'volatile-in-section' | 'breakpoint-after-volatile' | 'unchecked'
 
 /** One finding of `systemPrompt.diagnostics()`. */
 export interface PromptDiagnostic {
@@ -40,6 +41,8 @@ export interface PromptDiagnostic {
    * variable has the name; `'no-value'`: the variable's static or signal value
    * is `undefined`; `'volatile-in-section'`: a section not declared volatile
    * references a `stability: 'volatile'` variable (config `stabilityGuard`);
+   * `'breakpoint-after-volatile'`: a `cacheBreakpoint` section ordered at or
+   * after a volatile section, where no cache marker is ever placed;
    * `'unchecked'` (only with `includeUnchecked`): the text is a function.
    */
   readonly kind: PromptDiagnosticKind
@@ -49,7 +52,7 @@ export interface PromptDiagnostic {
   readonly entryKind: 'section' | 'context'
   /** The layer that supplies the entry: `'global'` or its scope key. */
   readonly layer: LayerRef
-  /** The referenced variable (absent for `'malformed'` and `'unchecked'`). */
+  /** The referenced variable (absent for `'malformed'`, `'breakpoint-after-volatile'` and `'unchecked'`). */
   readonly variable?: string
   /** What the render would say (the render error's own wording), or why the entry is unchecked. */
   readonly message: string
@@ -159,6 +162,30 @@ function findingsOf(entry: TextEntry, entryKind: 'section' | 'context', plan: Va
   }
 }
 
+/**
+ * Why a `cacheBreakpoint` section at or after the first volatile one gets no
+ * cache marker (SPEC §4.1): shared by `diagnostics()` and the step surface.
+ */
+export function breakpointAfterVolatileMessage(section: string, layer: LayerRef | undefined, volatile: string, volatileLayer: LayerRef | undefined): string {
+  const marked = labelInLayer('prompt section', section, layer)
+  const at = section === volatile ? 'is itself volatile' : `is ordered after volatile ${labelInLayer('prompt section', volatile, volatileLayer)}`
+  return `${marked} has cacheBreakpoint: true but ${at}; no cache marker is placed at or after volatile text (that prefix changes every step, so a marker could only pay for cache writes) — order it before the volatile section, or move the per-step text into a runtime context`
+}
+
+/** A `'breakpoint-after-volatile'` finding for every `cacheBreakpoint` entry at or after the first volatile one (entries in prompt order). */
+function breakpointFindings(entries: readonly SectionEntry[], out: PromptDiagnostic[]): void {
+  const first = entries.findIndex((entry) => entry.stability === 'volatile')
+  if (first === -1) return
+  const volatile = entries[first]!
+  for (let i = first; i < entries.length; i++) {
+    const entry = entries[i]!
+    if (!entry.cacheBreakpoint) continue
+    const layer = layerOf(entry.scope)
+    const message = breakpointAfterVolatileMessage(entry.name, layer, volatile.name, layerOf(volatile.scope))
+    out.push(Object.freeze({ kind: 'breakpoint-after-volatile', entry: entry.name, entryKind: 'section', layer, message }))
+  }
+}
+
 function sameDiagnostics(a: readonly PromptDiagnostic[], b: readonly PromptDiagnostic[]): boolean {
   if (a.length !== b.length) return false
   for (let i = 0; i < a.length; i++) {
@@ -191,7 +218,9 @@ function memoOf(view: ScopeView, guard: StabilityGuard): ViewDiagnostics {
   const all = computed(() => {
     const variables = view.variables.value
     const out: PromptDiagnostic[] = []
-    for (const entry of view.sections.value.entries) findingsOf(entry, 'section', variables, guard, out)
+    const sections = view.sections.value.entries
+    for (const entry of sections) findingsOf(entry, 'section', variables, guard, out)
+    breakpointFindings(sections, out)
     const contexts = view.contexts.value
     for (const entry of view.suppressed.value ? contexts.required : contexts.entries) findingsOf(entry, 'context', variables, guard, out)
     if (!sameDiagnostics(out, lastAll)) lastAll = Object.freeze(out)

@@ -6,7 +6,9 @@
  * there are no markers: the byte-identical prompt is what makes it hit.
  */
 
-import { describe, resolveRequest, type RequestOptions } from './request-input.js'
+import { promptCacheKeyOf } from './prompt-cache-key.js'
+import { recordHistory } from './request-history.js'
+import { checkHistory, describe, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
 
 /** The leading message: `'system'`, or `'developer'` for reasoning models that take instructions that way. */
 export type OpenAIChatInstructionMessage = {
@@ -56,6 +58,13 @@ export interface OpenAIChatRequestOptions<M extends OpenAIChatMessageLike> exten
   readonly messages: readonly M[]
   /** The role of the leading prompt message. Default `'system'`. */
   readonly role?: 'system' | 'developer'
+  /**
+   * Sent as `prompt_cache_key`, which routes requests that share it to the
+   * same cache: a string of at most 64 characters, or `true` for `'pl-'` and
+   * a digest of the tools and the stable run (the blocks before the first
+   * volatile one), so agents that share both share a key. Default: none sent.
+   */
+  readonly promptCacheKey?: string | true
 }
 
 /** The request fields `toOpenAIChat` returns, ready to spread into `client.chat.completions.create`. */
@@ -64,28 +73,42 @@ export interface OpenAIChatRequest<M extends OpenAIChatMessageLike> {
   messages: (OpenAIChatInstructionMessage | M | OpenAIChatSnapshotMessage)[]
   /** The assembly's tools, in order. */
   tools: OpenAIChatTool[]
+  /** Present with the `promptCacheKey` option. */
+  prompt_cache_key?: string
 }
 
 /**
  * Builds the Chat Completions request fields for one step. The snapshot
- * (when non-empty) is a user message after the whole history, i.e. after the
- * last tool message. Throws a `TypeError` for bad options (see
- * `resolveRequest`) or a `role` other than `'system'` / `'developer'`.
+ * (when non-empty) is a user message after the history, i.e. after the last
+ * tool message — but before a trailing run of system or developer messages,
+ * which stay last. Throws a `TypeError` for bad options (see
+ * `resolveRequest`; a history element that is not a message names its
+ * index), a `role` other than `'system'` / `'developer'`, or a bad
+ * `promptCacheKey`.
  */
 export function toOpenAIChat<M extends OpenAIChatMessageLike>(options: OpenAIChatRequestOptions<M>): OpenAIChatRequest<M> {
-  const { rendered, tools, snapshot } = resolveRequest('toOpenAIChat', options, options?.messages, 'messages')
+  const fn = 'toOpenAIChat'
+  const { rendered, tools, snapshot } = resolveRequest(fn, options, options?.messages, 'messages')
+  checkHistory(fn, 'messages', options.messages, 'optional')
   const role = options.role ?? 'system'
   if (role !== 'system' && role !== 'developer') {
     throw new TypeError(`toOpenAIChat option "role" must be 'system' or 'developer' (got ${describe(role)})`)
   }
-  const messages: (OpenAIChatInstructionMessage | M | OpenAIChatSnapshotMessage)[] = [{ role, content: rendered.text }]
-  for (const message of options.messages) messages.push(message)
-  if (snapshot !== '') messages.push({ role: 'user', content: snapshot })
-  return {
+  const key = promptCacheKeyOf(fn, options.promptCacheKey, tools, rendered)
+  const history: (M | OpenAIChatSnapshotMessage)[] = options.messages.slice()
+  if (snapshot !== '') history.splice(trailingInstructionsStart(options.messages, INSTRUCTION_ROLES), 0, { role: 'user', content: snapshot })
+  const messages: (OpenAIChatInstructionMessage | M | OpenAIChatSnapshotMessage)[] = [{ role, content: rendered.text }, ...history]
+  const request: OpenAIChatRequest<M> = {
     messages,
     tools: tools.map((tool) => ({
       type: 'function',
       function: { name: tool.name, description: tool.description, parameters: tool.parameters as Record<string, unknown> },
     })),
   }
+  if (key !== undefined) request.prompt_cache_key = key
+  recordHistory(request, history, options.messages.slice())
+  return request
 }
+
+/** Roles of the messages that must stay last: the snapshot goes before a trailing run of them. */
+const INSTRUCTION_ROLES: readonly string[] = ['system', 'developer']

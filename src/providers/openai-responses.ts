@@ -4,7 +4,9 @@
  * runtime-context snapshot appended, and the function tools.
  */
 
-import { resolveRequest, type RequestOptions } from './request-input.js'
+import { promptCacheKeyOf } from './prompt-cache-key.js'
+import { recordHistory } from './request-history.js'
+import { checkHistory, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
 
 /** The snapshot input item promptloom appends (an easy input message). */
 export type OpenAIResponsesSnapshotItem = {
@@ -32,6 +34,8 @@ export type OpenAIResponsesTool = {
 export interface OpenAIResponsesRequestOptions<I extends object> extends RequestOptions {
   /** The input items so far (the SDK's `ResponseInputItem`s fit). Never mutated. */
   readonly input: readonly I[]
+  /** Sent as `prompt_cache_key`: a string of at most 64 characters, or `true` to derive it (see `toOpenAIChat`). */
+  readonly promptCacheKey?: string | true
 }
 
 /** The request fields `toOpenAIResponses` returns, ready to spread into `client.responses.create`. */
@@ -42,18 +46,25 @@ export interface OpenAIResponsesRequest<I extends object> {
   input: (I | OpenAIResponsesSnapshotItem)[]
   /** The assembly's tools, in order, `strict: false` (promptloom's schemas are not strict-mode schemas). */
   tools: OpenAIResponsesTool[]
+  /** Present with the `promptCacheKey` option. */
+  prompt_cache_key?: string
 }
 
 /**
  * Builds the Responses API request fields for one step; the snapshot (when
- * non-empty) is a user input item after the given input. Throws a
- * `TypeError` for bad options (see `resolveRequest`).
+ * non-empty) is a user input item after the given input, before a trailing
+ * run of system or developer messages. Throws a `TypeError` for bad options
+ * (see `resolveRequest`; an input element that is not an object names its
+ * index) or a bad `promptCacheKey`.
  */
 export function toOpenAIResponses<I extends object>(options: OpenAIResponsesRequestOptions<I>): OpenAIResponsesRequest<I> {
-  const { rendered, tools, snapshot } = resolveRequest('toOpenAIResponses', options, options?.input, 'input')
+  const fn = 'toOpenAIResponses'
+  const { rendered, tools, snapshot } = resolveRequest(fn, options, options?.input, 'input')
+  checkHistory(fn, 'input', options.input, 'optional')
+  const key = promptCacheKeyOf(fn, options.promptCacheKey, tools, rendered)
   const input: (I | OpenAIResponsesSnapshotItem)[] = options.input.slice()
-  if (snapshot !== '') input.push({ role: 'user', content: snapshot })
-  return {
+  if (snapshot !== '') input.splice(trailingInstructionsStart(options.input, ['system', 'developer']), 0, { role: 'user', content: snapshot })
+  const request: OpenAIResponsesRequest<I> = {
     instructions: rendered.text,
     input,
     tools: tools.map((tool) => ({
@@ -64,4 +75,7 @@ export function toOpenAIResponses<I extends object>(options: OpenAIResponsesRequ
       strict: false,
     })),
   }
+  if (key !== undefined) request.prompt_cache_key = key
+  recordHistory(request, input.slice(), options.input.slice())
+  return request
 }

@@ -4,6 +4,7 @@
  * `RenderedPrompt` (rendered when omitted) and the runtime-context snapshot.
  */
 
+import { describeValue } from '../assembly/errors.js'
 import { TOOL_ORDER_REST } from '../assembly/orders.js'
 import { stillDeferred } from '../assembly/presentation.js'
 import { recordOf } from '../assembly/provenance.js'
@@ -33,14 +34,8 @@ export interface ResolvedRequest {
   readonly snapshot: string
 }
 
-/** A short description of a wrong value for error messages. */
-export function describe(value: unknown): string {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'an array'
-  if (typeof value === 'string') return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`
-  if (typeof value === 'object') return 'an object'
-  return typeof value === 'function' ? 'a function' : `${typeof value} ${String(value)}`
-}
+/** A short description of a wrong value for error messages (`undefined` reads "undefined"). */
+export const describe: (value: unknown) => string = describeValue
 
 /**
  * Whether `assembly` is a result whose `sections` nobody has read yet (its
@@ -53,10 +48,56 @@ function sectionsUnread(assembly: object): boolean {
   return deferred !== undefined && stillDeferred(assembly, deferred)
 }
 
+/** Throws a `TypeError` naming the tool (or its index) for a schema a request cannot declare. */
+function checkTool(fn: string, tool: unknown, index: number): void {
+  if (typeof tool !== 'object' || tool === null) {
+    throw new TypeError(`${fn} option "assembly" has ${describe(tool)} as tool ${index}; each tool must be a schema { name, description, parameters }`)
+  }
+  const { name, parameters } = tool as Partial<ToolSchema>
+  if (name === TOOL_ORDER_REST) {
+    throw new TypeError(`${fn} option "assembly" has a tool named "${TOOL_ORDER_REST}", which is reserved for toolOrder's rest entry; rename the tool`)
+  }
+  const label = typeof name === 'string' ? `tool "${name}"` : `tool ${index}`
+  if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters)) {
+    throw new TypeError(
+      `${fn} option "assembly" has ${label} whose parameters are ${describe(parameters)}; a tool's parameters must be a JSON Schema object, e.g. { type: 'object', properties: {} }`,
+    )
+  }
+}
+
+/** What a builder's history messages must hold: `content` a string or an array, or (`'optional'`) also absent or `null`. */
+export type ContentRule = 'required' | 'optional'
+
+/**
+ * Throws a `TypeError` naming the index of the first history element that is
+ * not a message object, or whose `content` breaks `rule`.
+ */
+export function checkHistory(fn: string, historyName: string, history: readonly unknown[], rule: ContentRule): void {
+  for (let i = 0; i < history.length; i++) {
+    const message = history[i]
+    if (typeof message !== 'object' || message === null || Array.isArray(message)) {
+      throw new TypeError(`${fn} option "${historyName}" has ${describe(message)} at index ${i}; every element must be a message object of the provider's format`)
+    }
+    const { content } = message as { content?: unknown }
+    if (typeof content === 'string' || Array.isArray(content) || (rule === 'optional' && content == null)) continue
+    throw new TypeError(
+      `${fn} option "${historyName}" has a message at index ${i} whose content is ${describe(content)}; content must be a string or an array of content parts`,
+    )
+  }
+}
+
+/** The start of the run of instruction messages (`roles`) that ends `history`: `history.length` when it ends with another message. */
+export function trailingInstructionsStart(history: readonly unknown[], roles: readonly string[]): number {
+  let start = history.length
+  while (start > 0 && roles.includes((history[start - 1] as { role?: unknown }).role as string)) start--
+  return start
+}
+
 /**
  * Validates `options` of the builder `fn` and resolves its prompt, tools and
  * snapshot. Throws a `TypeError` naming the argument: an assembly without a
- * tools array or with a tool named `TOOL_ORDER_REST`, a `history` (named
+ * tools array, with a tool named `TOOL_ORDER_REST` or a tool whose
+ * `parameters` are not an object (naming the tool), a `history` (named
  * `historyName`) that is not an array, a `snapshot` that is neither a string
  * nor `false`, a `rendered` that is not a RenderedPrompt.
  */
@@ -68,13 +109,7 @@ export function resolveRequest(fn: string, options: RequestOptions, history: unk
   if (typeof assembly !== 'object' || assembly === null || !Array.isArray(assembly.tools) || !(sectionsUnread(assembly) || Array.isArray(assembly.sections))) {
     throw new TypeError(`${fn} option "assembly" must be a prompt assembly (got ${describe(assembly)}); pass the result of systemPrompt.assemble()`)
   }
-  for (const tool of assembly.tools) {
-    if (tool?.name === TOOL_ORDER_REST) {
-      throw new TypeError(
-        `${fn} option "assembly" has a tool named "${TOOL_ORDER_REST}", which is reserved for toolOrder's rest entry; rename the tool`,
-      )
-    }
-  }
+  assembly.tools.forEach((tool: unknown, index) => checkTool(fn, tool, index))
   if (!Array.isArray(history)) {
     throw new TypeError(`${fn} option "${historyName}" must be an array of the provider's messages (got ${describe(history)}); pass [] for none`)
   }

@@ -1,7 +1,9 @@
 /**
- * Usage readers (SPEC §4.2): a provider response's `usage` in the shape
- * `surface.observeUsage` takes, so predicted and observed cache reuse can be
- * compared step by step.
+ * Usage readers (SPEC §4.2, §4.3): a provider response's `usage` in the
+ * shape `surface.observeUsage` takes, so expected and observed cache reuse
+ * can be compared step by step. Each validates what it reads: a missing or
+ * non-numeric required field, a negative count, or more cached than input
+ * tokens is a `TypeError` naming the field.
  */
 
 import type { ObservedUsage } from '../surface/step-surface.js'
@@ -15,6 +17,13 @@ export type AnthropicUsageLike = {
   readonly cache_read_input_tokens?: number | null
   /** Input tokens written to the prompt cache; missing or `null` counts 0. */
   readonly cache_creation_input_tokens?: number | null
+  /** The cache writes by TTL; their sum is `cache_creation_input_tokens`. */
+  readonly cache_creation?: {
+    /** Tokens written with the 5-minute TTL. */
+    readonly ephemeral_5m_input_tokens?: number | null
+    /** Tokens written with the 1-hour TTL. */
+    readonly ephemeral_1h_input_tokens?: number | null
+  } | null
 }
 
 /** Chat Completions' `usage` (the SDK's `CompletionUsage` fits). */
@@ -25,6 +34,8 @@ export type OpenAIChatUsageLike = {
   readonly prompt_tokens_details?: {
     /** Prompt tokens read from the prompt cache; missing or `null` counts 0. */
     readonly cached_tokens?: number | null
+    /** Prompt tokens written to the prompt cache, where the provider reports them. */
+    readonly cache_write_tokens?: number | null
   } | null
 }
 
@@ -36,11 +47,41 @@ export type OpenAIResponsesUsageLike = {
   readonly input_tokens_details?: {
     /** Input tokens read from the prompt cache; missing or `null` counts 0. */
     readonly cached_tokens?: number | null
+    /** Input tokens written to the prompt cache, where the provider reports them. */
+    readonly cache_write_tokens?: number | null
   } | null
 }
 
-function count(reader: string, field: string, value: unknown, optional: boolean): number {
-  if (optional && value == null) return 0
+/** DeepSeek's `usage` (Chat Completions format with its cache fields). */
+export type DeepSeekUsageLike = {
+  /** All prompt tokens: cache hits plus misses. */
+  readonly prompt_tokens: number
+  /** Prompt tokens served from DeepSeek's context cache. */
+  readonly prompt_cache_hit_tokens: number
+  /** Prompt tokens not served from the cache; when present, hits + misses must equal `prompt_tokens`. */
+  readonly prompt_cache_miss_tokens?: number | null
+}
+
+/** The AI SDK's `LanguageModelUsage` (from `generateText`'s `usage` or `totalUsage`, one step's or the call's). */
+export type AISDKUsageLike = {
+  /** All input tokens, cached ones included; `undefined` when the provider reported none. */
+  readonly inputTokens: number | undefined
+  /** The breakdown of `inputTokens`. */
+  readonly inputTokenDetails?: {
+    /** Input tokens read from the cache. */
+    readonly cacheReadTokens?: number | undefined
+    /** Input tokens written to the cache. */
+    readonly cacheWriteTokens?: number | undefined
+  } | null
+  /** The older name of `inputTokenDetails.cacheReadTokens`, read when that is absent. */
+  readonly cachedInputTokens?: number | undefined
+}
+
+/** `value` as a count, or a `TypeError` naming `field`; an absent optional field is `undefined`. */
+function count(reader: string, field: string, value: unknown, optional: true): number | undefined
+function count(reader: string, field: string, value: unknown, optional: false): number
+function count(reader: string, field: string, value: unknown, optional: boolean): number | undefined {
+  if (optional && value == null) return undefined
   if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return value
   throw new TypeError(`${reader}: usage field "${field}" must be a non-negative number (got ${describe(value)}); pass the response's usage object`)
 }
@@ -51,36 +92,107 @@ function requireObject(reader: string, usage: unknown): void {
   }
 }
 
-/**
- * Anthropic: every prompt token is `input_tokens + cache_read_input_tokens +
- * cache_creation_input_tokens` (Anthropic's `input_tokens` counts only the
- * uncached rest); cached = the cache reads; written = the cache creations.
- * Missing or `null` cache fields count 0. Throws a `TypeError` naming a bad field.
- */
-export function usageFromAnthropic(usage: AnthropicUsageLike): Required<ObservedUsage> {
-  requireObject('usageFromAnthropic', usage)
-  const input = count('usageFromAnthropic', 'input_tokens', usage.input_tokens, false)
-  const read = count('usageFromAnthropic', 'cache_read_input_tokens', usage.cache_read_input_tokens, true)
-  const written = count('usageFromAnthropic', 'cache_creation_input_tokens', usage.cache_creation_input_tokens, true)
-  return { inputTokens: input + read + written, cachedInputTokens: read, cacheWriteTokens: written }
+function details(reader: string, field: string, value: unknown): Record<string, unknown> | undefined {
+  if (value == null) return undefined
+  if (typeof value !== 'object') throw new TypeError(`${reader}: usage field "${field}" must be an object (got ${describe(value)})`)
+  return value as Record<string, unknown>
+}
+
+/** Rejects more cached than input tokens (a count that cannot be). */
+function checkCached(reader: string, inputField: string, cachedField: string, input: number, cached: number): void {
+  if (cached > input) {
+    throw new TypeError(`${reader}: usage field "${cachedField}" (${cached}) exceeds "${inputField}" (${input}); cached tokens are part of the input tokens — pass one response's usage object as it came`)
+  }
 }
 
 /**
- * OpenAI: Chat Completions' `prompt_tokens` / `prompt_tokens_details.cached_tokens`,
- * or the Responses API's `input_tokens` / `input_tokens_details.cached_tokens`
- * (OpenAI's prompt count already includes the cached tokens). A missing
- * cached count is 0. Throws a `TypeError` naming a bad field.
+ * Anthropic: every prompt token is `input_tokens + cache_read_input_tokens +
+ * cache_creation_input_tokens` (Anthropic's `input_tokens` counts only the
+ * uncached rest); cached = the cache reads; written = the cache creations,
+ * split by TTL into `cacheWrite5mTokens` / `cacheWrite1hTokens` when
+ * `cache_creation` is present (its sum must equal the creations). Missing or
+ * `null` cache fields count 0. Throws a `TypeError` naming a bad field.
+ */
+export function usageFromAnthropic(usage: AnthropicUsageLike): ObservedUsage & { readonly cacheWriteTokens: number } {
+  const reader = 'usageFromAnthropic'
+  requireObject(reader, usage)
+  const input = count(reader, 'input_tokens', usage.input_tokens, false)
+  const read = count(reader, 'cache_read_input_tokens', usage.cache_read_input_tokens, true) ?? 0
+  const created = count(reader, 'cache_creation_input_tokens', usage.cache_creation_input_tokens, true)
+  const split = details(reader, 'cache_creation', usage.cache_creation)
+  const written = created ?? 0
+  const base = { inputTokens: input + read + written, cachedInputTokens: read, cacheWriteTokens: written }
+  if (split === undefined) return base
+  const fiveMinutes = count(reader, 'cache_creation.ephemeral_5m_input_tokens', split.ephemeral_5m_input_tokens, true) ?? 0
+  const oneHour = count(reader, 'cache_creation.ephemeral_1h_input_tokens', split.ephemeral_1h_input_tokens, true) ?? 0
+  if (created !== undefined && fiveMinutes + oneHour !== created) {
+    throw new TypeError(
+      `${reader}: usage field "cache_creation" splits ${fiveMinutes + oneHour} written tokens but "cache_creation_input_tokens" is ${created}; they must agree — pass one response's usage object as it came`,
+    )
+  }
+  const total = fiveMinutes + oneHour
+  return { inputTokens: input + read + total, cachedInputTokens: read, cacheWriteTokens: total, cacheWrite5mTokens: fiveMinutes, cacheWrite1hTokens: oneHour }
+}
+
+/**
+ * OpenAI: Chat Completions' `prompt_tokens` / `prompt_tokens_details`, or
+ * the Responses API's `input_tokens` / `input_tokens_details` (OpenAI's
+ * prompt count already includes the cached tokens): `cached_tokens` cached
+ * (missing: 0), `cache_write_tokens` written when reported. Throws a
+ * `TypeError` naming a bad field.
  */
 export function usageFromOpenAI(usage: OpenAIChatUsageLike | OpenAIResponsesUsageLike): ObservedUsage {
-  requireObject('usageFromOpenAI', usage)
-  if ('prompt_tokens' in usage) {
-    return {
-      inputTokens: count('usageFromOpenAI', 'prompt_tokens', usage.prompt_tokens, false),
-      cachedInputTokens: count('usageFromOpenAI', 'prompt_tokens_details.cached_tokens', usage.prompt_tokens_details?.cached_tokens, true),
-    }
+  const reader = 'usageFromOpenAI'
+  requireObject(reader, usage)
+  const chat = 'prompt_tokens' in usage
+  const [inputField, detailsField] = chat ? ['prompt_tokens', 'prompt_tokens_details'] : ['input_tokens', 'input_tokens_details']
+  const record = usage as Record<string, unknown>
+  const input = count(reader, inputField, record[inputField], false)
+  const breakdown = details(reader, detailsField, record[detailsField])
+  const cached = count(reader, `${detailsField}.cached_tokens`, breakdown?.cached_tokens, true) ?? 0
+  const written = count(reader, `${detailsField}.cache_write_tokens`, breakdown?.cache_write_tokens, true)
+  checkCached(reader, inputField, `${detailsField}.cached_tokens`, input, cached)
+  return written === undefined ? { inputTokens: input, cachedInputTokens: cached } : { inputTokens: input, cachedInputTokens: cached, cacheWriteTokens: written }
+}
+
+/**
+ * DeepSeek: `prompt_tokens` in, `prompt_cache_hit_tokens` cached (DeepSeek
+ * reports no writes). `prompt_cache_miss_tokens`, when present, must make up
+ * the rest. Throws a `TypeError` naming a bad field.
+ */
+export function usageFromDeepSeek(usage: DeepSeekUsageLike): ObservedUsage {
+  const reader = 'usageFromDeepSeek'
+  requireObject(reader, usage)
+  const input = count(reader, 'prompt_tokens', usage.prompt_tokens, false)
+  const hit = count(reader, 'prompt_cache_hit_tokens', usage.prompt_cache_hit_tokens, false)
+  const miss = count(reader, 'prompt_cache_miss_tokens', usage.prompt_cache_miss_tokens, true)
+  checkCached(reader, 'prompt_tokens', 'prompt_cache_hit_tokens', input, hit)
+  if (miss !== undefined && hit + miss !== input) {
+    throw new TypeError(
+      `${reader}: usage fields "prompt_cache_hit_tokens" (${hit}) and "prompt_cache_miss_tokens" (${miss}) must add up to "prompt_tokens" (${input}); pass one response's usage object as it came`,
+    )
   }
-  return {
-    inputTokens: count('usageFromOpenAI', 'input_tokens', (usage as OpenAIResponsesUsageLike).input_tokens, false),
-    cachedInputTokens: count('usageFromOpenAI', 'input_tokens_details.cached_tokens', (usage as OpenAIResponsesUsageLike).input_tokens_details?.cached_tokens, true),
+  return { inputTokens: input, cachedInputTokens: hit }
+}
+
+/**
+ * The AI SDK's `LanguageModelUsage`: `inputTokens` in,
+ * `inputTokenDetails.cacheReadTokens` cached (falling back to the older
+ * `cachedInputTokens`; none: 0), `inputTokenDetails.cacheWriteTokens`
+ * written when reported. Throws a `TypeError` naming a bad field, including
+ * an `inputTokens` the provider did not report.
+ */
+export function usageFromAISDK(usage: AISDKUsageLike): ObservedUsage {
+  const reader = 'usageFromAISDK'
+  requireObject(reader, usage)
+  const input = count(reader, 'inputTokens', usage.inputTokens, false)
+  const breakdown = details(reader, 'inputTokenDetails', usage.inputTokenDetails)
+  const read = count(reader, 'inputTokenDetails.cacheReadTokens', breakdown?.cacheReadTokens, true)
+  const cached = read ?? count(reader, 'cachedInputTokens', usage.cachedInputTokens, true) ?? 0
+  const written = count(reader, 'inputTokenDetails.cacheWriteTokens', breakdown?.cacheWriteTokens, true)
+  checkCached(reader, 'inputTokens', read === undefined ? 'cachedInputTokens' : 'inputTokenDetails.cacheReadTokens', input, cached)
+  if (written !== undefined && cached + written > input) {
+    throw new TypeError(`${reader}: usage fields "inputTokenDetails.cacheReadTokens" and "inputTokenDetails.cacheWriteTokens" (${cached} + ${written}) exceed "inputTokens" (${input}); pass one usage object as it came`)
   }
+  return written === undefined ? { inputTokens: input, cachedInputTokens: cached } : { inputTokens: input, cachedInputTokens: cached, cacheWriteTokens: written }
 }

@@ -6,23 +6,23 @@
  * (a provider request reads only `blocks`: no part object is made for it).
  *
  * A new block starts after every `cacheBreakpoint` item and wherever the
- * stability class changes; a block is a breakpoint when it ends with a
- * `cacheBreakpoint` item, or when it is not volatile and the next block is.
- * A block whose members have the same names, texts and flags as a block of
- * the previous prompt (at the same index, or with the same first member) is
- * that block.
+ * stability class changes, so the items of one block share one stability.
+ * The blocks before the first volatile one (all blocks when none is) are the
+ * stable run; a block is a breakpoint exactly when it lies in the stable run
+ * and ends with a `cacheBreakpoint` item or is the stable run's last block:
  *
- * A block's `text` is joined from its members when first read. A block a
- * later prompt reused has shown it is stable and keeps its text for as long
- * as it lives. A block no prompt reused yet keeps its text only until the
- * next prompt's blocks are built, anywhere: a loop keeps its last prompt
- * until that scope's next step, so the text of a block that changed would
- * outlive a few scavenges and be copied into old space, only to die there
- * when the block changes again (in the benchmark world a ~90 KiB string a
- * step, about a third of a churn step read through blocks); dropped, it dies
- * young. A later read joins it again, equal to the first.
+ *   items   [a][b*][c]  [d~][e*][f]        * cacheBreakpoint   ~ volatile
+ *   blocks  [a b]* [c]*  [d]  [e]  [f]     e gets no marker: its prefix holds d
+ *           └── stable run ─┘
+ *
+ * A marker after volatile bytes could only pay for cache writes (its prefix
+ * changes every step), and an unannotated prompt is cached through its end.
+ *
+ * Blocks are plain frozen objects, their `text` joined when they are built. A
+ * block equal to one of the previous prompt's blocks (same parts, member
+ * texts, stability and flag) is that block, so an unchanged block keeps its
+ * identity (and its joined text) from step to step.
  */
-import { hiddenState } from '../assembly/hidden-state.js'
 import type { Stability } from '../assembly/types.js'
 import type { PromptBlock, RenderedPart } from './rendered-prompt.js'
 
@@ -33,63 +33,6 @@ export interface BlockItems {
   readonly stabilities: readonly Stability[]
   readonly breakpoints: readonly boolean[]
 }
-
-/**
- * What a block was made of, so a later prompt can tell an unchanged block
- * (names are its `parts`), and its text while it is held.
- */
-interface Members {
-  readonly texts: readonly string[]
-  readonly stabilities: readonly Stability[]
-  readonly breakpoints: readonly boolean[]
-  readonly separator: string
-  joined: string | undefined
-  /** Reused by a later prompt: its text is kept from then on. */
-  stable: boolean
-}
-
-/** Where a block keeps its members (see hidden-state.ts). */
-const MEMBERS = hiddenState<Members>(
-  'promptloom.promptBlock',
-  'a prompt block accessor was called on an object that is not a prompt block; read "text" from the blocks of a rendered prompt',
-)
-
-/** The members of not yet reused blocks whose texts were joined since the last blocks were built. */
-const held: Members[] = []
-
-// Shared by every block, so all blocks share one hidden class.
-const TEXT: PropertyDescriptor = {
-  get(this: unknown): string {
-    const members = MEMBERS.of(this)
-    if (members.joined === undefined) {
-      members.joined = joined(members.texts, 0, members.texts.length, members.separator)
-      if (!members.stable) held.push(members)
-    }
-    return members.joined
-  },
-  enumerable: true,
-}
-
-function blockOf(members: Members, parts: readonly string[], stability: Stability, cacheBreakpoint: boolean): PromptBlock {
-  // The members first (see hidden-state.ts), then `text`, so spread and JSON list the fields in the
-  // order of the interface, then the rest by assignment: every block shares one fast hidden class.
-  const block = {} as { parts: readonly string[]; stability: Stability; cacheBreakpoint: boolean }
-  MEMBERS.attach(block, members)
-  Object.defineProperty(block, 'text', TEXT)
-  block.parts = parts
-  block.stability = stability
-  block.cacheBreakpoint = cacheBreakpoint
-  return Object.freeze(block) as unknown as PromptBlock
-}
-
-/** Drops the texts joined for blocks that no prompt reused (the blocks just built marked theirs stable). */
-function releaseHeld(): void {
-  if (held.length === 0) return
-  for (const members of held) if (!members.stable) members.joined = undefined
-  held.length = 0
-}
-
-const RANK: Readonly<Record<Stability, number>> = { static: 0, session: 1, volatile: 2 }
 
 /** The block items of built parts. */
 export function itemsOfParts(parts: readonly RenderedPart[]): BlockItems {
@@ -108,69 +51,80 @@ export function itemsOfParts(parts: readonly RenderedPart[]): BlockItems {
   return { names, texts, stabilities, breakpoints }
 }
 
-/** Whether `block`'s members are items `start`…`end - 1`. */
-function sameMembers(block: PromptBlock, items: BlockItems, start: number, end: number): boolean {
-  const members = MEMBERS.peek(block)
-  if (members === undefined || members.texts.length !== end - start) return false
-  const { names, texts, stabilities, breakpoints } = items
-  for (let j = 0; j < end - start; j++) {
-    const i = start + j
-    if (block.parts[j] !== names[i] || members.stabilities[j] !== stabilities[i] || members.breakpoints[j] !== breakpoints[i]) return false
-    if (members.texts[j] !== texts[i]) return false
-  }
-  return true
-}
-
-function joined(texts: readonly string[], start: number, end: number, separator: string): string {
-  if (end - start === 1) return texts[start]!
-  const out = new Array<string>(end - start)
-  for (let i = start; i < end; i++) out[i - start] = texts[i]!
-  return out.join(separator)
-}
-
-/** The blocks of `items` (texts joined by `separator`), reusing `previous`'s unchanged blocks. */
-export function blocksOf(items: BlockItems, previous: readonly PromptBlock[] | undefined, separator: string): readonly PromptBlock[] {
-  const { names, texts, stabilities, breakpoints } = items
-  const count = names.length
-  // Run boundaries: run r is items ends[r - 1] (or 0) … ends[r] - 1.
+/** Where each block ends: after every breakpoint item and before every stability change (exclusive item indexes). */
+function blockEnds(items: BlockItems): number[] {
+  const { stabilities, breakpoints } = items
+  const count = stabilities.length
   const ends: number[] = []
   for (let i = 0; i < count; i++) {
     if (i > 0 && stabilities[i] !== stabilities[i - 1] && ends[ends.length - 1] !== i) ends.push(i)
     if (breakpoints[i]) ends.push(i + 1)
   }
   if (count > 0 && ends[ends.length - 1] !== count) ends.push(count)
+  return ends
+}
+
+/**
+ * The member texts each block was joined from, so the next prompt compares
+ * them instead of the joined text: the render memo hands back the same string
+ * objects for unchanged sections, so the compare is mostly by identity. The
+ * one place this is kept; a block not made here has none and is never reused.
+ */
+const MEMBER_TEXTS = new WeakMap<PromptBlock, readonly string[]>()
+
+/** Whether `block` is the block of items `start`…`end - 1` with these fields. */
+function sameBlock(block: PromptBlock, items: BlockItems, start: number, end: number, stability: Stability, cacheBreakpoint: boolean): boolean {
+  const members = MEMBER_TEXTS.get(block)
+  if (members === undefined || block.stability !== stability || block.cacheBreakpoint !== cacheBreakpoint || members.length !== end - start) return false
+  const { names, texts } = items
+  for (let i = start; i < end; i++) {
+    if (block.parts[i - start] !== names[i] || members[i - start] !== texts[i]) return false
+  }
+  return true
+}
+
+function joined(texts: readonly string[], start: number, end: number, separator: string): string {
+  return end - start === 1 ? texts[start]! : texts.slice(start, end).join(separator)
+}
+
+/**
+ * The frozen blocks of `items` (texts joined by `separator`), each a frozen
+ * plain object. A block equal to one of `previous` is that object.
+ */
+export function blocksOf(items: BlockItems, previous: readonly PromptBlock[] | undefined, separator: string): readonly PromptBlock[] {
+  const { names, texts, stabilities, breakpoints } = items
+  const ends = blockEnds(items)
+  // A block's items share one stability (blocks split where it changes).
+  let stableRun = ends.length
+  for (let r = 0, start = 0; r < ends.length; start = ends[r++]!) {
+    if (stabilities[start] === 'volatile') {
+      stableRun = r
+      break
+    }
+  }
   let byFirst: Map<string, PromptBlock> | undefined
   const blocks = new Array<PromptBlock>(ends.length)
-  let start = 0
-  for (let r = 0; r < ends.length; r++) {
+  for (let r = 0, start = 0; r < ends.length; start = ends[r++]!) {
     const end = ends[r]!
-    let stability: Stability = 'static'
-    for (let i = start; i < end; i++) if (RANK[stabilities[i]!] > RANK[stability]) stability = stabilities[i]!
-    let nextVolatile = false
-    if (r + 1 < ends.length) for (let i = end; !nextVolatile && i < ends[r + 1]!; i++) nextVolatile = stabilities[i] === 'volatile'
-    const cacheBreakpoint = breakpoints[end - 1]! || (stability !== 'volatile' && nextVolatile)
+    const stability = stabilities[start]!
+    const cacheBreakpoint = r < stableRun && (breakpoints[end - 1]! || r === stableRun - 1)
     let block: PromptBlock | undefined
     if (previous !== undefined) {
       let candidate: PromptBlock | undefined = previous[r]
       if (candidate === undefined || candidate.parts[0] !== names[start]) {
         if (byFirst === undefined) {
           byFirst = new Map()
-          for (const held of previous) byFirst.set(held.parts[0]!, held)
+          for (const old of previous) byFirst.set(old.parts[0]!, old)
         }
         candidate = byFirst.get(names[start]!)
       }
-      if (candidate !== undefined && candidate.cacheBreakpoint === cacheBreakpoint && sameMembers(candidate, items, start, end)) {
-        block = candidate
-        MEMBERS.of(candidate).stable = true
-      }
+      if (candidate !== undefined && sameBlock(candidate, items, start, end, stability, cacheBreakpoint)) block = candidate
     }
     if (block === undefined) {
-      const members: Members = { texts: texts.slice(start, end), stabilities: stabilities.slice(start, end), breakpoints: breakpoints.slice(start, end), separator, joined: undefined, stable: false }
-      block = blockOf(members, Object.freeze(names.slice(start, end)), stability, cacheBreakpoint)
+      block = Object.freeze({ text: joined(texts, start, end, separator), parts: Object.freeze(names.slice(start, end)), stability, cacheBreakpoint })
+      MEMBER_TEXTS.set(block, texts.slice(start, end))
     }
     blocks[r] = block
-    start = end
   }
-  releaseHeld()
   return Object.freeze(blocks)
 }

@@ -130,11 +130,9 @@ export function placePart(input: PartInput, start: number): RenderedPart {
 
 /**
  * Places `inputs` (non-empty texts, in prompt order) into one frozen
- * `RenderedPrompt`: offsets, the joined text and the blocks. A new block
- * starts after every `cacheBreakpoint` part and wherever the stability class
- * changes; a block is a breakpoint when it ends with a `cacheBreakpoint` part,
- * or when it is not volatile and the next block is (cache through every
- * stable run a volatile block interrupts). `variables` keeps those the parts
+ * `RenderedPrompt`: offsets, the joined text and the blocks (see
+ * prompt-blocks.ts for where blocks split and which are breakpoints: those of
+ * the stable run before the first volatile block). `variables` keeps those the parts
  * reference. Throws a `TypeError` for an empty part text, which is never in
  * the prompt.
  */

@@ -5,6 +5,7 @@
  * parts' layers and the referenced variables' stability come with it.
  */
 
+import { breakpointAfterVolatileMessage } from '../assembly/diagnostics.js'
 import { labelInLayer, type LayerRef } from '../assembly/entries.js'
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
 
@@ -16,8 +17,10 @@ export interface StabilityWarning {
    * in two consecutive steps while a later non-empty section stayed the same.
    * `'required-restored'`: a listener dropped, edited or reordered a
    * `required` section and the assembly restored it (see `restored-lint.ts`).
+   * `'breakpoint-after-volatile'`: a `cacheBreakpoint` section at or after the
+   * first volatile one, where no cache marker is placed (SPEC §4.1).
    */
-  readonly kind: 'volatile-variable' | 'unstable-section' | 'required-restored'
+  readonly kind: 'volatile-variable' | 'unstable-section' | 'required-restored' | 'breakpoint-after-volatile'
   /** The section the finding is about. */
   readonly section: string
   /** The layer that supplied the section: `'global'` or its scope key; absent when unknown (no `assemble()` provenance, or a listener-made section). */
@@ -66,7 +69,8 @@ function unscopedKey(layer: 'global' | undefined, key: string): string {
 /**
  * (a) every section not itself declared volatile that references a
  * `volatile` variable; (b) every section that changed in this step and the
- * previous one while some section after it stayed the same in both. Findings
+ * previous one while some section after it stayed the same in both; (c)
+ * every `cacheBreakpoint` section at or after the first volatile one. Findings
  * already reported are left out.
  */
 export function lintStability(
@@ -110,6 +114,16 @@ export function lintStability(
           `${labelInLayer('prompt section', part.name, part.layer)} references volatile ${labelInLayer('prompt variable', variable.name, variable.layer)}; a value that changes every step invalidates the cached prompt from this section on — move it into a runtime context`,
         )
       }
+    }
+  }
+
+  const firstVolatile = parts.findIndex((part) => part.stability === 'volatile')
+  if (firstVolatile !== -1) {
+    const volatile = parts[firstVolatile]!
+    for (let i = firstVolatile; i < parts.length; i++) {
+      const part = parts[i]!
+      if (!part.cacheBreakpoint) continue
+      add('breakpoint-after-volatile', part.name, part.layer, undefined, breakpointAfterVolatileMessage(part.name, part.layer, volatile.name, volatile.layer))
     }
   }
 

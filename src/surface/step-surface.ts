@@ -9,6 +9,8 @@ import { createTokenBudget, type BudgetPlan, type BudgetWarning } from './budget
 import type { BudgetOptions } from './budget-options.js'
 import { budgetFigures, textFigures, type PromptCountMemo, type TokenFigures } from './step-tokens.js'
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
+import { checkCacheRules, type CacheRules } from './cache-rules.js'
+import { checkedCounter, expectCache, NO_EXPECTATION, type CacheExpectation, type CacheNote, type ExpectationState } from './cache-expectation.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
 
 /**
@@ -41,6 +43,13 @@ export interface StepSurfaceOptions {
    * the token figures use the budget's `countTokens`.
    */
   readonly budget?: BudgetOptions
+  /**
+   * The provider's cache rules (`cacheRules.anthropic({ model })`, `.openai()`,
+   * `.deepseek()`): each step then reports `expectedCachedTokens` and, when a
+   * reusable prefix is not expected to be cached, `cacheNote`. Needs a
+   * `countTokens` (or a budget's).
+   */
+  readonly cacheRules?: CacheRules
 }
 
 /** A finding on a step result: the cache-stability lint's, or the token budget's. */
@@ -152,6 +161,13 @@ export interface StepResult {
   readonly withheld?: readonly string[]
   /** The prompt exceeds `maxTokens` although every withholdable section is withheld (only with a `budget`). */
   readonly overBudget?: boolean
+  /**
+   * The system-prompt tokens the provider is expected to serve from its cache
+   * on this step, by its `cacheRules` (only with `cacheRules`; SPEC §4.3).
+   */
+  readonly expectedCachedTokens?: number
+  /** Why a reusable prefix is not expected to be cached: `'below-minimum'` or `'no-breakpoint'` (only with `cacheRules`). */
+  readonly cacheNote?: CacheNote
 }
 
 /** What a provider reported about one step's prompt tokens (see `usageFromAnthropic` / `usageFromOpenAI`). */
@@ -162,6 +178,10 @@ export interface ObservedUsage {
   readonly cachedInputTokens: number
   /** The prompt tokens written to the cache (Anthropic reports them). */
   readonly cacheWriteTokens?: number
+  /** Of those, the ones written with Anthropic's 5-minute TTL (when the provider splits them). */
+  readonly cacheWrite5mTokens?: number
+  /** Of those, the ones written with Anthropic's 1-hour TTL (when the provider splits them). */
+  readonly cacheWrite1hTokens?: number
 }
 
 /** The record `observeUsage` returns and the session log stores beside its step. */
@@ -172,6 +192,8 @@ export interface UsageRecord extends ObservedUsage {
   readonly step: number
   /** That step's `reusablePrefixTokens`: what promptloom predicted the cache could reuse (only with `countTokens`). */
   readonly predictedTokens?: number
+  /** That step's `expectedCachedTokens`: what the provider's rules let it serve from cache (only with `cacheRules`). */
+  readonly expectedTokens?: number
 }
 
 /** A step surface: one per agent loop (one prompt stream). */
@@ -186,7 +208,8 @@ export interface StepSurface {
   /**
    * Records what the provider reported for the latest step and returns it as
    * a `UsageRecord`. Throws a `TypeError` naming a field that is not a
-   * non-negative finite number, and an `Error` before the first step.
+   * non-negative finite number or more cached than input tokens, and an
+   * `Error` before the first step.
    */
   observeUsage(usage: ObservedUsage): UsageRecord
 }
@@ -223,6 +246,15 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
   }
   const budget = options.budget === undefined ? undefined : createTokenBudget(options.budget)
   const budgetCount = options.budget?.countTokens
+  const rules = options.cacheRules === undefined ? undefined : checkCacheRules(options.cacheRules)
+  if (rules !== undefined && countTokens === undefined && budgetCount === undefined) {
+    throw new TypeError(
+      'createStepSurface option "cacheRules" needs a "countTokens" option (text) => number: the expected cached tokens are counted with it',
+    )
+  }
+  const cacheCount = rules === undefined ? undefined : checkedCounter((countTokens ?? budgetCount)!, countTokens === undefined ? 'budget countTokens' : 'createStepSurface option "countTokens"')
+  let expectationState: ExpectationState = NO_EXPECTATION
+  let expected: number | undefined
   // The figures follow the budget's rule unless a different countTokens was given for them.
   const figuresFromBudget = budget !== undefined && (countTokens === undefined || countTokens === budgetCount)
   let countMemo: PromptCountMemo | undefined
@@ -292,6 +324,23 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
         tokens = counted.figures
         nextMemo = counted.memo
       }
+      let expectation: { readonly expectation: CacheExpectation; readonly next: ExpectationState } | undefined
+      if (rules !== undefined) {
+        expectation = expectCache(
+          {
+            rules,
+            count: cacheCount!,
+            rendered,
+            fresh: first || toolsChanged || configChanged,
+            stableLength: compared.length,
+            stablePrefixTokens: tokens!.stablePrefixTokens,
+            reusablePrefixTokens: tokens!.reusablePrefixTokens,
+            promptTokens: tokens!.promptTokens,
+            toolsJson: `[${nextHeader.toolJson.join(',')}]`,
+          },
+          expectationState,
+        )
+      }
       if (reason !== undefined) {
         events.push({
           type: 'request/header',
@@ -318,6 +367,8 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       snapshot = recordContext ? contextText : contextBaseline
       reported.commit(warnings)
       predicted = tokens?.reusablePrefixTokens
+      expected = expectation?.expectation.expectedCachedTokens
+      if (expectation !== undefined) expectationState = expectation.next
       const result: StepResult = {
         step: steps,
         compacted,
@@ -333,6 +384,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
         reusablePrefixBytes: reusable.bytes,
         ...tokens,
         ...(plan === undefined ? {} : { withheld: plan.withheld, overBudget: plan.overBudget }),
+        ...expectation?.expectation,
       }
       if (compared.changedSections.length > 0) {
         return { ...result, firstChangedSection: compared.changedSections[0]! }
@@ -347,13 +399,25 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       if (typeof usage !== 'object' || usage === null) {
         throw new TypeError(`observeUsage expects { inputTokens, cachedInputTokens, cacheWriteTokens? } (got ${describeValue(usage)})`)
       }
+      const inputTokens = tokenCount('inputTokens', usage.inputTokens)
+      const cachedInputTokens = tokenCount('cachedInputTokens', usage.cachedInputTokens)
+      if (cachedInputTokens > inputTokens) {
+        throw new TypeError(
+          `observeUsage field "cachedInputTokens" (${cachedInputTokens}) exceeds "inputTokens" (${inputTokens}); cached tokens are part of the input tokens — read the usage with usageFromAnthropic, usageFromOpenAI, usageFromDeepSeek or usageFromAISDK`,
+        )
+      }
+      const optional = (field: 'cacheWriteTokens' | 'cacheWrite5mTokens' | 'cacheWrite1hTokens') =>
+        usage[field] === undefined ? {} : { [field]: tokenCount(field, usage[field]) }
       const record: UsageRecord = {
         type: 'usage',
         step: steps,
-        inputTokens: tokenCount('inputTokens', usage.inputTokens),
-        cachedInputTokens: tokenCount('cachedInputTokens', usage.cachedInputTokens),
-        ...(usage.cacheWriteTokens === undefined ? {} : { cacheWriteTokens: tokenCount('cacheWriteTokens', usage.cacheWriteTokens) }),
+        inputTokens,
+        cachedInputTokens,
+        ...optional('cacheWriteTokens'),
+        ...optional('cacheWrite5mTokens'),
+        ...optional('cacheWrite1hTokens'),
         ...(predicted === undefined ? {} : { predictedTokens: predicted }),
+        ...(expected === undefined ? {} : { expectedTokens: expected }),
       }
       return record
     },
@@ -366,5 +430,7 @@ function sameStrings(a: readonly string[], b: readonly string[]): boolean {
 
 function tokenCount(field: string, value: unknown): number {
   if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return value
-  throw new TypeError(`observeUsage field "${field}" must be a non-negative finite number (got ${describeValue(value)}); read it with usageFromAnthropic or usageFromOpenAI`)
+  throw new TypeError(
+    `observeUsage field "${field}" must be a non-negative finite number (got ${describeValue(value)}); read it with usageFromAnthropic, usageFromOpenAI, usageFromDeepSeek or usageFromAISDK`,
+  )
 }

@@ -63,7 +63,7 @@ const prompt = fc.array(partInput, { maxLength: 8 }).map(buildRenderedPrompt)
 
 const RANK: Record<Stability, number> = { static: 0, session: 1, volatile: 2 }
 
-/** Blocks by the SPEC's words: split after breakpoints and at stability changes; breakpoint rule. */
+/** Blocks by the SPEC's words: split after breakpoints and at stability changes; breakpoints only in the stable run. */
 function modelBlocks(parts: readonly PartInput[]) {
   const groups: PartInput[][] = []
   for (let i = 0; i < parts.length; i++) {
@@ -73,13 +73,14 @@ function modelBlocks(parts: readonly PartInput[]) {
   }
   const stabilityOf = (group: PartInput[]): Stability =>
     group.reduce<Stability>((least, part) => (RANK[part.stability] > RANK[least] ? part.stability : least), 'static')
+  // The stable run: the groups before the first volatile one; only they are breakpoints.
+  const firstVolatile = groups.findIndex((group) => stabilityOf(group) === 'volatile')
+  const stableRun = firstVolatile === -1 ? groups.length : firstVolatile
   return groups.map((group, i) => ({
     text: group.map((part) => part.text).join('\n\n'),
     parts: group.map((part) => part.name),
     stability: stabilityOf(group),
-    cacheBreakpoint:
-      group[group.length - 1]!.cacheBreakpoint ||
-      (stabilityOf(group) !== 'volatile' && i + 1 < groups.length && stabilityOf(groups[i + 1]!) === 'volatile'),
+    cacheBreakpoint: i < stableRun && (group[group.length - 1]!.cacheBreakpoint || i === stableRun - 1),
   }))
 }
 

@@ -36,11 +36,12 @@ describe('toAISDK through generateText and @ai-sdk/anthropic', () => {
       { type: 'text', text: PROMPT.blocks[1]!.text, cache_control: EPHEMERAL },
       { type: 'text', text: PROMPT.blocks[2]!.text },
     ])
-    // The provider folds the tool message and the snapshot message into one user turn.
+    // The provider folds the tool message and the snapshot message into one user turn; the history
+    // breakpoint (the tool message's cacheControl) lands on the tool result, right before the snapshot.
     expect(body.messages.at(-1)).toEqual({
       role: 'user',
       content: [
-        { type: 'tool_result', tool_use_id: 'toolu_1', content: 'expect(1).toBe(2)' },
+        { type: 'tool_result', tool_use_id: 'toolu_1', content: 'expect(1).toBe(2)', cache_control: EPHEMERAL },
         { type: 'text', text: SNAPSHOT },
       ],
     })
@@ -69,7 +70,7 @@ describe('toAISDK', () => {
   })
 
   test('the snapshot is a user message after the history', () => {
-    expect(toAISDK({ assembly: ASSEMBLY, rendered: PROMPT, messages: HISTORY }).messages).toEqual([...HISTORY, { role: 'user', content: SNAPSHOT }])
+    expect(toAISDK({ assembly: ASSEMBLY, rendered: PROMPT, messages: HISTORY, historyBreakpoint: false }).messages).toEqual([...HISTORY, { role: 'user', content: SNAPSHOT }])
   })
 
   test('a history that is not an array is a TypeError naming it', () => {

@@ -43,13 +43,14 @@ describe('toAnthropic through the real SDK client', () => {
       { name: 'read', description: 'The read tool.', input_schema: tool('read').parameters },
       { name: 'grep', description: 'The grep tool.', input_schema: tool('grep').parameters, cache_control: EPHEMERAL },
     ])
+    // The history breakpoint marks the tool result, right before the snapshot block.
     expect(body.messages).toEqual([
       HISTORY[0],
       HISTORY[1],
       {
         role: 'user',
         content: [
-          { type: 'tool_result', tool_use_id: 'toolu_1', content: 'expect(1).toBe(2)' },
+          { type: 'tool_result', tool_use_id: 'toolu_1', content: 'expect(1).toBe(2)', cache_control: EPHEMERAL },
           { type: 'text', text: SNAPSHOT },
         ],
       },
@@ -64,6 +65,9 @@ describe('toAnthropic through the real SDK client', () => {
       inputTokens: served.promptTokens,
       cachedInputTokens: served.cachedTokens,
       cacheWriteTokens: served.cacheWriteTokens,
+      // The simulated usage splits its writes by TTL, as Anthropic's does: every marker here is 5-minute.
+      cacheWrite5mTokens: served.cacheWriteTokens,
+      cacheWrite1hTokens: 0,
     })
   })
 })
@@ -71,7 +75,7 @@ describe('toAnthropic through the real SDK client', () => {
 describe('toAnthropic', () => {
   test('a history that ends with an assistant turn gets the snapshot as a new user message', () => {
     const history: Anthropic.MessageParam[] = [HISTORY[0]!, { role: 'assistant', content: 'Which test?' }]
-    const { messages } = toAnthropic({ assembly: ASSEMBLY, rendered: PROMPT, messages: history })
+    const { messages } = toAnthropic({ assembly: ASSEMBLY, rendered: PROMPT, messages: history, historyBreakpoint: false })
     expect(messages).toEqual([...history, { role: 'user', content: [{ type: 'text', text: SNAPSHOT }] }])
   })
 
@@ -82,21 +86,27 @@ describe('toAnthropic', () => {
   test('a last user turn with string content becomes text blocks, the snapshot last; the caller keeps its message', () => {
     const last: Anthropic.MessageParam = { role: 'user', content: 'Fix it.' }
     const { messages } = toAnthropic({ assembly: ASSEMBLY, rendered: PROMPT, messages: [last] })
-    expect(messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Fix it.' }, { type: 'text', text: SNAPSHOT }] }])
+    expect(messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Fix it.', cache_control: EPHEMERAL }, { type: 'text', text: SNAPSHOT }] }])
     expect(last).toEqual({ role: 'user', content: 'Fix it.' })
   })
 
   test("snapshot false or '' sends no snapshot, and a given string replaces the assembly's", () => {
     const history: Anthropic.MessageParam[] = [HISTORY[0]!]
-    expect(toAnthropic({ assembly: ASSEMBLY, messages: history, snapshot: false }).messages).toEqual(history)
-    expect(toAnthropic({ assembly: ASSEMBLY, messages: history, snapshot: '' }).messages).toEqual(history)
+    expect(toAnthropic({ assembly: ASSEMBLY, messages: history, snapshot: false, historyBreakpoint: false }).messages).toEqual(history)
+    expect(toAnthropic({ assembly: ASSEMBLY, messages: history, snapshot: '', historyBreakpoint: false }).messages).toEqual(history)
     expect(toAnthropic({ assembly: ASSEMBLY, messages: [], snapshot: 'Now: 12:00.' }).messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Now: 12:00.' }] }])
   })
 
-  test('without rendered the assembly is rendered; a prompt without breakpoints puts no marker anywhere', () => {
+  test('without rendered the assembly is rendered; a prompt nobody annotated is cached through its end, tools too', () => {
     const request = toAnthropic({ assembly: ASSEMBLY, messages: [] })
-    expect(request.system).toEqual([{ type: 'text', text: 'You are Loom, a coding agent.\n\nRun the tests before you commit.' }])
-    expect(request.tools.map((t) => t.cache_control)).toEqual([undefined, undefined])
+    expect(request.system).toEqual([{ type: 'text', text: 'You are Loom, a coding agent.\n\nRun the tests before you commit.', cache_control: EPHEMERAL }])
+    expect(request.tools.map((t) => t.cache_control)).toEqual([undefined, EPHEMERAL])
+  })
+
+  test('a prompt with no stable run (it starts volatile) puts no marker on the system or the tools', () => {
+    const request = toAnthropic({ assembly: ASSEMBLY, rendered: promptOf([['clock', 'Now.', 'volatile', true]]), messages: [] })
+    expect(request.system).toEqual([{ type: 'text', text: 'Now.' }])
+    expect(request.tools.some((t) => t.cache_control !== undefined)).toBe(false)
   })
 
   test("a steady step's assembly is sent without building its sections, and renders as the unchanged prompt", async () => {

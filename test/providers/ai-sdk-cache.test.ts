@@ -1,0 +1,108 @@
+import { createAnthropic } from '@ai-sdk/anthropic'
+import { generateText, type ModelMessage } from 'ai'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { startSimulator, type Simulator } from '../../examples/simulator/index.js'
+import { historyOf, toAISDK, usageFromAISDK } from '../../src/index.js'
+import { ASSEMBLY, assemblyOf, PROMPT, promptOf, SNAPSHOT } from './fixtures.js'
+
+// SPEC §4.3 in the AI SDK form: the history breakpoint is the message's providerOptions.anthropic.cacheControl.
+
+const mark = (ttl?: '5m' | '1h') => ({ anthropic: { cacheControl: ttl === undefined ? { type: 'ephemeral' as const } : { type: 'ephemeral' as const, ttl } } })
+
+const HISTORY: ModelMessage[] = [
+  { role: 'user', content: 'Fix the failing test.' },
+  { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 't1', toolName: 'read', input: { path: 'a.ts' } }] },
+  { role: 'tool', content: [{ type: 'tool-result', toolCallId: 't1', toolName: 'read', output: { type: 'text', value: 'expect(1).toBe(2)' } }] },
+]
+
+let server: Simulator
+beforeAll(async () => {
+  server = await startSimulator({ reply: () => ({ text: 'Done.' }) })
+})
+afterAll(() => server.close())
+
+describe('toAISDK through generateText and @ai-sdk/anthropic', () => {
+  test('ttl reaches the wire: 1h on the system breakpoints and the history breakpoint; the AI SDK usage is read', async () => {
+    const anthropic = createAnthropic({ apiKey: 'test-key', baseURL: `${server.url}/v1` })
+    const result = await generateText({ model: anthropic('claude-sonnet-4-6'), maxRetries: 0, ...toAISDK({ assembly: ASSEMBLY, rendered: PROMPT, messages: HISTORY, ttl: '1h' }) })
+    const { body, promptTokens, cachedTokens, cacheWriteTokens } = server.requests.at(-1)!
+    const H1 = { type: 'ephemeral', ttl: '1h' }
+    expect(body.system.map((block: { cache_control?: unknown }) => block.cache_control)).toEqual([H1, H1, undefined])
+    expect(body.messages.at(-1).content[0]).toMatchObject({ type: 'tool_result', cache_control: H1 })
+    expect(usageFromAISDK(result.usage)).toEqual({ inputTokens: promptTokens, cachedInputTokens: cachedTokens, cacheWriteTokens })
+  })
+
+  test('a trailing mid-conversation system message stays last: the snapshot is sent before it', async () => {
+    const anthropic = createAnthropic({ apiKey: 'test-key', baseURL: `${server.url}/v1` })
+    const history: ModelMessage[] = [...HISTORY, { role: 'system', content: 'Answer in French from now on.' }]
+    await generateText({ model: anthropic('claude-opus-4-8'), maxRetries: 0, ...toAISDK({ assembly: ASSEMBLY, rendered: PROMPT, messages: history }) })
+    const { body } = server.requests.at(-1)!
+    expect(body.messages.at(-1)).toMatchObject({ role: 'system', content: [{ type: 'text', text: 'Answer in French from now on.' }] })
+    expect(body.messages.at(-2).content.map((block: { type: string }) => block.type)).toEqual(['tool_result', 'text'])
+    expect(body.messages.at(-2).content[1].text).toBe(SNAPSHOT)
+  })
+})
+
+describe('toAISDK: markers', () => {
+  test('the history breakpoint is cacheControl on the last history message; with the snapshot after it', () => {
+    const { messages } = toAISDK({ assembly: ASSEMBLY, rendered: PROMPT, messages: HISTORY })
+    expect(messages).toEqual([HISTORY[0], HISTORY[1], { ...HISTORY[2], providerOptions: mark() }, { role: 'user', content: SNAPSHOT }])
+  })
+
+  test("markers nested in parts count at any depth (a tool-result's content output), a JSON output's value does not", () => {
+    const nested: ModelMessage[] = [
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 't1',
+            toolName: 'read',
+            output: { type: 'content', value: [1, 2, 3].map((n) => ({ type: 'text' as const, text: `${n}`, providerOptions: mark() })) },
+          },
+          { type: 'tool-result', toolCallId: 't2', toolName: 'read', output: { type: 'json', value: { providerOptions: mark() } } },
+        ],
+      },
+    ]
+    const { system, messages } = toAISDK({ assembly: ASSEMBLY, rendered: PROMPT, messages: nested })
+    // 3 caller markers: one slot left, the history breakpoint's.
+    expect(system.every((message) => message.providerOptions === undefined)).toBe(true)
+    expect(messages[0]).toEqual({ ...nested[0], providerOptions: mark() })
+  })
+
+  test("the caller's markers stay as they are; an already marked last message gets no second marker", () => {
+    const marked: ModelMessage[] = [{ role: 'user', content: 'a', providerOptions: mark('1h') }]
+    const request = toAISDK({ assembly: ASSEMBLY, rendered: PROMPT, messages: marked })
+    expect(request.messages).toEqual([marked[0], { role: 'user', content: SNAPSHOT }])
+    expect(request.system.map((message) => message.providerOptions)).toEqual([mark('1h'), mark('1h'), undefined])
+  })
+
+  test('caller markers out of order are a TypeError naming the message index; a bad ttl names ttl', () => {
+    const bad: ModelMessage[] = [{ role: 'user', content: 'a', providerOptions: mark() }, { role: 'user', content: 'b', providerOptions: mark('1h') }]
+    expect(() => toAISDK({ assembly: ASSEMBLY, messages: bad })).toThrow(/toAISDK option "messages" has a cache marker with ttl '1h' at index 1 after a 5-minute one at index 0/)
+    expect(() => toAISDK({ assembly: ASSEMBLY, messages: [], ttl: 60 as never })).toThrow(/toAISDK option "ttl" must be/)
+  })
+
+  test('at most 4 markers counting the caller’s: the history breakpoint first, then the latest system breakpoints', () => {
+    const four = promptOf(['a', 'b', 'c', 'd'].map((name) => [name, name, 'static', true] as const))
+    const marked: ModelMessage[] = [{ role: 'user', content: 'x', providerOptions: mark() }, { role: 'assistant', content: 'y' }]
+    const { system, messages } = toAISDK({ assembly: ASSEMBLY, rendered: four, messages: marked, snapshot: false })
+    expect(system.map((message) => message.providerOptions !== undefined)).toEqual([false, false, true, true])
+    expect(messages[1]).toEqual({ role: 'assistant', content: 'y', providerOptions: mark() })
+  })
+})
+
+describe('historyOf(toAISDK(...)) and bad input', () => {
+  test('is the caller history plus the snapshot message, without the history breakpoint', () => {
+    const request = toAISDK({ assembly: ASSEMBLY, rendered: PROMPT, messages: HISTORY })
+    expect(historyOf(request)).toEqual([...HISTORY, { role: 'user', content: SNAPSHOT }])
+    expect(historyOf(request, { snapshot: false })).toEqual(HISTORY)
+    expect(JSON.stringify(historyOf(request))).not.toContain('cacheControl')
+  })
+
+  test('a tool without parameters names the tool; a null message and a non-iterable content name the index', () => {
+    expect(() => toAISDK({ assembly: assemblyOf([], { tools: [{ name: 'ping', description: 'P.' } as never] }), messages: [] })).toThrow(/toAISDK option "assembly" has tool "ping" whose parameters are undefined/)
+    expect(() => toAISDK({ assembly: ASSEMBLY, messages: [null as never] })).toThrow(/toAISDK option "messages" has null at index 0/)
+    expect(() => toAISDK({ assembly: ASSEMBLY, messages: [{ role: 'user', content: {} } as never] })).toThrow(/message at index 0 whose content is an object/)
+  })
+})
