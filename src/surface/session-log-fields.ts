@@ -140,6 +140,8 @@ const STEP_FIELDS: FieldTable<SessionLogStepRecord> = {
   sections: optional(strings),
   withheld: optional(strings),
   overBudget: optional(boolean),
+  expectedCachedTokens: optional(tokenCount),
+  cacheNote: optional(oneOf('below-minimum', 'no-breakpoint')),
 }
 
 const SYSTEM_MESSAGE_FIELDS: FieldTable<SystemMessageEvent> = {
@@ -169,7 +171,10 @@ const USAGE_FIELDS: FieldTable<UsageRecord> = {
   inputTokens: required(tokenCount),
   cachedInputTokens: required(tokenCount),
   cacheWriteTokens: optional(tokenCount),
+  cacheWrite5mTokens: optional(tokenCount),
+  cacheWrite1hTokens: optional(tokenCount),
   predictedTokens: optional(tokenCount),
+  expectedTokens: optional(tokenCount),
 }
 
 const RECORD_FIELDS: { readonly [T in SessionLogRecord['type']]: FieldTable<Extract<SessionLogRecord, { type: T }>> } = {

@@ -1,5 +1,6 @@
 import { scopeLabel } from '../scope/scope-key.js'
 import type { BudgetWarning } from './budget.js'
+import type { CacheNote } from './cache-expectation.js'
 import type { StabilityWarning } from './stability-lint.js'
 import type { StepResult, StepWarning, SurfaceEvent, UsageRecord } from './step-surface.js'
 
@@ -57,6 +58,10 @@ export interface SessionLogStepRecord {
   readonly withheld?: readonly string[]
   /** `StepResult.overBudget` (only with a budget). */
   readonly overBudget?: boolean
+  /** `StepResult.expectedCachedTokens` (only with `cacheRules`). */
+  readonly expectedCachedTokens?: number
+  /** `StepResult.cacheNote` (only with `cacheRules`). */
+  readonly cacheNote?: CacheNote
 }
 
 /** A step warning as logged: a stability finding with its layer as a label, or a budget finding as it is. */
@@ -101,6 +106,8 @@ export function serializeStep(result: StepResult): string {
     ...tokenFields(result),
     sections: result.rendered.parts.map((part) => part.name),
     ...(result.withheld === undefined ? {} : { withheld: result.withheld, overBudget: result.overBudget === true }),
+    ...(result.expectedCachedTokens === undefined ? {} : { expectedCachedTokens: result.expectedCachedTokens }),
+    ...(result.cacheNote === undefined ? {} : { cacheNote: result.cacheNote }),
   }
   let out = JSON.stringify(record) + '\n'
   for (const event of result.events) out += JSON.stringify(event) + '\n'
