@@ -85,6 +85,7 @@ export {
   type SystemPromptUpdate,
   type UsageRecord,
 } from './surface/step-surface.js'
+export type { CacheBreak, CacheBreakCause } from './surface/cache-break.js'
 export type { StabilityWarning } from './surface/stability-lint.js'
 export { cacheRules, type CacheRules } from './surface/cache-rules.js'
 export type { CacheNote } from './surface/cache-expectation.js'

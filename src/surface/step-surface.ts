@@ -10,6 +10,7 @@ import type { BudgetOptions } from './budget-options.js'
 import { budgetFigures, textFigures, type PromptCountMemo, type TokenFigures } from './step-tokens.js'
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
 import { checkCacheRules, type CacheRules } from './cache-rules.js'
+import type { CacheBreak } from './cache-break.js'
 import { checkedCounter, expectCache, NO_EXPECTATION, type CacheExpectation, type CacheNote, type ExpectationState } from './cache-expectation.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
 
@@ -168,6 +169,8 @@ export interface StepResult {
   readonly expectedCachedTokens?: number
   /** Why a reusable prefix is not expected to be cached: `'below-minimum'` or `'no-breakpoint'` (only with `cacheRules`). */
   readonly cacheNote?: CacheNote
+  /** Why this step lost reuse: the first cause in prefix order; absent when nothing was lost (SPEC §3). */
+  readonly cacheBreak?: CacheBreak
 }
 
 /** What a provider reported about one step's prompt tokens (see `usageFromAnthropic` / `usageFromOpenAI`). */
