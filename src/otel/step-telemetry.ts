@@ -13,7 +13,7 @@
 import { diag, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api'
 import type { StepResult, UsageRecord } from '../surface/step-surface.js'
 import { stepAttributes, usageAttributes } from './step-attributes.js'
-import { ContentHashes, systemInstructions } from './system-instructions.js'
+import { SystemInstructions } from './system-instructions.js'
 
 /** The name of a step's span, and of the event that records a step on an active span. */
 export const STEP_SPAN = 'promptloom.step'
@@ -49,13 +49,14 @@ export interface TelemetryOptions {
 /** The telemetry state of one traced surface (never shared). */
 export class StepTelemetry {
   readonly #options: TelemetryOptions
-  readonly #hashes = new ContentHashes()
+  readonly #instructions: SystemInstructions
   /** Set by the first fault: no further call reaches the tracer. */
   #off = false
   #open: Open | undefined
 
   constructor(options: TelemetryOptions) {
     this.#options = options
+    this.#instructions = new SystemInstructions(options.recordContent)
   }
 
   /** Before the step runs: where it will be recorded; `undefined` when tracing is off. */
@@ -79,8 +80,7 @@ export class StepTelemetry {
     this.#guard(() => {
       const { span, own } = target
       if (span.isRecording()) {
-        const { agent, recordContent } = this.#options
-        const attributes = stepAttributes(result, agent, systemInstructions(result.rendered, recordContent, this.#hashes))
+        const attributes = stepAttributes(result, this.#options.agent, this.#instructions.of(result.rendered))
         if (own) span.setAttributes(attributes)
         else span.addEvent(STEP_SPAN, attributes)
       }

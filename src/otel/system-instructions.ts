@@ -1,8 +1,8 @@
 /**
  * `gen_ai.system_instructions` for a step's rendered prompt, shaped by the
  * OpenTelemetry GenAI semantic conventions v0.1.0 (the first release of
- * open-telemetry/semantic-conventions-genai; the attribute and its JSON
- * schema came over unchanged from semantic-conventions v1.41.0). The value is
+ * open-telemetry/semantic-conventions-genai, where the GenAI conventions
+ * moved after semantic-conventions v1.41.0). The value is
  * the schema's list of parts, one per rendered section in prompt order, as a
  * JSON string: the JavaScript API takes no structured attribute values, and
  * the conventions allow a JSON string where structure is not supported.
@@ -21,27 +21,55 @@ import { layerLabel } from './step-attributes.js'
 /** The `generic_type` of a section recorded without its text. */
 export const SECTION_PART_TYPE = 'promptloom.section'
 
-/**
- * The content hashes of the latest prompt's parts, by text: an unchanged part
- * is not hashed again, and only one prompt's texts are held. One per traced
- * surface, never shared between surfaces.
- */
-export class ContentHashes {
-  #latest = new Map<string, string>()
+/** What a traced surface keeps per part: its JSON item, and the content hash inside it. */
+interface PartEntry {
+  readonly item: string
+  readonly hash: string
+}
 
-  /** `content_hash` of each part of `parts`, in order; afterwards holds exactly these parts' texts. */
-  of(parts: readonly RenderedPart[]): string[] {
-    const next = new Map<string, string>()
-    const hashes = new Array<string>(parts.length)
+/**
+ * The `gen_ai.system_instructions` text of the prompts one traced surface
+ * records (never shared between surfaces). The renderer hands an unchanged
+ * section's part to the next prompt as the same frozen object, so each part's
+ * item is kept beside the part; a part placed anew (its offset moved after an
+ * earlier change) whose text equals the previous prompt's part of the same
+ * name reuses that part's hash. A step thus hashes only changed texts, and an
+ * unchanged prompt reuses the whole list.
+ */
+export class SystemInstructions {
+  readonly #recordContent: boolean
+  readonly #entries = new WeakMap<RenderedPart, PartEntry>()
+  #prompt: RenderedPrompt | undefined
+  /** The latest prompt's parts by section name. */
+  #previous = new Map<string, RenderedPart>()
+  #text = ''
+
+  constructor(recordContent: boolean) {
+    this.#recordContent = recordContent
+  }
+
+  /** The JSON list of `rendered`'s parts, in prompt order; part texts only with `recordContent`. */
+  of(rendered: RenderedPrompt): string {
+    if (rendered === this.#prompt) return this.#text
+    const { parts } = rendered
+    const named = new Map<string, RenderedPart>()
+    let text = '['
     for (let i = 0; i < parts.length; i++) {
-      const { text } = parts[i]!
-      let hash = next.get(text) ?? this.#latest.get(text)
-      if (hash === undefined) hash = contentHash(text)
-      next.set(text, hash)
-      hashes[i] = hash
+      const part = parts[i]!
+      let entry = this.#entries.get(part)
+      if (entry === undefined) {
+        const before = this.#previous.get(part.name)
+        const hash = before !== undefined && before.text === part.text ? this.#entries.get(before)!.hash : contentHash(part.text)
+        entry = { item: itemOf(part, hash, this.#recordContent), hash }
+        this.#entries.set(part, entry)
+      }
+      named.set(part.name, part)
+      text += i === 0 ? entry.item : `,${entry.item}`
     }
-    this.#latest = next
-    return hashes
+    this.#prompt = rendered
+    this.#previous = named
+    this.#text = `${text}]`
+    return this.#text
   }
 }
 
@@ -50,18 +78,13 @@ export function contentHash(text: string): string {
   return fnv1a64(new TextEncoder().encode(text))
 }
 
-/** The JSON text of `gen_ai.system_instructions` for `rendered`; part texts only when `recordContent`. */
-export function systemInstructions(rendered: RenderedPrompt, recordContent: boolean, hashes: ContentHashes): string {
-  const { parts } = rendered
-  const digests = hashes.of(parts)
-  const items = parts.map((part, i) => {
-    const about = {
-      name: part.name,
-      ...(part.layer === undefined ? {} : { layer: layerLabel(part.layer) }),
-      stability: part.stability,
-      content_hash: digests[i]!,
-    }
-    return recordContent ? { type: 'text', content: part.text, ...about } : { type: 'generic', generic_type: SECTION_PART_TYPE, ...about }
-  })
-  return JSON.stringify(items)
+/** One part's item: a text part with its content, or a generic part without. */
+function itemOf(part: RenderedPart, hash: string, recordContent: boolean): string {
+  const about = {
+    name: part.name,
+    ...(part.layer === undefined ? {} : { layer: layerLabel(part.layer) }),
+    stability: part.stability,
+    content_hash: hash,
+  }
+  return JSON.stringify(recordContent ? { type: 'text', content: part.text, ...about } : { type: 'generic', generic_type: SECTION_PART_TYPE, ...about })
 }

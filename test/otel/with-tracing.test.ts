@@ -118,6 +118,28 @@ describe('a step span', () => {
     expect(second).toEqual([first![0], fnv1a64('On branch release.'), first![2]])
   })
 
+  test('a step hashes only the parts that are new to the surface (an unchanged prompt hashes none)', async () => {
+    const { tracer } = inMemoryTracing()
+    const world = await agentWorld()
+    const traced = withTracing(createStepSurface(FIGURES), { tracer })
+    const encode = vi.spyOn(TextEncoder.prototype, 'encode')
+    const encodedBy = async (change: () => void) => {
+      change()
+      const assembly = await world.assemble()
+      encode.mockClear()
+      traced.step({ assembly })
+      return encode.mock.calls.map(([text]) => text)
+    }
+    try {
+      expect(await encodedBy(() => {})).toEqual([POLICY_TEXT, 'On branch main.', ROLE_TEXT])
+      expect(await encodedBy(() => {})).toEqual([])
+      expect(await encodedBy(() => void (world.branch.value = 'release'))).toEqual(['On branch release.'])
+    } finally {
+      encode.mockRestore()
+      traced.end()
+    }
+  })
+
   test('figures the step result does not have are left out, not written as 0', async () => {
     const { exporter, tracer } = inMemoryTracing()
     const world = await agentWorld()
