@@ -15,8 +15,10 @@
  *                    no target.
  *
  * Each row steps the same agent's assembly on two surfaces, one plain and
- * one traced; `step()` alone (the assembly held, as the harshest
- * denominator) and the loop's step (`assemble()` then `step()`). `-- --quick`
+ * one traced: `step()` alone (the assembly held, as the harshest
+ * denominator), the loop's step (`assemble()` then `step()`), and a changed
+ * step (the agent's late notes section is rewritten before every step, so
+ * each surface sees a new prompt each time). `-- --quick`
  * runs fewer, shorter rounds; `-- --only=TEXT` only the rows whose scenario
  * contains TEXT.
  */
@@ -69,8 +71,16 @@ function inMemorySdk(processor: 'batch' | 'simple'): { tracer: Tracer; drain: ()
   }
 }
 
-async function row(G: number, label: string, tracer: Tracer | undefined, drain: () => void, loop: boolean, target?: number): Promise<void> {
-  const scenario = `${label}, ${loop ? 'assemble() + step()' : 'step() alone'}, G=${G}`
+type Mode = 'step' | 'loop' | 'changed'
+
+const MODES: Record<Mode, string> = {
+  step: 'step() alone',
+  loop: 'assemble() + step()',
+  changed: 'a late section changed, assemble() + step()',
+}
+
+async function row(G: number, label: string, tracer: Tracer | undefined, drain: () => void, mode: Mode, target?: number): Promise<void> {
+  const scenario = `${label}, ${MODES[mode]}, G=${G}`
   if (only !== undefined && !scenario.includes(only)) return
   const w = await buildWorld(promptloom, { G, A: 1 })
   const agent = w.agents[0]!
@@ -78,9 +88,11 @@ async function row(G: number, label: string, tracer: Tracer | undefined, drain: 
   const held: PromptAssembly = await service.assemble({ scope: agent.key })
   const plain = createStepSurface()
   const traced = withTracing(createStepSurface(), tracer === undefined ? { agent: 'agent-1' } : { tracer, agent: 'agent-1' })
+  let turn = 0
   const stepper = (surface: StepSurface, after: () => void) =>
-    loop
+    mode !== 'step'
       ? async () => {
+          if (mode === 'changed') agent.notes.value = `Progress note ${++turn}.`
           const result = surface.step({ assembly: await service.assemble({ scope: agent.key }) })
           after()
           return result.step
@@ -106,12 +118,14 @@ async function row(G: number, label: string, tracer: Tracer | undefined, drain: 
 
 const none = () => {}
 for (const G of [10, 100]) {
-  for (const loop of [false, true]) {
-    await row(G, 'no-op tracer (no provider registered)', undefined, none, loop, 1.05)
-    await row(G, 'throwing tracer', throwing, none, loop, 1.05)
+  for (const mode of ['step', 'loop', 'changed'] as const) {
+    // The target is for an unchanged step; a changed step's figure is reported.
+    const target = mode === 'changed' ? undefined : 1.05
+    await row(G, 'no-op tracer (no provider registered)', undefined, none, mode, target)
+    await row(G, 'throwing tracer', throwing, none, mode, target)
     for (const processor of ['batch', 'simple'] as const) {
       const sdk = inMemorySdk(processor)
-      await row(G, `in-memory SDK exporter (${processor === 'batch' ? 'BatchSpanProcessor' : 'SimpleSpanProcessor'})`, sdk.tracer, sdk.drain, loop)
+      await row(G, `in-memory SDK exporter (${processor === 'batch' ? 'BatchSpanProcessor' : 'SimpleSpanProcessor'})`, sdk.tracer, sdk.drain, mode)
     }
   }
 }
