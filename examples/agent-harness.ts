@@ -35,6 +35,7 @@ import {
 } from '../src/index.js'
 import { writeReport } from '../src/cli/report.js'
 import { createSessionLogWriter, type SessionLogWriter } from '../src/node.js'
+import { traced } from './otel-setup.js'
 
 /** agent-1's token budget: the demo's prompt is ~77 tokens, ~101 with web-surface loaded. */
 const BUDGET = { maxTokens: 90, headroom: 0.1 } as const
@@ -234,7 +235,7 @@ async function main(argv: string[]): Promise<void> {
       key,
       scope,
       // agent-1 under a token budget (its countTokens also gives the token figures); the others only count.
-      surface: createStepSurface(i === 0 ? { budget: { ...BUDGET, countTokens } } : { countTokens }),
+      surface: traced(createStepSurface(i === 0 ? { budget: { ...BUDGET, countTokens } } : { countTokens }), key.name),
       log: createSessionLogWriter(logPathFor(options.log, key.name), { truncate: true }),
     }
   })

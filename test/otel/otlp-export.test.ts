@@ -1,76 +1,21 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { STEP_SPAN, withTracing } from '../../src/otel.js'
+import { startCollector } from './otlp-collector.fixtures.js'
 import { agentWorld, createStepSurface, FIGURES } from './tracing.fixtures.js'
 
 // The real OTLP/HTTP exporter sends a traced session to a collector stand-in
 // on 127.0.0.1, which decodes the OTLP JSON payloads it receives.
 
-interface Received {
-  readonly path: string
-  readonly headers: IncomingHttpHeaders
-  readonly body: unknown
-}
-
-let server: Server
-let url: string
-const received: Received[] = []
-
+let collector: Awaited<ReturnType<typeof startCollector>>
 beforeAll(async () => {
-  server = createServer((request, response) => {
-    const chunks: Buffer[] = []
-    request.on('data', (chunk: Buffer) => chunks.push(chunk))
-    request.on('end', () => {
-      received.push({ path: request.url ?? '', headers: request.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) })
-      response.writeHead(200, { 'content-type': 'application/json' })
-      response.end('{}')
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`
+  collector = await startCollector()
 })
-
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())))
-
-/** One OTLP `AnyValue` as a plain value (int64 arrives as a number or a decimal string). */
-function plain(value: Record<string, unknown>): unknown {
-  if ('stringValue' in value) return value.stringValue
-  if ('boolValue' in value) return value.boolValue
-  if ('intValue' in value) return Number(value.intValue)
-  if ('doubleValue' in value) return value.doubleValue
-  if ('arrayValue' in value) return ((value.arrayValue as { values?: Record<string, unknown>[] }).values ?? []).map(plain)
-  throw new Error(`unexpected OTLP value ${JSON.stringify(value)}`)
-}
-
-interface DecodedSpan {
-  readonly name: string
-  readonly traceId: string
-  readonly attributes: Record<string, unknown>
-}
-
-/** Every span of every `ExportTraceServiceRequest` received, with its attributes as a plain record. */
-function decodedSpans(): DecodedSpan[] {
-  const spans: DecodedSpan[] = []
-  for (const { body } of received) {
-    for (const resource of (body as { resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[] }).resourceSpans) {
-      for (const scope of resource.scopeSpans) {
-        for (const span of scope.spans) {
-          const attributes = Object.fromEntries(
-            (span.attributes as { key: string; value: Record<string, unknown> }[]).map(({ key, value }) => [key, plain(value)]),
-          )
-          spans.push({ name: span.name as string, traceId: span.traceId as string, attributes })
-        }
-      }
-    }
-  }
-  return spans
-}
+afterAll(() => collector.close())
 
 test('a traced session exported with the OTLP/HTTP exporter arrives with each step span and its attributes', async () => {
-  const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))] })
+  const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: collector.url }))] })
   const world = await agentWorld()
   const traced = withTracing(createStepSurface(FIGURES), { tracer: provider.getTracer('promptloom'), agent: 'agent-1' })
   const first = traced.step({ assembly: await world.assemble() })
@@ -80,8 +25,8 @@ test('a traced session exported with the OTLP/HTTP exporter arrives with each st
   traced.observeUsage({ inputTokens: 125, cachedInputTokens: 33, cacheWriteTokens: 0 })
   await provider.shutdown()
 
-  expect(received.map(({ path, headers }) => [path, headers['content-type']])).toEqual([['/v1/traces', 'application/json']])
-  const spans = decodedSpans()
+  expect(collector.received.map(({ path, headers }) => [path, headers['content-type']])).toEqual([['/v1/traces', 'application/json']])
+  const spans = collector.spans()
   expect(spans.map((span) => span.name)).toEqual([STEP_SPAN, STEP_SPAN])
   expect(spans[0]!.attributes).toEqual({
     'promptloom.agent': 'agent-1',
