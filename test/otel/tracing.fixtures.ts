@@ -1,7 +1,7 @@
 import { signal, type Signal } from '@preact/signals-core'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type Sampler } from '@opentelemetry/sdk-trace-base'
 import type { Context } from 'cordis'
-import { cacheRules, createStepSurface, type PromptAssembly, type StepSurfaceOptions } from '../../src/index.js'
+import { cacheRules, createStepSurface, type PromptAssembly, type Scope, type StepSurfaceOptions } from '../../src/index.js'
 import { BARE, mintScope, mount } from '../assembly/system-prompt.fixtures.js'
 
 // Shared fixtures of the promptloom/otel tests: the real SDK with its
@@ -34,9 +34,9 @@ export const ROLE_TEXT = 'You are agent-1; you work in /work/agent-1.'
 /**
  * A registry with a static global `policy` section (a cache breakpoint), a
  * global `repo` section referencing the `branch` variable (a signal), and a
- * scoped `role` section in agent-1's layer; `assemble()` is agent-1's view.
+ * scoped `role` section in agent-1's layer (`scope`); `assemble()` is agent-1's view.
  */
-export async function agentWorld(): Promise<{ app: Context; branch: Signal<string>; key: { readonly name: 'agent-1' }; assemble: () => Promise<PromptAssembly> }> {
+export async function agentWorld(): Promise<{ app: Context; branch: Signal<string>; key: { readonly name: 'agent-1' }; scope: Scope; assemble: () => Promise<PromptAssembly> }> {
   const app = await mount(BARE)
   const branch = signal('main')
   const key = { name: 'agent-1' } as const
@@ -45,7 +45,7 @@ export async function agentWorld(): Promise<{ app: Context; branch: Signal<strin
   app.systemPrompt.section({ name: 'repo', order: 10, text: 'On branch {{branch}}.' })
   const scope = await mintScope(app, key)
   scope.ctx.systemPrompt.section({ name: 'role', order: 20, text: ROLE_TEXT })
-  return { app, branch, key, assemble: () => app.systemPrompt.assemble({ scope: key }) }
+  return { app, branch, key, scope, assemble: () => app.systemPrompt.assemble({ scope: key }) }
 }
 
 export { createStepSurface }
