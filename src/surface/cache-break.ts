@@ -1,4 +1,17 @@
+/**
+ * Why a step lost reuse (SPEC §3 "Why the cache broke"), computed from the
+ * two prompts the surface compared and the request header. Pure: plain
+ * values in, a frozen `CacheBreak` (or `undefined`) out.
+ *
+ *   tools → config → system prompt          (the order providers cache in)
+ *                      │
+ *   first part whose text differs ──┬─ left the prompt:   withheld (budget) / removed
+ *                                   ├─ entered it:        restored (budget) / added
+ *                                   └─ same section:      section (+ variable when only a value changed)
+ */
+
 import type { LayerRef } from '../assembly/entries.js'
+import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
 
 /** What broke the reusable prefix first, in prefix order (tools → config → system prompt). */
 export type CacheBreakCause = 'tools' | 'config' | 'withheld' | 'restored' | 'section' | 'removed' | 'added'
@@ -20,4 +33,84 @@ export interface CacheBreak {
     readonly removed: readonly string[]
     readonly changed: readonly string[]
   }
+}
+
+/** What one step knows when it asks why reuse was lost (never asked on a surface's first step). */
+export interface CacheBreakInput {
+  /** The prompt sent on the previous step. */
+  readonly previous: RenderedPrompt
+  /** The prompt sent on this step. */
+  readonly current: RenderedPrompt
+  /** UTF-16 code units of `current.text` identical to `previous.text`. */
+  readonly stableLength: number
+  /** The tool names that changed, when the tool declarations serialize differently. */
+  readonly tools: CacheBreak['tools'] | undefined
+  /** The config serializes differently. */
+  readonly configChanged: boolean
+  /** The sections the budget withheld on the previous step and on this one (`[]` without a budget). */
+  readonly withheldBefore: readonly string[]
+  readonly withheldNow: readonly string[]
+}
+
+/**
+ * The first cause of lost reuse, or `undefined` when nothing was lost. A
+ * change of tools or config always loses the cached request prefix (it comes
+ * first); otherwise reuse is lost when the identical prefix is shorter than
+ * the previous prompt, and the cause is read at the first part whose text
+ * differs (parts before it are identical, so the first differing position
+ * lies in it).
+ */
+export function cacheBreakOf(input: CacheBreakInput): CacheBreak | undefined {
+  if (input.tools !== undefined) return Object.freeze({ cause: 'tools', tools: input.tools })
+  if (input.configChanged) return Object.freeze({ cause: 'config' })
+  const { previous, current } = input
+  if (input.stableLength >= previous.text.length) return undefined
+  const before = previous.parts
+  const after = current.parts
+  let k = 0
+  while (k < before.length && k < after.length && before[k]!.text === after[k]!.text) k++
+  // The previous prompt is not a prefix of this one, so it has a part here.
+  const gone = before[k]!
+  const came = after[k]
+  if (came === undefined || came.name !== gone.name) {
+    if (input.withheldNow.includes(gone.name) && !input.withheldBefore.includes(gone.name)) return located('withheld', gone)
+    if (came !== undefined && input.withheldBefore.includes(came.name) && !input.withheldNow.includes(came.name)) return located('restored', came)
+    if (!after.some((part) => part.name === gone.name)) return located('removed', gone)
+    if (came !== undefined && !before.some((part) => part.name === came.name)) return located('added', came)
+    // Both sections are in both prompts: the one sent here moved to where the prompts diverge.
+    return located('section', came ?? gone)
+  }
+  const variable = changedVariable(gone, came)
+  return variable === undefined ? located('section', came) : Object.freeze({ ...located('section', came), variable })
+}
+
+function located(cause: CacheBreakCause, part: RenderedPart): CacheBreak {
+  return Object.freeze(part.layer === undefined ? { cause, section: part.name } : { cause, section: part.name, layer: part.layer })
+}
+
+/**
+ * The variable whose value changed the part, when its template did not: the
+ * literal text between substitutions and the substituted names are the same
+ * in both renders, so only values differ; the first substitution whose value
+ * differs names it (the first changed variable in first-use order, since a
+ * variable has one value per render). `undefined` when the template changed.
+ */
+export function changedVariable(before: RenderedPart, after: RenderedPart): string | undefined {
+  const a = before.substitutions
+  const b = after.substitutions
+  if (a.length !== b.length || a.length === 0) return undefined
+  let changed: string | undefined
+  let endA = 0
+  let endB = 0
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!
+    const y = b[i]!
+    if (x.variable !== y.variable) return undefined
+    if (before.text.slice(endA, x.start) !== after.text.slice(endB, y.start)) return undefined
+    if (changed === undefined && before.text.slice(x.start, x.end) !== after.text.slice(y.start, y.end)) changed = x.variable
+    endA = x.end
+    endB = y.end
+  }
+  if (before.text.slice(endA) !== after.text.slice(endB)) return undefined
+  return changed
 }

@@ -1,7 +1,7 @@
 import { describeValue } from '../assembly/errors.js'
 import { comparePrompts, NO_PROMPT } from './prefix-report.js'
 import { render, renderContextSections, renderContextSnapshot, type RenderedContextSection } from '../render/render.js'
-import { frozenJson, headerChange, headerStateOf, type HeaderState } from './request-header.js'
+import { frozenJson, headerChange, headerStateOf, toolDiff, type HeaderState } from './request-header.js'
 import { lintRestored } from './restored-lint.js'
 import { lintStability, ReportedWarnings, type StabilityWarning } from './stability-lint.js'
 import { configJsonOf, optionalBoolean, requireHistoryLength, updateMode } from './step-options.js'
@@ -10,7 +10,7 @@ import type { BudgetOptions } from './budget-options.js'
 import { budgetFigures, textFigures, type PromptCountMemo, type TokenFigures } from './step-tokens.js'
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
 import { checkCacheRules, type CacheRules } from './cache-rules.js'
-import type { CacheBreak } from './cache-break.js'
+import { cacheBreakOf, type CacheBreak } from './cache-break.js'
 import { checkedCounter, expectCache, NO_EXPECTATION, type CacheExpectation, type CacheNote, type ExpectationState } from './cache-expectation.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
 
@@ -344,6 +344,17 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
           expectationState,
         )
       }
+      const cacheBreak = first
+        ? undefined
+        : cacheBreakOf({
+            previous: prompt.rendered!,
+            current: rendered,
+            stableLength: compared.length,
+            tools: toolsChanged ? changedToolNames(header!, nextHeader) : undefined,
+            configChanged,
+            withheldBefore: budget?.withheld ?? NO_NAMES,
+            withheldNow: plan?.withheld ?? NO_NAMES,
+          })
       if (reason !== undefined) {
         events.push({
           type: 'request/header',
@@ -388,6 +399,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
         ...tokens,
         ...(plan === undefined ? {} : { withheld: plan.withheld, overBudget: plan.overBudget }),
         ...expectation?.expectation,
+        ...(cacheBreak === undefined ? {} : { cacheBreak }),
       }
       if (compared.changedSections.length > 0) {
         return { ...result, firstChangedSection: compared.changedSections[0]! }
@@ -425,6 +437,14 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       return record
     },
   }
+}
+
+const NO_NAMES: readonly string[] = Object.freeze([])
+
+/** The tool names added, removed and changed between two headers (a reordering alone lists none). */
+function changedToolNames(before: HeaderState, after: HeaderState): NonNullable<CacheBreak['tools']> {
+  const { added, removed, changed } = toolDiff(before, after)
+  return Object.freeze({ added: Object.freeze(added), removed: Object.freeze(removed), changed: Object.freeze(changed) })
 }
 
 function sameStrings(a: readonly string[], b: readonly string[]): boolean {
