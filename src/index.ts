@@ -94,6 +94,7 @@ export { DEFAULT_BUDGET_HEADROOM, type BudgetOptions } from './surface/budget-op
 export {
   serializeStep,
   serializeUsage,
+  type SessionLogCacheBreak,
   type SessionLogRecord,
   type SessionLogStabilityWarning,
   type SessionLogStepRecord,

@@ -158,6 +158,12 @@ export interface StepResult {
   readonly reusablePrefixTokens?: number
   /** `countTokens` of the whole rendered prompt (only with a `countTokens` option). */
   readonly promptTokens?: number
+  /**
+   * The token count of each sent part (`rendered.parts`), in prompt order, by
+   * the budget's rule (each part counted on its own); only with a `budget`
+   * whose `countTokens` also gives the token figures.
+   */
+  readonly partTokens?: readonly number[]
   /** The sections the budget withholds from this step's prompt, in prompt order (only with a `budget`). */
   readonly withheld?: readonly string[]
   /** The prompt exceeds `maxTokens` although every withholdable section is withheld (only with a `budget`). */
@@ -397,6 +403,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
         reusablePrefixLength: reusable.length,
         reusablePrefixBytes: reusable.bytes,
         ...tokens,
+        ...(figuresFromBudget ? { partTokens: plan!.partTokens } : {}),
         ...(plan === undefined ? {} : { withheld: plan.withheld, overBudget: plan.overBudget }),
         ...expectation?.expectation,
         ...(cacheBreak === undefined ? {} : { cacheBreak }),
