@@ -5,9 +5,9 @@
  *
  *   tools → config → system prompt          (the order providers cache in)
  *                      │
- *   first part whose text differs ──┬─ left the prompt:   withheld (budget) / removed
- *                                   ├─ entered it:        restored (budget) / added
- *                                   └─ same section:      section (+ variable when only a value changed)
+ *   the part at the first differing ─┬─ same section in both:  section (+ variable when only a value changed)
+ *   position, in each prompt         ├─ left the prompt:       withheld (budget) / removed
+ *                                    └─ entered it:            restored (budget) / added
  */
 
 import type { LayerRef } from '../assembly/entries.js'
@@ -56,32 +56,58 @@ export interface CacheBreakInput {
  * The first cause of lost reuse, or `undefined` when nothing was lost. A
  * change of tools or config always loses the cached request prefix (it comes
  * first); otherwise reuse is lost when the identical prefix is shorter than
- * the previous prompt, and the cause is read at the first part whose text
- * differs (parts before it are identical, so the first differing position
- * lies in it).
+ * the previous prompt, and the cause is read where the prompts first differ:
+ * in each prompt, the part holding that position (or ending right at it, or
+ * followed by the separator it falls on).
  */
 export function cacheBreakOf(input: CacheBreakInput): CacheBreak | undefined {
   if (input.tools !== undefined) return Object.freeze({ cause: 'tools', tools: input.tools })
   if (input.configChanged) return Object.freeze({ cause: 'config' })
-  const { previous, current } = input
-  if (input.stableLength >= previous.text.length) return undefined
+  const { previous, current, stableLength } = input
+  if (stableLength >= previous.text.length) return undefined
   const before = previous.parts
   const after = current.parts
-  let k = 0
-  while (k < before.length && k < after.length && before[k]!.text === after[k]!.text) k++
-  // The previous prompt is not a prefix of this one, so it has a part here.
-  const gone = before[k]!
-  const came = after[k]
-  if (came === undefined || came.name !== gone.name) {
-    if (input.withheldNow.includes(gone.name) && !input.withheldBefore.includes(gone.name)) return located('withheld', gone)
-    if (came !== undefined && input.withheldBefore.includes(came.name) && !input.withheldNow.includes(came.name)) return located('restored', came)
-    if (!after.some((part) => part.name === gone.name)) return located('removed', gone)
-    if (came !== undefined && !before.some((part) => part.name === came.name)) return located('added', came)
-    // Both sections are in both prompts: the one sent here moved to where the prompts diverge.
-    return located('section', came ?? gone)
+  const i = partAt(before, stableLength)
+  const gone = before[i]!
+  const came = after[partAt(after, stableLength)]
+  if (came !== undefined && came.name === gone.name) {
+    if (came.text !== gone.text) {
+      const variable = changedVariable(gone, came)
+      return variable === undefined ? located('section', came) : Object.freeze({ ...located('section', came), variable })
+    }
+    // The same text ends here in both, and only the previous prompt goes on: what followed it left.
+    const next = before[i + 1]
+    if (next === undefined) return located('section', gone)
+    return departed(next, input) ?? located('section', next)
   }
-  const variable = changedVariable(gone, came)
-  return variable === undefined ? located('section', came) : Object.freeze({ ...located('section', came), variable })
+  const left = departed(gone, input)
+  if (left !== undefined) return left
+  if (came !== undefined && input.withheldBefore.includes(came.name) && !input.withheldNow.includes(came.name)) return located('restored', came)
+  if (came !== undefined && !before.some((part) => part.name === came.name)) return located('added', came)
+  // Both sections are in both prompts: the one sent here moved to where the prompts diverge.
+  return located('section', came ?? gone)
+}
+
+/** `'withheld'` or `'removed'` when the previous prompt's `part` is not sent any more; `undefined` when it still is. */
+function departed(part: RenderedPart, input: CacheBreakInput): CacheBreak | undefined {
+  if (input.withheldNow.includes(part.name) && !input.withheldBefore.includes(part.name)) return located('withheld', part)
+  if (!input.current.parts.some((sent) => sent.name === part.name)) return located('removed', part)
+  return undefined
+}
+
+/** The index of the last part starting at or before `offset` (-1 for no parts): it holds the offset, ends at it, or precedes the separator holding it. */
+function partAt(parts: readonly RenderedPart[], offset: number): number {
+  let low = 0
+  let high = parts.length - 1
+  let found = -1
+  while (low <= high) {
+    const mid = (low + high) >>> 1
+    if (parts[mid]!.start <= offset) {
+      found = mid
+      low = mid + 1
+    } else high = mid - 1
+  }
+  return found
 }
 
 function located(cause: CacheBreakCause, part: RenderedPart): CacheBreak {
