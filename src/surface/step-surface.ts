@@ -13,6 +13,7 @@ import { checkCacheRules, type CacheRules } from './cache-rules.js'
 import { cacheBreakOf, type CacheBreak } from './cache-break.js'
 import { checkedCounter, expectCache, NO_EXPECTATION, type CacheExpectation, type CacheNote, type ExpectationState } from './cache-expectation.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
+import { assembledFor } from '../assembly/provenance.js'
 
 /**
  * How a changed system prompt reaches the model: `'replace'` rewrites
@@ -41,7 +42,10 @@ export interface StepSurfaceOptions {
    * decision is sticky until the prompt with a section restored fits within
    * `maxTokens × (1 − headroom)`. The step's `rendered`, events and prefix
    * figures then describe the budgeted prompt. Without a `countTokens` option
-   * the token figures use the budget's `countTokens`.
+   * the token figures use the budget's `countTokens`. With `shared:
+   * 'prefer-unshared'` the sections after the prefix this agent shares with its
+   * siblings are withheld first (the agent is the scope the step's assembly
+   * was assembled for).
    */
   readonly budget?: BudgetOptions
   /**
@@ -255,6 +259,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
   }
   const budget = options.budget === undefined ? undefined : createTokenBudget(options.budget)
   const budgetCount = options.budget?.countTokens
+  const budgetShares = options.budget?.shared === 'prefer-unshared'
   const rules = options.cacheRules === undefined ? undefined : checkCacheRules(options.cacheRules)
   if (rules !== undefined && countTokens === undefined && budgetCount === undefined) {
     throw new TypeError(
@@ -295,7 +300,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
 
       // Everything that can throw happens before any state is touched.
       const full = render(assembly)
-      const plan: BudgetPlan | undefined = budget?.plan(full)
+      const plan: BudgetPlan | undefined = budget?.plan(full, budgetShares ? assembledFor(assembly)?.scope : undefined)
       const rendered = plan === undefined ? full : plan.rendered
       const { text } = rendered
       const contextText = renderContextSnapshot(assembly)

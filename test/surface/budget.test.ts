@@ -81,7 +81,7 @@ describe('budget options', () => {
 
   it('rejects an unknown option (a misspelt headroom would be ignored otherwise)', () => {
     expect(() => createTokenBudget({ maxTokens: 100, countTokens: countWords, headRoom: 0.2 } as never)).toThrow(
-      new TypeError('unknown budget option "headRoom"; known options: maxTokens, countTokens, headroom'),
+      new TypeError('unknown budget option "headRoom"; known options: maxTokens, countTokens, headroom, shared'),
     )
   })
 
