@@ -86,7 +86,7 @@ describe('budget options', () => {
   })
 
   it('rejects a budget that is not an object', () => {
-    expect(() => createTokenBudget(null as never)).toThrow(/^budget must be an object \{ maxTokens, countTokens, headroom\? \} \(got null\)/)
+    expect(() => createTokenBudget(null as never)).toThrow(/^budget must be an object \{ maxTokens, countTokens, headroom\?, shared\? \} \(got null\)/)
   })
 })
 
