@@ -97,7 +97,7 @@ describe.skipIf(skip)('the HTML report in headless Chromium', () => {
     for (const agent of AGENTS) {
       const table = page.locator(`section.agent[data-agent="${agent}"] table.steps`)
       expect(await table.locator('tbody tr.step-row').count()).toBe(STEPS)
-      expect(await table.locator('tr.step-row[data-step="8"] .chip.removed').textContent()).toBe('−plan:policy')
+      expect(await table.locator('tr.step-row[data-step="8"] td:nth-child(6) .chip.removed').textContent()).toBe('−plan:policy')
     }
     await page.close()
   })
