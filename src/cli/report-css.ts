@@ -91,6 +91,7 @@ tr.run-toggle label { cursor: pointer; display: block; }
 tr.run-toggle input { vertical-align: middle; margin: 0 6px 0 0; }
 tbody.run:has(input.expand:checked) .fold::after { content: " (shown)"; }
 tr.step-row:target td { background: var(--ch-bg); }
+tr.step-row { scroll-margin-top: 36px; }
 a.anchor { color: inherit; text-decoration: none; }
 a.anchor:hover { text-decoration: underline; }
 tr.step-row.lost td { border-bottom-color: transparent; }
