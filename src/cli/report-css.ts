@@ -92,10 +92,13 @@ tr.run-toggle input { vertical-align: middle; margin: 0 6px 0 0; }
 tbody.run:has(input.expand:checked) .fold::after { content: " (shown)"; }
 tr.step-row:target td { background: var(--ch-bg); }
 tr.step-row { scroll-margin-top: 36px; }
+td.usage { min-width: 220px; }
 a.anchor { color: inherit; text-decoration: none; }
 a.anchor:hover { text-decoration: underline; }
 tr.step-row.lost td { border-bottom-color: transparent; }
+td.why-cell { min-width: 230px; }
 .why-cell code { font-size: 12px; margin-right: 4px; overflow-wrap: anywhere; }
+.why-cell code.variable { white-space: nowrap; }
 .why-cell .layer { font-size: 12px; margin-right: 4px; }
 .cause { display: inline-block; font-size: 12px; padding: 1px 7px; margin: 1px 4px 1px 0; border-radius: 10px; background: var(--rm-bg); color: var(--rm); font-weight: 600; font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, monospace; }
 tr.why-row td { padding: 0 8px 10px; }

@@ -169,18 +169,17 @@ function stepRow(row: StepRow, hasUsage: boolean, columns: number): Html {
 <td>${sectionCell(row)}</td>
 <td>${headerCell(row)}</td>
 <td>${notesCell(row)}</td>
-${hasUsage ? html`<td>${usageCell(row)}</td>` : ''}
+${hasUsage ? html`<td class="usage">${usageCell(row)}</td>` : ''}
 </tr>${row.cacheBreak === undefined ? '' : whyRow(row, columns)}`
 }
 
-const CAUSE_TEXT: Readonly<Record<string, string>> = {
-  tools: 'the tool declarations changed',
-  config: 'the request config changed',
-  withheld: 'the token budget withheld',
-  restored: 'the token budget restored',
-  section: 'the text changed in',
-  removed: 'removed',
-  added: 'added',
+/** What happened at the section, by cause, after "Step N lost reuse first at section X (layer L): ". */
+const SECTION_CAUSE: Readonly<Record<string, string>> = {
+  withheld: 'the token budget withheld it',
+  restored: 'the token budget restored it',
+  section: 'its text changed',
+  removed: 'it left the prompt',
+  added: 'it entered the prompt',
 }
 
 function whyCell(row: StepRow): Html {
@@ -197,15 +196,21 @@ function whyCell(row: StepRow): Html {
 /** The detail row under a step that lost reuse: the cause in words, expected vs observed cache, the section's diff. */
 function whyRow(row: StepRow, columns: number): Html {
   const cause = row.cacheBreak!
-  const where = cause.section === undefined ? '' : html` section <code>${cause.section}</code>${cause.layer === undefined ? '' : html` (layer ${cause.layer})`}`
-  const because = cause.variable === undefined ? '' : html`: its template is unchanged; the value of variable <code>${cause.variable}</code> changed`
+  const what =
+    cause.cause === 'tools'
+      ? html`the request header: the tool declarations changed`
+      : cause.cause === 'config'
+        ? html`the request header: the request config changed`
+        : html`section <code>${cause.section ?? '?'}</code>${cause.layer === undefined ? '' : html` (layer ${cause.layer})`}: ${
+            cause.variable === undefined ? SECTION_CAUSE[cause.cause] : html`its template is unchanged; the value of variable <code>${cause.variable}</code> changed`
+          }`
   const expected = row.usage?.expectedTokens ?? row.expectedCachedTokens
   const observed = row.usage
   const figures: Html[] = []
   if (expected !== undefined) figures.push(html`expected ${expected.toLocaleString('en-US')} cached tokens`)
   if (observed !== undefined) figures.push(html`observed ${observed.cachedInputTokens.toLocaleString('en-US')} of ${observed.inputTokens.toLocaleString('en-US')} input tokens cached`)
   return html`<tr class="why-row" data-step="${row.step}"><td colspan="${columns}"><div class="why">
-<p class="why-line">Step ${row.step} lost reuse first at${cause.cause === 'tools' || cause.cause === 'config' ? ' the request header' : ''}: ${CAUSE_TEXT[cause.cause] ?? cause.cause}${where}${because}.${figures.length === 0 ? '' : html` <span class="figures-line">${figures.map((figure, i) => html`${i === 0 ? '' : ' · '}${figure}`)}</span>`}</p>
+<p class="why-line">Step ${row.step} lost reuse first at ${what}.${figures.length === 0 ? '' : html` <span class="figures-line">${figures.map((figure, i) => html`${i === 0 ? '' : ' · '}${figure}`)}</span>`}</p>
 ${diffBlock(row)}</div></td></tr>`
 }
 
@@ -216,15 +221,13 @@ function diffBlock(row: StepRow): Html {
   if (texts === undefined) return html`<p class="muted">The log does not hold this section's text (it records part lengths from this version on).</p>`
   const lines = diffTexts(texts.before, texts.after)
   return html`<pre class="diff" aria-label="${cause.section} before and after">${lines.map((line) => {
-    if (line.kind === 'gap') return html`<span class="line gap">  … ${line.lines} unchanged line${line.lines === 1 ? '' : 's'}</span>
-`
+    if (line.kind === 'gap') return html`<span class="line gap">  … ${line.lines} unchanged line${line.lines === 1 ? '' : 's'}</span>`
     const sign = line.kind === 'removed' ? '-' : line.kind === 'added' ? '+' : ' '
     const body =
       line.mark === undefined || line.mark[0] >= line.mark[1]
         ? html`${line.text}`
         : html`${line.text.slice(0, line.mark[0])}<mark>${line.text.slice(line.mark[0], line.mark[1])}</mark>${line.text.slice(line.mark[1])}`
-    return html`<span class="line ${line.kind}">${sign} ${body}</span>
-`
+    return html`<span class="line ${line.kind}">${sign} ${body}</span>`
   })}</pre>`
 }
 

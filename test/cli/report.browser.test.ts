@@ -138,7 +138,10 @@ describe.skipIf(skip)('the HTML report in headless Chromium', () => {
     const { page } = await open(report)
     const anchors = await page.locator('a.anchor').evaluateAll((links) => links.map((link) => link.getAttribute('href')!))
     expect(anchors).toHaveLength(STEPS * AGENTS.length)
-    const missing = await page.evaluate((hrefs) => hrefs.filter((href) => document.getElementById(href.slice(1)) === null), anchors)
+    const missing = await page.evaluate((hrefs: string[]) => {
+      const doc = (globalThis as unknown as { document: { getElementById(id: string): unknown } }).document
+      return hrefs.filter((href) => doc.getElementById(href.slice(1)) === null)
+    }, anchors)
     expect(missing).toEqual([])
     await page.goto(`${pathToFileURL(report).href}#agent-2-step-6`)
     const row = page.locator('#agent-2-step-6')
