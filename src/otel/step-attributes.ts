@@ -1,6 +1,6 @@
 /**
  * The attributes a traced step and its usage record carry. Names follow the
- * OpenTelemetry GenAI semantic conventions v0.1.0 where they define one
+ * OpenTelemetry GenAI semantic conventions (semantic-conventions v1.41.0) where they define one
  * (`gen_ai.system_instructions`, `gen_ai.usage.*`); what they do not cover —
  * prefixes, expected reuse, why the cache broke — is `promptloom.*`. Pure:
  * plain values in, a fresh attribute record out.

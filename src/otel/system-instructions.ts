@@ -1,8 +1,8 @@
 /**
  * `gen_ai.system_instructions` for a step's rendered prompt, shaped by the
- * OpenTelemetry GenAI semantic conventions v0.1.0 (the first release of
- * open-telemetry/semantic-conventions-genai, where the GenAI conventions
- * moved after semantic-conventions v1.41.0). The value is
+ * OpenTelemetry GenAI semantic conventions as released in
+ * semantic-conventions v1.41.0 (they have since moved to
+ * open-telemetry/semantic-conventions-genai, unchanged for these attributes). The value is
  * the schema's list of parts, one per rendered section in prompt order, as a
  * JSON string: the JavaScript API takes no structured attribute values, and
  * the conventions allow a JSON string where structure is not supported.
