@@ -8,6 +8,7 @@
 // block). A marker nested inside a block (a `tool_result`'s own content) marks that enclosing block.
 
 import { anthropicMinimumTokens } from './anthropic-minimums.js'
+import type { SectionTokens } from './prompt-sections.js'
 import { canonicalJson, chain, isObject, partText, sha256, withoutMarkers, type JsonObject, type TokenMeter } from './prompt-units.js'
 import { badRequest } from './provider-error.js'
 
@@ -35,7 +36,14 @@ interface Marker {
   readonly ttl: AnthropicTtl
 }
 
+/** What `serve` computes for one request: the usage to answer and where the prompt's tokens lie. */
+export interface AnthropicServed {
+  readonly usage: AnthropicCacheUsage
+  readonly sections: SectionTokens
+}
+
 interface Block {
+  readonly section: keyof SectionTokens
   /** What the block is, for the prefix digest: section, role, message start, content without markers. */
   readonly identity: string
   /** What the block says, for the token count. */
@@ -61,7 +69,7 @@ export class AnthropicCache {
     private readonly minimums: Readonly<Record<string, number>> = {},
   ) {}
 
-  serve(body: JsonObject, now: number): AnthropicCacheUsage {
+  serve(body: JsonObject, now: number): AnthropicServed {
     if (typeof body.model !== 'string') throw badRequest('model: Field required')
     if (typeof body.max_tokens !== 'number') throw badRequest('max_tokens: Field required')
     const blocks = blocksOf(body)
@@ -74,9 +82,12 @@ export class AnthropicCache {
     const through: number[] = []
     let digest = sha256(`anthropic\u0000${body.model}`) // caches are per model
     let tokens = 0
+    const sections = { tools: 0, system: 0, messages: 0 }
     for (const block of blocks) {
       digest = chain(digest, this.meter.digestOf(block.identity))
-      tokens += this.meter.countOf(block.text)
+      const count = this.meter.countOf(block.text)
+      tokens += count
+      sections[block.section] += count
       digests.push(digest)
       through.push(tokens)
     }
@@ -111,12 +122,13 @@ export class AnthropicCache {
     const a = read
     const b = lastHourWrite === undefined ? a : through[lastHourWrite]!
     const c = lastWrite === undefined ? a : through[lastWrite]!
-    return {
+    const usage: AnthropicCacheUsage = {
       input_tokens: tokens - c,
       cache_read_input_tokens: read,
       cache_creation_input_tokens: c - a,
       cache_creation: { ephemeral_5m_input_tokens: c - b, ephemeral_1h_input_tokens: b - a },
     }
+    return { usage, sections }
   }
 
   #live(digest: string, now: number): Entry | undefined {
@@ -137,14 +149,14 @@ function blocksOf(body: JsonObject): Block[] {
   tools.forEach((tool, index) => {
     if (!isObject(tool)) throw badRequest(`tools.${index}: Input should be a valid dictionary`)
     const content = withoutMarkers(tool)
-    blocks.push({ identity: canonicalJson({ section: 'tools', content }), text: canonicalJson(content), markers: markersIn(tool, `tools.${index}`) })
+    blocks.push({ section: 'tools', identity: canonicalJson({ section: 'tools', content }), text: canonicalJson(content), markers: markersIn(tool, `tools.${index}`) })
   })
   const systemBlocks = typeof system === 'string' ? [{ type: 'text', text: system }] : system
   if (!Array.isArray(systemBlocks)) throw badRequest('system: Input should be a valid string or list')
   systemBlocks.forEach((block, index) => {
     if (!isObject(block)) throw badRequest(`system.${index}: Input should be a valid dictionary`)
     const content = withoutMarkers(block)
-    blocks.push({ identity: canonicalJson({ section: 'system', content }), text: partText(content), markers: markersIn(block, `system.${index}`) })
+    blocks.push({ section: 'system', identity: canonicalJson({ section: 'system', content }), text: partText(content), markers: markersIn(block, `system.${index}`) })
   })
   if (!Array.isArray(messages)) throw badRequest('messages: Field required')
   messages.forEach((message, m) => {
@@ -155,6 +167,7 @@ function blocksOf(body: JsonObject): Block[] {
       if (!isObject(block)) throw badRequest(`messages.${m}.content.${index}: Input should be a valid dictionary`)
       const stripped = withoutMarkers(block)
       blocks.push({
+        section: 'messages',
         identity: canonicalJson({ section: 'messages', role: message.role, opensMessage: index === 0, content: stripped }),
         text: partText(stripped),
         markers: markersIn(block, `messages.${m}.content.${index}`),

@@ -145,6 +145,31 @@ describe('the simulator exchanges', () => {
     expect(JSON.stringify(exchange.response)).toContain('the simulator serves /v1/messages, /v1/chat/completions, /v1/responses and /deepseek/chat/completions')
   })
 
+  test('the prompt and the cached prefix are split into tools, leading system messages and the rest (OpenAI, DeepSeek)', () => {
+    const sim = createCacheSimulator()
+    const tool = { type: 'function', function: { name: 'read', description: filler(40, 'tool'), parameters: { type: 'object' } } }
+    const messages = [{ role: 'system', content: filler(1300) }, { role: 'user', content: filler(20, 'pear') }, { role: 'assistant', content: filler(200, 'fig') }]
+    const body = { model: 'gpt-5', messages, tools: [tool] }
+    const toolTokens = sim.handle('/v1/chat/completions', body).promptTokensBySection.tools
+    expect(toolTokens).toBeGreaterThan(40)
+    const second = sim.handle('/v1/chat/completions', { ...body, messages: [...body.messages, { role: 'user', content: filler(10, 'kiwi') }] })
+    expect(second.promptTokensBySection).toEqual({ tools: toolTokens, system: 1303, messages: 23 + 203 + 13 })
+    // The cached prefix is the shared tools, system, user and assistant messages rounded down to 128-token steps.
+    const cached = Math.floor((toolTokens + 1303 + 23 + 203) / 128) * 128
+    expect(cached - toolTokens - 1303).toBeGreaterThan(0)
+    expect(second.cachedTokensBySection).toEqual({ tools: toolTokens, system: 1303, messages: cached - toolTokens - 1303 })
+    // A prefix that ends inside the system message: the tools first, the rest of it system.
+    const third = sim.handle('/v1/chat/completions', { ...body, messages: [{ role: 'system', content: filler(1300) + filler(5, 'plum') }] })
+    const systemCached = Math.floor((toolTokens + 1303) / 128) * 128 - toolTokens
+    expect(systemCached).toBeLessThan(1303)
+    expect(third.cachedTokensBySection).toEqual({ tools: toolTokens, system: systemCached, messages: 0 })
+    const deepseek = (messages: unknown[]) => sim.handle('/deepseek/chat/completions', { model: 'deepseek-chat', messages })
+    deepseek([{ role: 'system', content: filler(100) }, { role: 'developer', content: filler(30, 'plum') }, { role: 'user', content: filler(20, 'pear') }])
+    const again = deepseek([{ role: 'system', content: filler(100) }, { role: 'developer', content: filler(30, 'plum') }, { role: 'user', content: filler(20, 'fig') }])
+    expect(again.promptTokensBySection).toEqual({ tools: 0, system: 136, messages: 23 })
+    expect(again.cachedTokensBySection).toEqual({ tools: 0, system: 128, messages: 0 })
+  })
+
   test('a body that is not JSON is a 400, and streaming is refused', () => {
     const sim = createCacheSimulator()
     expect(sim.handle('/v1/messages', '{').status).toBe(400)
