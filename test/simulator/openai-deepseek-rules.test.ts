@@ -92,6 +92,9 @@ describe('the simulated OpenAI cache (Chat Completions)', () => {
     const second = sim.handle('/v1/responses', body('plum'))
     expect(second.cachedTokens).toBe(1280)
     expect(second.response.usage).toMatchObject({ input_tokens: 1300 + 3 + 3 + 20, input_tokens_details: { cached_tokens: 1280 } })
+    // The instructions are the system part; the cached 1280 tokens end inside them.
+    expect(second.promptTokensBySection).toEqual({ tools: 0, system: 1303, messages: 23 })
+    expect(second.cachedTokensBySection).toEqual({ tools: 0, system: 1280, messages: 0 })
   })
 })
 
