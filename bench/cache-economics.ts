@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- cache` — what a provider's prompt cache serves, and what
+ * `npm run bench:cache` — what a provider's prompt cache serves, and what
  * the session costs, when a realistic multi-agent session's requests are
  * built by promptloom, against a naive harness that sends the same content.
  * The requests go to the provider cache simulator (examples/simulator/), which
