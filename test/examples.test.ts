@@ -49,12 +49,10 @@ const tmp = mkdtempSync(join(tmpdir(), 'promptloom-examples-'))
 afterAll(() => rmSync(tmp, { recursive: true, force: true }))
 
 describe('examples/agent-harness.ts (npm start)', () => {
-  test('the default run (3 agents, 20 steps) exits 0 within 15 s with a line per agent per step', async () => {
+  test('the default run (3 agents, 20 steps) exits 0 with a line per agent per step', async () => {
     const log = join(tmp, 'default', 'session.jsonl')
-    const started = Date.now()
-    const { code, stdout, stderr } = await run('agent-harness.ts', ['--log', log], 15_000)
+    const { code, stdout, stderr } = await run('agent-harness.ts', ['--log', log], 60_000)
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
-    expect(Date.now() - started).toBeLessThan(15_000)
     for (let step = 1; step <= 20; step++) {
       for (const agent of ['agent-1', 'agent-2', 'agent-3']) {
         expect(stdout).toMatch(new RegExp(`^step +${step} +${agent} +re-rendered \\d+/\\d+ sections +prefix .+ ms`, 'm'))
