@@ -3,9 +3,14 @@
  * SystemPrompt service, three plugins contributing sections, a tool provider,
  * variables, a preset scope with agent scopes under it, and a step loop in
  * which plugins load and unload and one variable changes. Each agent step is
- * assembled, rendered, fed to that agent's step surface and written to its
- * JSONL session log. Tokens are counted with gpt-tokenizer; agent-1 runs
- * under a token budget that must withhold a section when web-surface loads.
+ * assembled, rendered, fed to that agent's step surface, sent to the local
+ * provider cache simulator (examples/simulator/, a simulation of Anthropic's
+ * documented caching rules, not Anthropic) as an Anthropic Messages request,
+ * and written to its JSONL session log with the usage the simulator reported.
+ * Tokens are counted with gpt-tokenizer; agent-1, a sub-agent with a brief of
+ * its own, runs under a tight token budget that must withhold a section when
+ * web-surface loads, and withholds its own brief rather than a section it
+ * shares with the other agents (budget shared: 'prefer-unshared').
  *
  *   npm start -- --help
  */
@@ -13,31 +18,51 @@ import { mkdirSync } from 'node:fs'
 import { dirname, extname, isAbsolute, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import Anthropic from '@anthropic-ai/sdk'
 import { computed, signal } from '@preact/signals-core'
 import { Context, type Fiber } from 'cordis'
 import { countTokens } from 'gpt-tokenizer'
 import {
+  cacheRules,
+  comparePrompts,
   CONTEXT_ORDERS,
   createScope,
   createStepSurface,
+  historyOf,
   PERSONA_PREFIX_SECTION,
   renderContextSnapshot,
   renderPrompt,
   SECTION_ORDERS,
   SystemPrompt,
+  toAnthropic,
   TOOL_ORDER_REST,
+  usageFromAnthropic,
   type BudgetWarning,
   type PromptAssembly,
   type Scope,
   type StepResult,
   type StepSurface,
   type ToolSchema,
+  type UsageRecord,
 } from '../src/index.js'
+import { breakText } from '../src/cli/break-text.js'
 import { writeReport } from '../src/cli/report.js'
 import { createSessionLogWriter, type SessionLogWriter } from '../src/node.js'
+import { traced } from './otel-setup.js'
+import { startSimulator } from './simulator/index.js'
 
-/** agent-1's token budget: the demo's prompt is ~77 tokens, ~101 with web-surface loaded. */
-const BUDGET = { maxTokens: 90, headroom: 0.1 } as const
+/** agent-1's token budget: its prompt is ~98 tokens, ~122 with web-surface loaded. */
+const BUDGET = { maxTokens: 110, headroom: 0.1, shared: 'prefer-unshared' } as const
+/** The other agents' budget: room for any prompt of this demo (the model's context is the limit). */
+const ROOMY_BUDGET = { maxTokens: 4000 } as const
+const MODEL = 'claude-sonnet-4-6'
+/**
+ * The demo's prompts are far below any Claude model's minimum cacheable
+ * prefix (1024 tokens for this one), so the simulator and the cache rules are
+ * both told this model caches from 64 tokens; everything else follows the
+ * documented rules.
+ */
+const DEMO_MINIMUM_TOKENS = 64
 
 const HELP = `promptloom demo harness
 
@@ -61,12 +86,21 @@ surface reports them, the time to assemble + render + record the step, and
 which sections were added, removed or changed. The last step prints agent-1's full prompt, its runtime-context
 snapshot and the service's stats().
 
-Tokens are counted with gpt-tokenizer. agent-1 runs under a token budget
-(maxTokens ${BUDGET.maxTokens}, headroom ${BUDGET.headroom * 100}%): when web-surface loads (step 4) its
-prompt no longer fits, so the budget withholds the lowest-priority section
-(tools:guidance, priority -1); it stays withheld after planning unloads
-(step 8: it would fit maxTokens again, but not the headroom) and comes back
-when web-surface unloads (step 17).`
+Each step's request (toAnthropic) goes to the local provider cache
+simulator (examples/simulator/: Anthropic's documented caching rules, with a
+${DEMO_MINIMUM_TOKENS}-token minimum so this small prompt caches), and the usage it reports is
+logged beside the step, so the report compares expected and observed cache
+reuse.
+
+Tokens are counted with gpt-tokenizer. agent-1 is a sub-agent with a brief
+of its own (agent:brief) under a token budget (maxTokens ${BUDGET.maxTokens}, headroom
+${BUDGET.headroom * 100}%, shared: '${BUDGET.shared}'): when web-surface loads (step 4) its prompt no
+longer fits. The usual rule would withhold the lowest-priority section, the
+preset's tools:guidance, and agent-1 would stop sharing its prompt with the
+other agents from there; with 'prefer-unshared' the budget withholds agent-1's
+own brief instead, which lies after the prefix it shares. It stays withheld
+after planning unloads (step 8: it would fit maxTokens again, but not the
+headroom) and comes back when web-surface unloads (step 17).`
 
 interface Options {
   readonly agents: number
@@ -177,6 +211,8 @@ interface Agent {
   readonly scope: Scope
   readonly surface: StepSurface
   readonly log: SessionLogWriter
+  /** The conversation sent to the model so far. */
+  history: Anthropic.MessageParam[]
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -186,6 +222,9 @@ async function main(argv: string[]): Promise<void> {
     return
   }
   const started = performance.now()
+  const simulator = await startSimulator({ anthropicMinimumTokens: { [MODEL]: DEMO_MINIMUM_TOKENS } })
+  const client = new Anthropic({ apiKey: 'unused', baseURL: simulator.baseURL('anthropic'), maxRetries: 0 })
+  const rules = cacheRules.anthropic({ model: MODEL, minimumTokens: DEMO_MINIMUM_TOKENS })
 
   const app = new Context()
   await app.plugin(SystemPrompt, {
@@ -233,10 +272,17 @@ async function main(argv: string[]): Promise<void> {
     return {
       key,
       scope,
-      // agent-1 under a token budget (its countTokens also gives the token figures); the others only count.
-      surface: createStepSurface(i === 0 ? { budget: { ...BUDGET, countTokens } } : { countTokens }),
+      // agent-1 under a tight token budget, the others under a roomy one (each budget's countTokens also gives the token figures).
+      surface: traced(createStepSurface({ budget: { ...(i === 0 ? BUDGET : ROOMY_BUDGET), countTokens }, cacheRules: rules }), key.name),
       log: createSessionLogWriter(logPathFor(options.log, key.name), { truncate: true }),
+      history: [{ role: 'user', content: 'The login test fails. Find out why and fix it.' }],
     }
+  })
+  // agent-1 is a sub-agent: its brief is its own, after every shared section.
+  agents[0]!.scope.ctx.systemPrompt.section({
+    name: 'agent:brief',
+    order: SECTION_ORDERS.DEPLOYMENT_PERSONA_SUFFIX + 100,
+    text: 'You are a sub-agent of the coordinator: report what you found in under 200 words, and never edit files outside src/login.',
   })
   // agent-2 has its own persona prefix, shadowing the deployment one.
   agents[1]?.scope.ctx.systemPrompt.section({
@@ -245,6 +291,8 @@ async function main(argv: string[]): Promise<void> {
     text: 'You review pull requests for {{team}}; you never push code yourself.',
   })
   const lastAgent = agents[agents.length - 1]!
+  /** A stand-in key for the usual-rule surface's results. */
+  const usualAgent = { key: { name: 'usual rule' } } as Agent
 
   // The scripted session: plugins load and unload, one variable changes.
   const fibers = new Map<string, Fiber>()
@@ -268,7 +316,10 @@ async function main(argv: string[]): Promise<void> {
 
   console.log(`promptloom demo: ${options.agents} agent(s) under preset "coder", ${options.steps} step(s)`)
   console.log(`session logs: ${agents.map((agent) => agent.log.path).join(', ')}`)
-  console.log(`budget: ${keys[0]!.name} runs under maxTokens ${BUDGET.maxTokens} (headroom ${BUDGET.headroom * 100}%); tokens counted with gpt-tokenizer`)
+  console.log(
+    `budget: ${keys[0]!.name} runs under maxTokens ${BUDGET.maxTokens} (headroom ${BUDGET.headroom * 100}%, shared: '${BUDGET.shared}'), the others under ${ROOMY_BUDGET.maxTokens}; tokens counted with gpt-tokenizer`,
+  )
+  console.log(`provider: ${MODEL} on the local cache simulator (${simulator.url}; caching from ${DEMO_MINIMUM_TOKENS} tokens)`)
   console.log('boot: load planning (global), toolbox (preset "coder")')
   await load('planning', app, planning)
   await load('toolbox', preset.ctx, toolbox)
@@ -288,6 +339,8 @@ async function main(argv: string[]): Promise<void> {
   const width = Math.max(...keys.map((key) => key.name.length))
   const previousSections = new Map<Agent, readonly string[]>()
   let featured: { text: string; assembly: PromptAssembly; withheld: readonly string[] } | undefined
+  // agent-1's budget as the usual rule would run it, stepped beside the real one (not logged), to show what 'prefer-unshared' keeps shared.
+  const usualRule = createStepSurface({ budget: { ...BUDGET, shared: 'ignore', countTokens } })
   for (let step = 1; step <= options.steps; step++) {
     const event = script[step]
     if (event !== undefined) {
@@ -295,15 +348,17 @@ async function main(argv: string[]): Promise<void> {
       await event.run()
     }
     turn.value = step
+    const sent = new Map<Agent, StepResult>()
     for (const agent of agents) {
       const before = prompt.stats().sectionRenders
       const t0 = performance.now()
       const assembly = await prompt.assemble({ scope: agent.key })
       renderPrompt(assembly)
       const rendered = prompt.stats().sectionRenders - before
-      const result = agent.surface.step({ assembly, config: { model: 'deepseek-chat', temperature: 0 } })
+      const result = agent.surface.step({ assembly, config: { model: MODEL, max_tokens: 256 } })
       const ms = performance.now() - t0
       agent.log.write(result)
+      const usage = await send(client, agent, assembly, result)
 
       // What the model is sent: the rendered prompt less any section the budget withheld.
       const { text } = result.rendered
@@ -325,11 +380,22 @@ async function main(argv: string[]): Promise<void> {
       if (header !== undefined && step > 1) notes.push(header.reason)
       for (const warning of budget) notes.push(`budget: ${warning.kind} ${warning.sections.join(', ')}`)
       for (const warning of result.warnings) if (!budget.includes(warning as BudgetWarning)) notes.push(`lint: ${warning.message}`)
+      if (result.cacheBreak !== undefined) {
+        const { layer, ...cause } = result.cacheBreak
+        notes.push(`lost reuse at ${breakText(layer === undefined ? cause : { ...cause, layer: layerName(layer) })}`)
+      }
       console.log(
         `step ${String(step).padStart(2)}  ${agent.key.name.padEnd(width)}  re-rendered ${rendered}/${assembly.sections.length} sections` +
-          `  prefix ${prefix}${surfaceFigures(result)}  ${ms.toFixed(2).padStart(5)} ms${notes.length > 0 ? `  ${notes.join('; ')}` : ''}`,
+          `  prefix ${prefix}${surfaceFigures(result)}  cached ${`${usage.cachedInputTokens}/${usage.inputTokens}`.padStart(7)}` +
+          `  ${ms.toFixed(2).padStart(5)} ms${notes.length > 0 ? `  ${notes.join('; ')}` : ''}`,
       )
       if (agent === agents[0]) featured = { text, assembly, withheld: result.withheld ?? [] }
+      sent.set(agent, result)
+      if (agent === agents[0]) sent.set(usualAgent, usualRule.step({ assembly, config: { model: MODEL, max_tokens: 256 } }))
+    }
+    const sub = sent.get(agents[0]!)!
+    if (agents.length > 1 && sub.warnings.some((warning) => 'sections' in warning && warning.kind === 'withheld')) {
+      console.log(`         sharing  ${sharingNote(agents[0]!.key.name, sub, sent.get(usualAgent)!, lastAgent.key.name, sent.get(lastAgent)!)}`)
     }
   }
 
@@ -348,29 +414,68 @@ async function main(argv: string[]): Promise<void> {
       ' the prompt twice, once to count re-renders and once inside the step surface, whose second pass is all hits)',
   )
   for (const agent of agents) await agent.scope.dispose()
+  await simulator.close()
   console.log(`\nsession logs written: ${agents.map((agent) => agent.log.path).join(', ')}`)
   const report = writeReport(
     agents.map((agent) => agent.log.path),
     join(dirname(options.log), 'report.html'),
   )
   console.log(`report written: ${report}  (again: ${reportCommand(agents.map((agent) => agent.log.path), report)})`)
+  console.log(`check them in CI: ${reportCommand(agents.map((agent) => agent.log.path), undefined)}`)
   console.log(`done in ${((performance.now() - started) / 1000).toFixed(2)} s`)
 }
 
 /**
- * The command that writes the report again: in this repository the CLI runs
- * from source through `npm run report` (installed, it is `npx promptloom
- * report`). npm runs scripts in the repository root, so paths inside it are
+ * Sends the step's request (the budgeted prompt the surface compared, its
+ * tools and the agent's history) to the simulator, logs the usage it reports
+ * beside the step, and keeps the history for the next step.
+ */
+async function send(client: Anthropic, agent: Agent, assembly: PromptAssembly, result: StepResult): Promise<UsageRecord> {
+  const request = toAnthropic({ assembly, rendered: result.rendered, messages: agent.history })
+  const reply = await client.messages.create({ model: MODEL, max_tokens: 256, ...request })
+  const usage = agent.surface.observeUsage(usageFromAnthropic(reply.usage))
+  agent.log.writeUsage(usage)
+  agent.history = [...historyOf(request), { role: 'assistant', content: reply.content }, { role: 'user', content: 'Go on.' }]
+  return usage
+}
+
+/**
+ * The command that writes the report again (or, without an output, checks
+ * the logs against the thresholds this scripted session meets): in this
+ * repository the CLI runs from source through `npm run report` / `npm run
+ * check` (installed, it is `npx promptloom report` / `check`). npm runs scripts in the repository root, so paths inside it are
  * given from there and others in full.
  */
-function reportCommand(logs: readonly string[], output: string): string {
+function reportCommand(logs: readonly string[], output: string | undefined): string {
   const root = fileURLToPath(new URL('..', import.meta.url))
   const shown = (path: string): string => {
     const fromRoot = relative(root, resolve(path))
     const arg = fromRoot.startsWith('..') || isAbsolute(fromRoot) ? resolve(path) : fromRoot
     return /^[\w./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`
   }
+  if (output === undefined) return `npm run check -- ${logs.map(shown).join(' ')} --min-reusable 0.75 --max-breaks 5`
   return `npm run report -- ${logs.map(shown).join(' ')} -o ${shown(output)}`
+}
+
+/**
+ * What the sub-agent's budget kept shared with a sibling this step, next to
+ * what the usual rule (withhold the lowest priority, later first) would have
+ * kept.
+ */
+function sharingNote(name: string, budgeted: StepResult, usual: StepResult, sibling: string, theirs: StepResult): string {
+  const shared = (result: StepResult): string => {
+    const { length, firstDifferentPart } = comparePrompts(result.rendered, theirs.rendered)
+    return `${length} chars with ${sibling}${firstDifferentPart === undefined ? '' : ` (diverging in ${firstDifferentPart.a})`}`
+  }
+  return (
+    `${name} withheld ${budgeted.withheld!.join(', ')} (budget shared: '${BUDGET.shared}') and shares ${shared(budgeted)}; ` +
+    `the usual rule would withhold ${usual.withheld!.join(', ')} and share ${shared(usual)}`
+  )
+}
+
+/** A layer as the log names it: `'global'` or the scope's name. */
+function layerName(layer: 'global' | object): string {
+  return layer === 'global' ? 'global' : (layer as { name: string }).name
 }
 
 /** `added x; removed y; changed z` from the surface's changed list and the two steps' section names. */

@@ -90,10 +90,11 @@ export type { StabilityWarning } from './surface/stability-lint.js'
 export { cacheRules, type CacheRules } from './surface/cache-rules.js'
 export type { CacheNote } from './surface/cache-expectation.js'
 export type { BudgetWarning } from './surface/budget.js'
-export { DEFAULT_BUDGET_HEADROOM, type BudgetOptions } from './surface/budget-options.js'
+export { DEFAULT_BUDGET_HEADROOM, type BudgetOptions, type BudgetSharing } from './surface/budget-options.js'
 export {
   serializeStep,
   serializeUsage,
+  type SessionLogCacheBreak,
   type SessionLogRecord,
   type SessionLogStabilityWarning,
   type SessionLogStepRecord,

@@ -103,42 +103,62 @@ describe('examples/agent-harness.ts (npm start)', () => {
     expect(page).toContain('data-agent="agent-2"')
   })
 
-  test('the scripted plugin loads, unloads and variable change show up in the agents that see them', async () => {
+  test('the scripted plugin loads, unloads and variable change show up in the agents that see them, each with where reuse was lost', async () => {
     const { code, stdout } = await run('agent-harness.ts', ['--log', join(tmp, 'script', 's.jsonl')])
     expect(code).toBe(0)
     const line = (step: number, agent: string): string =>
       lines(stdout).find((l) => new RegExp(`^step +${step} +${agent} `).test(l)) ?? ''
     expect(line(4, 'agent-1')).toContain('added web:surface; tools changed (added browse)')
-    expect(line(8, 'agent-2')).toMatch(/ removed plan:policy$/)
-    expect(line(11, 'agent-3')).toMatch(/re-rendered 1\/\d+ sections .*changed deployment:persona-suffix/)
+    expect(line(4, 'agent-1')).toMatch(/lost reuse at tools \+browse$/)
+    expect(line(8, 'agent-2')).toMatch(/ removed plan:policy; lost reuse at removed "plan:policy" \(layer global\)$/)
+    expect(line(11, 'agent-3')).toMatch(/re-rendered 1\/\d+ sections .*changed deployment:persona-suffix; lost reuse at section "deployment:persona-suffix" \(layer global\) variable "branch"$/)
     // Planning loads into agent-3's scope only at step 14.
     expect(line(14, 'agent-1')).toMatch(/re-rendered 0\/\d+ sections +prefix +100\.0%/)
-    expect(line(14, 'agent-3')).toMatch(/ added plan:policy$/)
+    expect(line(14, 'agent-3')).toMatch(/ added plan:policy; lost reuse at added "plan:policy" \(layer agent-3\)$/)
     expect(stdout).toMatch(/agent-2: scoped entries deployment:persona-prefix \(shadows global\)/)
   })
 
-  test('agent-1 runs under a token budget: a section is withheld when web-surface loads, stays withheld, and is restored when it unloads', async () => {
+  test('each step goes to the cache simulator and its usage is logged: steps that keep the prefix read it from cache', async () => {
+    const log = join(tmp, 'usage', 's.jsonl')
+    const { code, stdout } = await run('agent-harness.ts', ['--log', log])
+    expect(code).toBe(0)
+    expect(stdout).toContain('provider: claude-sonnet-4-6 on the local cache simulator')
+    const first = readSessionLog(join(tmp, 'usage', 's.agent-1.jsonl')).steps
+    const steps = readSessionLog(join(tmp, 'usage', 's.agent-2.jsonl')).steps
+    expect([...first, ...steps].every((step) => step.usage !== undefined)).toBe(true)
+    expect(first[0]!.usage!.cachedInputTokens).toBe(0)
+    // agent-2's first request reads the tools agent-1's request wrote: one cache serves every agent.
+    expect(steps[0]!.usage!.cachedInputTokens).toBeGreaterThan(0)
+    // An unchanged step reads the whole system prompt and more (the history) from the cache.
+    expect(steps[2]!.usage!.cachedInputTokens).toBeGreaterThan(steps[2]!.promptTokens!)
+    expect(steps[2]!.usage!.expectedTokens).toBe(steps[2]!.expectedCachedTokens)
+    expect(steps[2]!.expectedCachedTokens).toBeGreaterThan(0)
+  })
+
+  test("agent-1's budget withholds its own brief, not a shared section, when web-surface loads; sticky, and restored when it unloads", async () => {
     const log = join(tmp, 'budget', 's.jsonl')
     const { code, stdout } = await run('agent-harness.ts', ['--log', log])
     expect(code).toBe(0)
     const line = (step: number, agent: string): string =>
       lines(stdout).find((l) => new RegExp(`^step +${step} +${agent} `).test(l)) ?? ''
-    expect(line(3, 'agent-1')).toMatch(/tokens +77\/77 +withheld 0 /)
-    expect(line(4, 'agent-1')).toMatch(/withheld 1 .*added web:surface; tools changed \(added browse\); budget: withheld tools:guidance$/)
-    // Planning unloads: the prompt with tools:guidance back would fit maxTokens, not the headroom (sticky).
-    expect(line(8, 'agent-1')).toMatch(/withheld 1 .* removed plan:policy$/)
-    expect(line(17, 'agent-1')).toMatch(/withheld 0 .*budget: restored tools:guidance$/)
-    // The other agents only count tokens.
-    expect(line(4, 'agent-2')).toMatch(/tokens +\d+\/\d+ +\d+\.\d+ ms/)
-    expect(line(4, 'agent-2')).not.toContain('withheld')
+    expect(line(3, 'agent-1')).toMatch(/tokens +105\/105 +withheld 0 /)
+    expect(line(4, 'agent-1')).toMatch(/withheld 1 .*added web:surface; tools changed \(added browse\); budget: withheld agent:brief; lost reuse at tools \+browse$/)
+    // The usual rule would have withheld the preset's tools:guidance, splitting agent-1 from agent-3 before web:surface.
+    expect(stdout).toMatch(
+      /^ +sharing +agent-1 withheld agent:brief \(budget shared: 'prefer-unshared'\) and shares \d+ chars with agent-3 \(diverging in deployment:persona-suffix\); the usual rule would withhold tools:guidance, agent:brief and share \d+ chars with agent-3 \(diverging in web:surface\)$/m,
+    )
+    // Planning unloads: the prompt with the brief back would fit maxTokens, not the headroom (sticky).
+    expect(line(8, 'agent-1')).toMatch(/withheld 1 .* removed plan:policy/)
+    expect(line(17, 'agent-1')).toMatch(/withheld 0 .*budget: restored agent:brief/)
+    expect(line(4, 'agent-2')).toMatch(/withheld 0 /)
 
     const steps = readSessionLog(join(tmp, 'budget', 's.agent-1.jsonl')).steps
-    expect(steps.map((step) => step.withheld)).toEqual([...Array(3).fill([]), ...Array(13).fill(['tools:guidance']), ...Array(4).fill([])])
-    expect(steps[4]!.prompt).not.toContain('Read a file before you edit it')
-    expect(steps[4]!.promptTokens).toBe(85)
+    expect(steps.map((step) => step.withheld)).toEqual([...Array(3).fill([]), ...Array(13).fill(['agent:brief']), ...Array(4).fill([])])
+    expect(steps[4]!.prompt).not.toContain('You are a sub-agent')
+    expect(steps[4]!.prompt).toContain('Read a file before you edit it')
     const page = readFileSync(join(tmp, 'budget', 'report.html'), 'utf8')
-    expect(page).toContain('<span class="chip withheld" title="withheld by the token budget">⊘tools:guidance</span>')
-    expect(page).toContain('<span class="chip restored" title="restored by the token budget">↺tools:guidance</span>')
+    expect(page).toContain('<span class="chip withheld" title="withheld by the token budget">⊘agent:brief</span>')
+    expect(page).toContain('<span class="chip restored" title="restored by the token budget">↺agent:brief</span>')
   })
 
   test('--help explains the flags and exits 0', async () => {

@@ -4,8 +4,10 @@
  * (unsuppressed) runtime context whose text is a string or a signal: each
  * malformed reference, each reference to an unknown variable, each reference
  * to a variable whose static or signal value is `undefined`, and, for a
- * section, each stability-guard hazard and each `cacheBreakpoint` that can
- * get no marker (ordered at or after a volatile section). Messages are built by the same
+ * section, each stability-guard hazard, each `cacheBreakpoint` that can
+ * get no marker (ordered at or after a volatile section) and each scoped
+ * section that splits the prefix shared with sibling agents (ordered before a
+ * non-empty global section). Messages are built by the same
  * builders as the render errors they predict.
  *
  * No function provider is ever called: a function text cannot be checked
@@ -32,7 +34,14 @@ import { malformedReference, missingValue, scanGroups, unknownVariable, type Tem
 import type { ScopeView, VariablePlan } from './view.js'
 
 /** What a diagnostic found. */
-export type PromptDiagnosticKind = 'malformed' | 'unknown-variable' | 'no-value' | 'volatile-in-section' | 'breakpoint-after-volatile' | 'unchecked'
+export type PromptDiagnosticKind =
+  | 'malformed'
+  | 'unknown-variable'
+  | 'no-value'
+  | 'volatile-in-section'
+  | 'breakpoint-after-volatile'
+  | 'shared-prefix-split'
+  | 'unchecked'
 
 /** One finding of `systemPrompt.diagnostics()`. */
 export interface PromptDiagnostic {
@@ -43,6 +52,9 @@ export interface PromptDiagnostic {
    * references a `stability: 'volatile'` variable (config `stabilityGuard`);
    * `'breakpoint-after-volatile'`: a `cacheBreakpoint` section ordered at or
    * after a volatile section, where no cache marker is ever placed;
+   * `'shared-prefix-split'`: a section supplied by a scope layer ordered before
+   * a global section whose text is not empty, so the global sections after it
+   * leave the prefix this agent shares with its siblings;
    * `'unchecked'` (only with `includeUnchecked`): the text is a function.
    */
   readonly kind: PromptDiagnosticKind
@@ -52,8 +64,10 @@ export interface PromptDiagnostic {
   readonly entryKind: 'section' | 'context'
   /** The layer that supplies the entry: `'global'` or its scope key. */
   readonly layer: LayerRef
-  /** The referenced variable (absent for `'malformed'`, `'breakpoint-after-volatile'` and `'unchecked'`). */
+  /** The referenced variable (absent for `'malformed'`, `'breakpoint-after-volatile'`, `'shared-prefix-split'` and `'unchecked'`). */
   readonly variable?: string
+  /** For `'shared-prefix-split'`: the first non-empty global section that `entry` is ordered before. */
+  readonly before?: string
   /** What the render would say (the render error's own wording), or why the entry is unchecked. */
   readonly message: string
 }
@@ -186,12 +200,56 @@ function breakpointFindings(entries: readonly SectionEntry[], out: PromptDiagnos
   }
 }
 
+/** Whether a section's text is known to be the empty string (a function text never is; a signal is read, and one that throws is not). */
+function emptyText(entry: SectionEntry): boolean {
+  if (entry.kind === SourceKind.Static) return entry.value === ''
+  if (entry.kind === SourceKind.Provider) return false
+  try {
+    return entry.signal!.value === ''
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A `'shared-prefix-split'` finding for every section supplied by a scope
+ * layer that is ordered before a global section whose text is not empty
+ * (entries in prompt order), naming the first such global section.
+ */
+function sharedPrefixFindings(entries: readonly SectionEntry[], out: PromptDiagnostic[]): void {
+  let before: SectionEntry | undefined
+  const found: PromptDiagnostic[] = []
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i]!
+    if (entry.scope === undefined) {
+      if (!emptyText(entry)) before = entry
+      continue
+    }
+    if (before === undefined) continue
+    const layer = layerOf(entry.scope)
+    const message =
+      `${labelInLayer('prompt section', entry.name, layer)} is ordered before global prompt section "${before.name}", so every global section from there on ` +
+      `is no longer part of a prefix this agent shares with its siblings (their cached prefix ends where this section starts) — ` +
+      `order it after the global sections (e.g. at SECTION_ORDERS.DEPLOYMENT_PERSONA_SUFFIX or later), or register it globally`
+    found.push(Object.freeze({ kind: 'shared-prefix-split', entry: entry.name, entryKind: 'section', layer, before: before.name, message }))
+  }
+  for (let i = found.length - 1; i >= 0; i--) out.push(found[i]!)
+}
+
 function sameDiagnostics(a: readonly PromptDiagnostic[], b: readonly PromptDiagnostic[]): boolean {
   if (a.length !== b.length) return false
   for (let i = 0; i < a.length; i++) {
     const x = a[i]!
     const y = b[i]!
-    if (x.kind !== y.kind || x.entry !== y.entry || x.entryKind !== y.entryKind || x.layer !== y.layer || x.variable !== y.variable || x.message !== y.message) {
+    if (
+      x.kind !== y.kind ||
+      x.entry !== y.entry ||
+      x.entryKind !== y.entryKind ||
+      x.layer !== y.layer ||
+      x.variable !== y.variable ||
+      x.before !== y.before ||
+      x.message !== y.message
+    ) {
       return false
     }
   }
@@ -221,6 +279,7 @@ function memoOf(view: ScopeView, guard: StabilityGuard): ViewDiagnostics {
     const sections = view.sections.value.entries
     for (const entry of sections) findingsOf(entry, 'section', variables, guard, out)
     breakpointFindings(sections, out)
+    sharedPrefixFindings(sections, out)
     const contexts = view.contexts.value
     for (const entry of view.suppressed.value ? contexts.required : contexts.entries) findingsOf(entry, 'context', variables, guard, out)
     if (!sameDiagnostics(out, lastAll)) lastAll = Object.freeze(out)

@@ -1,10 +1,11 @@
 import { percent, type AgentModel, type StepRow } from './report-model.js'
+import { breakText } from './break-text.js'
 import { terminalSafe } from './terminal.js'
 
 /**
  * `promptloom inspect`: one agent's steps as a compact plain-text table for a
- * terminal. Optional columns (tokens, cache, withheld) appear only when the
- * log has their fields; warnings follow their step's row, indented. Every
+ * terminal. Optional columns (tokens, cache, withheld, where reuse was lost)
+ * appear only when the log has their fields; warnings follow their step's row, indented. Every
  * string from the log is passed through `terminalSafe`.
  *
  *   step  prompt  stable  reusable  withheld  changes
@@ -32,6 +33,9 @@ export function renderInspectTable(agent: AgentModel): string {
   }
   if (rows.some((row) => row.withheld.length > 0 || row.overBudget)) {
     columns.push({ title: 'withheld', right: true, cell: (row) => `${row.withheld.length}${row.overBudget ? ' over' : ''}` })
+  }
+  if (rows.some((row) => row.cacheBreak !== undefined)) {
+    columns.push({ title: 'lost at', right: false, cell: (row) => (row.cacheBreak === undefined ? '-' : breakText(row.cacheBreak)) })
   }
   columns.push({ title: 'changes', right: false, cell: changesOf })
 

@@ -85,5 +85,44 @@ td.prefix { white-space: nowrap; }
 ul.warnings { margin: 0; padding-left: 16px; }
 li.warning { color: var(--ch); }
 .short { color: var(--rm); }
+tbody.run:not(:has(input.expand:checked)):not(:has(tr:target)) tr.step-row { display: none; }
+tr.run-toggle td { background: var(--bg); color: var(--muted); font-size: 12px; padding: 4px 8px; }
+tr.run-toggle label { cursor: pointer; display: block; }
+tr.run-toggle input { vertical-align: middle; margin: 0 6px 0 0; }
+tbody.run:has(input.expand:checked) .fold::after { content: " (shown)"; }
+tr.step-row:target td { background: var(--ch-bg); }
+tr.step-row { scroll-margin-top: 36px; }
+td.usage { min-width: 220px; }
+a.anchor { color: inherit; text-decoration: none; }
+a.anchor:hover { text-decoration: underline; }
+tr.step-row.lost td { border-bottom-color: transparent; }
+td.why-cell { min-width: 230px; }
+.why-cell code { font-size: 12px; margin-right: 4px; overflow-wrap: anywhere; }
+.why-cell code.variable { white-space: nowrap; }
+.why-cell .layer { font-size: 12px; margin-right: 4px; }
+.cause { display: inline-block; font-size: 12px; padding: 1px 7px; margin: 1px 4px 1px 0; border-radius: 10px; background: var(--rm-bg); color: var(--rm); font-weight: 600; font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, monospace; }
+tr.why-row td { padding: 0 8px 10px; }
+.why { border-left: 3px solid var(--rm); padding: 4px 0 2px 10px; }
+.why-line { margin: 0 0 6px; }
+.figures-line { color: var(--muted); }
+pre.diff { margin: 0; font-size: 12px; background: var(--bg); border-radius: 6px; padding: 6px 0; max-height: 360px; overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
+pre.diff .line { display: block; padding: 0 10px; }
+pre.diff .line.removed { background: var(--rm-bg); color: var(--rm); }
+pre.diff .line.added { background: var(--add-bg); color: var(--add); }
+pre.diff .line.gap { color: var(--muted); font-style: italic; }
+pre.diff mark { background: none; color: inherit; font-weight: 700; text-decoration: underline; text-underline-offset: 2px; }
+ul.tree, ul.tree ul { list-style: none; margin: 0; padding-left: 0; }
+ul.tree ul { padding-left: 22px; border-left: 2px solid var(--line); margin-left: 8px; }
+li.node { margin: 6px 0; }
+.node-head { display: flex; flex-wrap: wrap; gap: 6px 10px; align-items: baseline; }
+.node-head .size { font-size: 12px; font-weight: 600; }
+.chip.agent { background: var(--wh-bg); color: var(--wh); }
+.node-parts { margin: 2px 0 0; font-size: 12px; color: var(--muted); }
+.node-parts .part { font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, monospace; }
+.node-parts .part + .part::before { content: " · "; color: var(--line); }
+.node-parts .layer { margin-left: 4px; font-size: 10px; padding: 0 5px; border-radius: 6px; background: var(--line); }
+h3 { font-size: 14px; margin: 14px 0 6px; }
+ul.splits { margin: 0; padding-left: 18px; }
+li.split { margin: 3px 0; }
 footer.page { color: var(--muted); font-size: 12px; padding-bottom: 28px; white-space: pre-line; }
 `

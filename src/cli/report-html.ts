@@ -1,13 +1,17 @@
 import { prefixChart } from './chart.js'
 import { html, raw, type Html } from './html.js'
 import { REPORT_CSS } from './report-css.js'
-import { percent, type AgentModel, type ReportModel, type SharedPrefix, type StepRow } from './report-model.js'
+import type { TreeNode } from './prefix-tree.js'
+import { percent, type AgentModel, type ReportModel, type SharedPrefix, type SharingModel, type StepRow } from './report-model.js'
+import { diffTexts } from './text-diff.js'
 
 /**
  * Renders the report model as one self-contained HTML page: inline styles,
  * inline SVG charts, no script and no external URL (a Content-Security-Policy
  * of `default-src 'none'` makes the browser refuse any fetch). Every piece of
- * log data is escaped by the `html` template.
+ * log data is escaped by the `html` template. Runs of unchanged steps fold
+ * into one row that a checkbox expands (CSS only); a step's anchor
+ * (`#agent-1-step-4`) shows its row even inside a folded run.
  */
 export function renderReportHtml(model: ReportModel): string {
   const steps = model.agents.reduce((sum, agent) => sum + agent.rows.length, 0)
@@ -28,6 +32,7 @@ export function renderReportHtml(model: ReportModel): string {
 </header>
 <main>
 ${model.shared === undefined ? '' : sharedPanel(model.shared)}
+${model.sharing === undefined ? '' : sharingPanel(model.sharing)}
 <section class="overview" aria-label="agents">
 ${model.agents.map((agent, i) => agentCard(agent, i))}
 </section>
@@ -35,7 +40,8 @@ ${model.agents.map((agent, i) => stepTable(agent, i))}
 </main>
 <footer class="page">Stable prefix: the part of the rendered system prompt identical to the previous step's (the KV-cache prefix the system prompt keeps).
 Reusable prefix: the same, but 0 when tools or config changed, since providers cache tools → system → messages.
-Observed cache: cached input tokens / input tokens as the provider reported them.</footer>
+Observed cache: cached input tokens / input tokens as the provider reported them; expected: what the provider's cache rules let it serve (expectedCachedTokens).
+Why: the first cause of lost reuse in the order providers cache (tools → config → system prompt); the diff shows that section's text on the step before and on this one.</footer>
 </body>
 </html>
 `
@@ -54,6 +60,40 @@ function sharedPanel(shared: SharedPrefix): Html {
 </section>`
 }
 
+function sharingPanel(sharing: SharingModel): Html {
+  return html`<section class="panel sharing" aria-label="prefix tree">
+<h2>Which agents share which parts</h2>
+<p class="muted">A prefix tree of the agents' latest system prompts: each node is a run of sections that exactly these agents send, byte for byte, from the start; a provider can serve a node from cache to any of them once one has sent it. Tokens marked ≈ are estimated from the agent's tokens per character.</p>
+<ul class="tree">${sharing.tree.map(treeNode)}</ul>
+${splitsList(sharing)}
+</section>`
+}
+
+function treeNode(node: TreeNode): Html {
+  const tokens = node.tokens === undefined ? '' : ` · ${node.estimated ? '≈' : ''}${node.tokens.toLocaleString('en-US')} tok`
+  const through = node.prefixTokens === undefined || node.prefixTokens === node.tokens ? '' : html`<span class="muted"> (${node.estimated ? '≈' : ''}${node.prefixTokens.toLocaleString('en-US')} tok from the start)</span>`
+  return html`<li class="node" data-agents="${node.agents.join(' ')}"><div class="node-head"><span class="agents">${node.agents.map((agent) => html`<span class="chip agent">${agent}</span>`)}</span><span class="size">${node.chars.toLocaleString('en-US')} chars${tokens}</span>${through}</div>
+<div class="node-parts">${node.parts.map((part) => html`<span class="part" title="${part.layer === undefined ? 'layer unknown' : `layer ${part.layer}`} · ${part.chars} chars${part.tokens === undefined ? '' : ` · ${part.estimated ? '≈' : ''}${part.tokens} tokens`}">${part.name}${part.layer !== undefined && part.layer !== 'global' ? html`<span class="layer">${part.layer}</span>` : ''}</span>`)}</div>
+${node.children.length === 0 ? '' : html`<ul>${node.children.map(treeNode)}</ul>`}</li>`
+}
+
+function splitsList(sharing: SharingModel): Html {
+  if (sharing.splits.length === 0 && sharing.sharedByAll.length === 0) return html``
+  return html`<h3>Scoped sections that split the shared prefix</h3>
+${
+    sharing.splits.length === 0
+      ? html`<p class="muted">None costs anything among these agents.</p>`
+      : html`<ul class="splits">${sharing.splits.map(
+          (split) =>
+            html`<li class="split" data-agent="${split.agent}" data-section="${split.section}"><span class="chip agent">${split.agent}</span> <code>${split.section}</code> <span class="muted">(layer ${split.layer})</span> comes before global <code>${split.before}</code>: it costs ${split.cost.tokens === undefined ? `${split.cost.chars.toLocaleString('en-US')} chars` : `${split.cost.estimated ? '≈' : ''}${split.cost.tokens.toLocaleString('en-US')} tokens`} it could otherwise share with ${split.siblings.join(', ')}</li>`,
+        )}</ul>`
+  }${
+    sharing.sharedByAll.length === 0
+      ? ''
+      : html`<p class="muted">Also before global sections, but sent alike by every agent here (no cost among these logs): ${sharing.sharedByAll.map((item, i) => html`${i === 0 ? '' : ', '}<code>${item.section}</code> (${item.layer})`)}</p>`
+  }`
+}
+
 function agentCard(agent: AgentModel, index: number): Html {
   const last = agent.rows[agent.rows.length - 1]!
   const figures: [string, Html | string][] = [
@@ -63,6 +103,7 @@ function agentCard(agent: AgentModel, index: number): Html {
   ]
   if (agent.rows.length > 1) figures.push(['mean reusable prefix', percent(agent.meanReusableShare)])
   figures.push(['warnings', String(agent.warningCount)])
+  if (agent.rows.length > 1) figures.push(['cache breaks', String(agent.breakCount)])
   for (const message of agent.readWarnings) figures.push(['log damage', message])
   if (last.withheld.length > 0) figures.push(['withheld now', last.withheld.join(', ')])
   const usage = agent.usageTotals
@@ -82,32 +123,112 @@ ${prefixChart(agent.name, agent.rows)}
 }
 
 function stepTable(agent: AgentModel, index: number): Html {
-  const hasUsage = agent.rows.some((row) => row.usage !== undefined)
+  const hasUsage = agent.rows.some((row) => row.usage !== undefined || row.expectedCachedTokens !== undefined)
+  const columns = hasUsage ? 9 : 8
   return html`<section class="panel agent" id="agent-${index + 1}" data-agent="${agent.name}">
 <h2>${agent.name} <span class="muted">· per step</span></h2>
 <table class="steps">
-<thead><tr><th class="n">step</th><th class="n">prompt</th><th>stable prefix</th><th class="n">reusable</th><th>sections</th><th>tools · config</th><th>warnings · withheld</th>${hasUsage ? html`<th>cache: observed vs predicted</th>` : ''}</tr></thead>
-<tbody>
-${agent.rows.map((row) => stepRow(row, hasUsage))}
-</tbody>
+<thead><tr><th class="n">step</th><th class="n">prompt</th><th>stable prefix</th><th class="n">reusable</th><th>why reuse was lost</th><th>sections</th><th>tools · config</th><th>warnings · withheld</th>${hasUsage ? html`<th>cache: observed vs expected</th>` : ''}</tr></thead>
+${groups(agent.rows).map((group) => (group.folded ? foldedRun(group.rows, hasUsage, columns) : html`<tbody>${group.rows.map((row) => stepRow(row, hasUsage, columns))}</tbody>`))}
 </table>
 </section>`
 }
 
-function stepRow(row: StepRow, hasUsage: boolean): Html {
-  const { changed, added, removed, withheld, restored } = row.sections
-  const quiet =
-    !row.first && changed.length + added.length + removed.length + withheld.length + restored.length === 0 && row.headerReason === undefined && row.warnings.length === 0
-  return html`<tr class="step-row${quiet ? ' quiet' : ''}" data-step="${row.step}">
-<td class="n">${row.step}${row.first && row.session > 1 ? html`<span class="badge session" title="a new surface appended to this log from here">session ${row.session}</span>` : ''}${row.compacted ? html`<span class="badge compacted" title="compaction rewrote the history before this step">compacted</span>` : ''}</td>
+/** The rows cut into groups: each run of two or more quiet rows folded on its own, the rest between them. */
+function groups(rows: readonly StepRow[]): { readonly rows: StepRow[]; readonly folded: boolean }[] {
+  const out: { rows: StepRow[]; folded: boolean }[] = []
+  const foldsAt = (i: number): boolean => rows[i]?.quiet === true && rows[i + 1]?.quiet === true
+  let i = 0
+  while (i < rows.length) {
+    let end = i + 1
+    const folded = foldsAt(i)
+    if (folded) while (rows[end]?.quiet === true) end++
+    else while (end < rows.length && !foldsAt(end)) end++
+    out.push({ rows: rows.slice(i, end), folded })
+    i = end
+  }
+  return out
+}
+
+function foldedRun(rows: readonly StepRow[], hasUsage: boolean, columns: number): Html {
+  const first = rows[0]!.step
+  const last = rows[rows.length - 1]!.step
+  return html`<tbody class="run" data-steps="${first}-${last}">
+<tr class="run-toggle"><td colspan="${columns}"><label><input type="checkbox" class="expand"> <span class="fold">${rows.length} unchanged steps (${first}–${last}): every byte of the prompt reused</span></label></td></tr>
+${rows.map((row) => stepRow(row, hasUsage, columns))}
+</tbody>`
+}
+
+function stepRow(row: StepRow, hasUsage: boolean, columns: number): Html {
+  return html`<tr class="step-row${row.quiet ? ' quiet' : ''}${row.cacheBreak === undefined ? '' : ' lost'}" id="${row.anchor}" data-step="${row.step}">
+<td class="n"><a class="anchor" href="#${row.anchor}">${row.step}</a>${row.first && row.session > 1 ? html`<span class="badge session" title="a new surface appended to this log from here">session ${row.session}</span>` : ''}${row.compacted ? html`<span class="badge compacted" title="compaction rewrote the history before this step">compacted</span>` : ''}</td>
 <td class="n">${row.promptLength.toLocaleString('en-US')}${row.promptTokens === undefined ? '' : html`<div class="muted">${row.promptTokens.toLocaleString('en-US')} tok</div>`}</td>
 <td class="prefix">${row.first ? html`<span class="muted">first step</span>` : html`${bar(row.stableShare, 'stable')}<span class="num">${percent(row.stableShare)}</span><span class="muted"> ${row.stablePrefixLength.toLocaleString('en-US')}${row.stablePrefixTokens === undefined ? '' : ` · ${row.stablePrefixTokens} tok`}</span>`}</td>
 <td class="n">${percent(row.reusableShare)}</td>
+<td class="why-cell">${whyCell(row)}</td>
 <td>${sectionCell(row)}</td>
 <td>${headerCell(row)}</td>
 <td>${notesCell(row)}</td>
-${hasUsage ? html`<td>${usageCell(row)}</td>` : ''}
-</tr>`
+${hasUsage ? html`<td class="usage">${usageCell(row)}</td>` : ''}
+</tr>${row.cacheBreak === undefined ? '' : whyRow(row, columns)}`
+}
+
+/** What happened at the section, by cause, after "Step N lost reuse first at section X (layer L): ". */
+const SECTION_CAUSE: Readonly<Record<string, string>> = {
+  withheld: 'the token budget withheld it',
+  restored: 'the token budget restored it',
+  section: 'its text changed',
+  removed: 'it left the prompt',
+  added: 'it entered the prompt',
+}
+
+function whyCell(row: StepRow): Html {
+  const cause = row.cacheBreak
+  if (cause === undefined) return html`<span class="muted">${row.first ? '—' : 'nothing lost'}</span>`
+  const tools = cause.tools
+  return html`<span class="cause" data-cause="${cause.cause}">${cause.cause}</span>${cause.section === undefined ? '' : html`<code class="section">${cause.section}</code>`}${
+    cause.layer === undefined ? '' : html`<span class="label">layer</span><span class="layer">${cause.layer}</span>`
+  }${cause.variable === undefined ? '' : html`<span class="label">variable</span><code class="variable">${cause.variable}</code>`}${
+    tools === undefined ? '' : html`${tools.added.map((name) => chip('added', '+', name))}${tools.removed.map((name) => chip('removed', '−', name))}${tools.changed.map((name) => chip('changed', '~', name))}`
+  }`
+}
+
+/** The detail row under a step that lost reuse: the cause in words, expected vs observed cache, the section's diff. */
+function whyRow(row: StepRow, columns: number): Html {
+  const cause = row.cacheBreak!
+  const what =
+    cause.cause === 'tools'
+      ? html`the request header: the tool declarations changed`
+      : cause.cause === 'config'
+        ? html`the request header: the request config changed`
+        : html`section <code>${cause.section ?? '?'}</code>${cause.layer === undefined ? '' : html` (layer ${cause.layer})`}: ${
+            cause.variable === undefined ? SECTION_CAUSE[cause.cause] : html`its template is unchanged; the value of variable <code>${cause.variable}</code> changed`
+          }`
+  const expected = row.usage?.expectedTokens ?? row.expectedCachedTokens
+  const observed = row.usage
+  const figures: Html[] = []
+  if (expected !== undefined) figures.push(html`expected ${expected.toLocaleString('en-US')} cached tokens`)
+  if (observed !== undefined) figures.push(html`observed ${observed.cachedInputTokens.toLocaleString('en-US')} of ${observed.inputTokens.toLocaleString('en-US')} input tokens cached`)
+  return html`<tr class="why-row" data-step="${row.step}"><td colspan="${columns}"><div class="why">
+<p class="why-line">Step ${row.step} lost reuse first at ${what}.${figures.length === 0 ? '' : html` <span class="figures-line">${figures.map((figure, i) => html`${i === 0 ? '' : ' · '}${figure}`)}</span>`}</p>
+${diffBlock(row)}</div></td></tr>`
+}
+
+function diffBlock(row: StepRow): Html {
+  const cause = row.cacheBreak!
+  if (cause.section === undefined) return html``
+  const texts = row.changedText
+  if (texts === undefined) return html`<p class="muted">The log does not hold this section's text (it records part lengths from this version on).</p>`
+  const lines = diffTexts(texts.before, texts.after)
+  return html`<pre class="diff" aria-label="${cause.section} before and after">${lines.map((line) => {
+    if (line.kind === 'gap') return html`<span class="line gap">  … ${line.lines} unchanged line${line.lines === 1 ? '' : 's'}</span>`
+    const sign = line.kind === 'removed' ? '-' : line.kind === 'added' ? '+' : ' '
+    const body =
+      line.mark === undefined || line.mark[0] >= line.mark[1]
+        ? html`${line.text}`
+        : html`${line.text.slice(0, line.mark[0])}<mark>${line.text.slice(line.mark[0], line.mark[1])}</mark>${line.text.slice(line.mark[1])}`
+    return html`<span class="line ${line.kind}">${sign} ${body}</span>`
+  })}</pre>`
 }
 
 function sectionCell(row: StepRow): Html {
@@ -147,11 +268,14 @@ function notesCell(row: StepRow): Html {
 
 function usageCell(row: StepRow): Html {
   const usage = row.usage
-  if (usage === undefined) return html`<span class="muted">—</span>`
+  const expected = usage?.expectedTokens ?? row.expectedCachedTokens
+  if (usage === undefined) return expected === undefined ? html`<span class="muted">—</span>` : html`<span class="muted">expected ${expected.toLocaleString('en-US')}</span>`
   const predicted = usage.predictedTokens
   const delta = predicted === undefined ? undefined : usage.cachedInputTokens - predicted
   return html`${bar(usage.observedShare, 'observed')}<span class="num">${percent(usage.observedShare)}</span>
 <div class="muted">${usage.cachedInputTokens.toLocaleString('en-US')} / ${usage.inputTokens.toLocaleString('en-US')} cached${usage.cacheWriteTokens === undefined ? '' : ` · ${usage.cacheWriteTokens} written`}</div>${
+    expected === undefined ? '' : html`<div class="muted expected">expected ${expected.toLocaleString('en-US')}</div>`
+  }${
     predicted === undefined
       ? ''
       : html`<div class="${delta! < 0 ? 'short' : 'muted'}">predicted ${predicted.toLocaleString('en-US')}${delta === 0 ? ' (as predicted)' : ` (${delta! > 0 ? '+' : ''}${delta})`}</div>`

@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { SessionLogError } from '../surface/session-log-replay.js'
 import { readAgentLog } from './agent-log.js'
+import { checkLog, DEFAULT_MIN_REUSABLE, renderCheck, type CheckThresholds } from './check.js'
 import { CliError } from './cli-error.js'
 import { renderInspectTable } from './inspect.js'
-import { writeReport } from './report.js'
+import { agentNames, writeReport } from './report.js'
 import { agentModel } from './report-model.js'
 import { terminalSafe } from './terminal.js'
 
@@ -25,20 +26,33 @@ Usage:
       table of section/tool/config changes, warnings, withheld sections and
       predicted vs observed cache reuse; with several logs, the prefix the
       agents share.
+      Steps that lost cache reuse show why (the section, its layer, the
+      variable, or the tools) with the section's text before and after.
   promptloom inspect <log.jsonl>
       Print a compact per-step table of one log.
+  promptloom check <log.jsonl…> [--min-reusable F] [--max-breaks N]
+      A CI gate: exit 0 when every log's mean reusable prefix share (steps
+      after the first) is at least F and it has at most N cache breaks;
+      exit 1 listing each failing log with its figures and its breaks.
 
 Options:
-  -o, --output <file>  Where report writes the HTML (default: report.html).
-                       Never one of the input logs; its folder must exist.
-  -h, --help           Print this help.
-  -v, --version        Print the version.
+  -o, --output <file>    Where report writes the HTML (default: report.html).
+                         Never one of the input logs; its folder must exist.
+  --min-reusable <F>     check: the least mean reusable share, a number from
+                         0 to 1 (default ${DEFAULT_MIN_REUSABLE}).
+  --max-breaks <N>       check: the most cache breaks per log, an integer
+                         (default: no limit).
+  -h, --help             Print this help.
+  -v, --version          Print the version.
 
 A log may hold one torn line (a record cut short when its writer stopped
 mid-write): it is skipped with a warning on stderr. Exit code 1 with one
 message on stderr for a malformed log (naming the file and line), a missing
-file, or an -o path that cannot take the report.
+file, or an -o path that cannot take the report. check exits 2 for bad
+arguments (with a usage line) and for a log it cannot read.
 `
+
+const CHECK_USAGE = 'usage: promptloom check <log.jsonl…> [--min-reusable F] [--max-breaks N]'
 
 /**
  * Runs the CLI with `argv` (without node and the script) and returns the exit
@@ -47,12 +61,15 @@ file, or an -o path that cannot take the report.
  * or a path is passed through `terminalSafe`. Unexpected errors are rethrown.
  */
 export function runCli(argv: readonly string[], out: CliOutput): number {
+  // check is a CI gate: "could not check" (2) must differ from "checked and failed" (1).
+  const checking = argv.find((arg) => !arg.startsWith('-')) === 'check'
   try {
     return dispatch(argv, out)
   } catch (error) {
     if (error instanceof CliError || error instanceof SessionLogError || isParseArgsError(error)) {
-      out.stderr.write(`promptloom: ${terminalSafe((error as Error).message)}\n`)
-      return 1
+      const usage = checking && isParseArgsError(error) ? `; ${CHECK_USAGE}` : ''
+      out.stderr.write(`promptloom: ${terminalSafe((error as Error).message)}${usage}\n`)
+      return checking ? 2 : 1
     }
     throw error
   }
@@ -63,6 +80,8 @@ function dispatch(argv: readonly string[], out: CliOutput): number {
     args: [...argv],
     options: {
       output: { type: 'string', short: 'o' },
+      'min-reusable': { type: 'string' },
+      'max-breaks': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
     },
@@ -79,7 +98,25 @@ function dispatch(argv: readonly string[], out: CliOutput): number {
     return 0
   }
   const warn = (message: string): void => void out.stderr.write(`promptloom: warning: ${terminalSafe(message)}\n`)
+  if (command !== 'check') {
+    for (const flag of ['min-reusable', 'max-breaks'] as const) {
+      if (values[flag] !== undefined) throw new CliError(`--${flag} belongs to "promptloom check"; ${command ?? 'this command'} takes no --${flag}`)
+    }
+  }
   switch (command) {
+    case 'check': {
+      if (values.output !== undefined) throw new CliError(`check prints to the terminal and takes no -o; ${CHECK_USAGE}`)
+      if (files.length === 0) throw new CliError(`check needs at least one session log; ${CHECK_USAGE}`)
+      const thresholds: CheckThresholds = {
+        minReusable: share(values['min-reusable']),
+        maxBreaks: breaks(values['max-breaks']),
+      }
+      const logs = agentNames(files.map((file) => readAgentLog(file)))
+      for (const log of logs) for (const warning of log.warnings) warn(warning.message)
+      const results = logs.map((log) => checkLog(log, thresholds))
+      out.stdout.write(renderCheck(results, thresholds))
+      return results.every((result) => result.passed) ? 0 : 1
+    }
     case 'report': {
       if (files.length === 0) throw new CliError('report needs at least one session log; usage: promptloom report <log.jsonl…> [-o report.html]')
       const written = writeReport(files, values.output ?? 'report.html', warn)
@@ -95,10 +132,28 @@ function dispatch(argv: readonly string[], out: CliOutput): number {
       return 0
     }
     case undefined:
-      throw new CliError('missing command; usage: promptloom report <log.jsonl…> [-o report.html] | promptloom inspect <log.jsonl> (see --help)')
+      throw new CliError('missing command; usage: promptloom report <log.jsonl…> [-o report.html] | promptloom inspect <log.jsonl> | promptloom check <log.jsonl…> (see --help)')
     default:
-      throw new CliError(`unknown command "${command}"; known commands: report, inspect (see --help)`)
+      throw new CliError(`unknown command "${command}"; known commands: report, inspect, check (see --help)`)
   }
+}
+
+/** `--min-reusable`: a number from 0 to 1. */
+function share(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_MIN_REUSABLE
+  const value = Number(raw)
+  if (raw.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1) {
+    throw new CliError(`--min-reusable must be a number from 0 to 1, such as 0.9 (got "${raw}"); ${CHECK_USAGE}`)
+  }
+  return value
+}
+
+/** `--max-breaks`: a non-negative integer. */
+function breaks(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined
+  const value = Number(raw)
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value)) throw new CliError(`--max-breaks must be a non-negative integer (got "${raw}"); ${CHECK_USAGE}`)
+  return value
 }
 
 /** The version in the package.json two folders up (from src/cli and from dist/cli alike). */

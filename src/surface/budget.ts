@@ -15,6 +15,13 @@
  *                     right while the prompt with order[k − 1] restored fits
  *                     maxTokens × (1 − headroom); the first that does not stops it
  *
+ * With `shared: 'prefer-unshared'` the order first ranks every part after
+ * the prefix this agent shares with its siblings (before any inside it), by
+ * the same rule within each group:
+ *
+ *   parts    a  b  c  d  e        shared prefix: a b c (d is the agent's own)
+ *   order    e(p0) d(p1) c(p0) b(p0) a(p1)
+ *
  * So a section is never sent while a more important one is withheld: a new
  * section ranking below a withheld one is withheld at once, and a small
  * low-priority section waits behind a larger, more important one that cannot
@@ -24,6 +31,7 @@
  */
 
 import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
+import type { ScopeKey } from '../scope/scope-key.js'
 import { describeValue } from '../assembly/errors.js'
 import { validateBudgetOptions, type BudgetOptions, type ValidBudgetOptions } from './budget-options.js'
 import { promptTokenSum } from './budget-sum.js'
@@ -77,8 +85,10 @@ export interface TokenBudget {
    * returns a negative or non-finite count, and a `RangeError` naming
    * `countTokens` when the prompt's counts add up past
    * `Number.MAX_SAFE_INTEGER`. Counts are summed exactly (budget-sum.ts).
+   * `own` is the agent's scope (the one `rendered` was assembled for): with
+   * `shared: 'prefer-unshared'` it decides where the shared prefix ends.
    */
-  plan(rendered: RenderedPrompt): BudgetPlan
+  plan(rendered: RenderedPrompt, own?: ScopeKey): BudgetPlan
   /**
    * Adopts `plan` (its withheld set and token counts). Throws a `TypeError`
    * for a plan this budget did not make, and an `Error` for a stale plan (one
@@ -108,6 +118,9 @@ interface PlanState {
   readonly withheld: ReadonlySet<string>
   /** The withhold order of `input`: indices of its withholdable parts, first withheld first. */
   readonly order: readonly number[]
+  /** How many leading parts of `input` the order treats as shared, and the scope that decided it. */
+  readonly sharedCount: number
+  readonly own: ScopeKey | undefined
 }
 
 class Budget implements TokenBudget {
@@ -119,6 +132,8 @@ class Budget implements TokenBudget {
   #withheld: ReadonlySet<string> = new Set()
   #input: RenderedPrompt | undefined
   #order: readonly number[] = []
+  #sharedCount = 0
+  #own: ScopeKey | undefined
   #last: BudgetPlan | undefined
 
   constructor(options: ValidBudgetOptions) {
@@ -134,26 +149,37 @@ class Budget implements TokenBudget {
     return { cachedTexts: this.#counts.size }
   }
 
-  plan(rendered: RenderedPrompt): BudgetPlan {
+  plan(rendered: RenderedPrompt, own?: ScopeKey): BudgetPlan {
     const last = this.#last
+    const scope = this.#options.shared === 'prefer-unshared' ? own : undefined
     // The committed step's input again, or an equal one: the decision is a function
-    // of (withheld set, prompt), and committing it made the set a fixed point.
+    // of (withheld set, prompt, scope), and committing it made the set a fixed point.
     if (
       last !== undefined &&
+      scope === this.#own &&
       (rendered === this.#input || (sameParts(rendered.parts, this.#input!.parts) && sameVariables(rendered.variables, this.#input!.variables)))
     ) {
       const warnings = last.warnings.filter((warning) => warning.kind === 'over-budget')
       const output = last.withheld.length === 0 ? rendered : last.rendered
       const plan: BudgetPlan = Object.freeze({ ...last, rendered: output, warnings: Object.freeze(warnings) })
-      return this.#register(plan, { base: this.#generation, input: rendered, measured: undefined, withheld: this.#withheld, order: this.#order })
+      return this.#register(plan, {
+        base: this.#generation,
+        input: rendered,
+        measured: undefined,
+        withheld: this.#withheld,
+        order: this.#order,
+        sharedCount: this.#sharedCount,
+        own: scope,
+      })
     }
     const parts = rendered.parts
+    const sharedCount = scope === undefined ? parts.length : sharedPrefixCount(rendered, scope)
     const sameLayout = this.#input !== undefined && sameLayoutAs(parts, this.#input.parts)
     if (!sameLayout) checkParts(parts)
     const measured = this.#counts.measure(parts)
     const { counts, separator } = measured
     const { maxTokens, restoreTokens } = this.#options
-    const order = sameLayout ? this.#order : withholdOrder(parts)
+    const order = sameLayout && sharedCount === this.#sharedCount ? this.#order : withholdOrder(parts, sharedCount)
 
     let k = 0
     if (this.#withheld.size > 0) {
@@ -220,7 +246,7 @@ class Budget implements TokenBudget {
       separatorTokens: separator,
       warnings: Object.freeze(warnings),
     })
-    return this.#register(plan, { base: this.#generation, input: rendered, measured, withheld: withheldSet, order })
+    return this.#register(plan, { base: this.#generation, input: rendered, measured, withheld: withheldSet, order, sharedCount, own: scope })
   }
 
   commit(plan: BudgetPlan): void {
@@ -237,6 +263,8 @@ class Budget implements TokenBudget {
     this.#withheld = state.withheld
     this.#input = state.input
     this.#order = state.order
+    this.#sharedCount = state.sharedCount
+    this.#own = state.own
     this.#last = plan
     this.#generation++
   }
@@ -262,7 +290,7 @@ class Budget implements TokenBudget {
         finding(
           'withheld',
           added,
-          `token budget withheld prompt ${sectionList(added)} (lowest priority first, later first among equals) to fit maxTokens ${maxTokens}; ` +
+          `token budget withheld prompt ${sectionList(added)} (${this.#options.shared === 'prefer-unshared' ? 'sections after the prefix shared with sibling agents first, then ' : ''}lowest priority first, later first among equals) to fit maxTokens ${maxTokens}; ` +
             `the prompt is now ${tokens} tokens; raise a section's priority to keep it longer, or raise maxTokens`,
         ),
       )
@@ -317,11 +345,30 @@ function checkParts(parts: readonly RenderedPart[]): void {
   }
 }
 
-/** Lowest priority first; among equal priorities the later part first (the prefix survives). */
-function withholdOrder(parts: readonly RenderedPart[]): number[] {
+/**
+ * Parts at or after `sharedCount` first; then lowest priority first; among
+ * equal priorities the later part first (the prefix survives).
+ */
+function withholdOrder(parts: readonly RenderedPart[], sharedCount: number): number[] {
   const order: number[] = []
   for (let i = 0; i < parts.length; i++) if (!parts[i]!.required && !parts[i]!.complete) order.push(i)
-  return order.sort((a, b) => parts[a]!.priority - parts[b]!.priority || b - a)
+  return order.sort((a, b) => Number(a < sharedCount) - Number(b < sharedCount) || parts[a]!.priority - parts[b]!.priority || b - a)
+}
+
+/**
+ * How many leading parts the agent of scope `own` shares with its siblings:
+ * those before the first part that its own layer supplies or that fills in a
+ * variable its own layer supplies (such a part renders differently per agent).
+ */
+function sharedPrefixCount(rendered: RenderedPrompt, own: ScopeKey): number {
+  const ownVariables = new Set<string>()
+  for (const variable of rendered.variables) if (variable.layer === own) ownVariables.add(variable.name)
+  const { parts } = rendered
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!
+    if (part.layer === own || part.variables.some((name) => ownVariables.has(name))) return i
+  }
+  return parts.length
 }
 
 /** Same names, priorities and flags at every position: the checks and the withhold order carry over. */

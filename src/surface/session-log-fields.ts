@@ -11,7 +11,7 @@
 
 import type { ToolSchema } from '../assembly/types.js'
 import type { RenderedContextSection } from '../render/render.js'
-import type { SessionLogRecord, SessionLogStepRecord, SessionLogWarning } from './session-log.js'
+import type { SessionLogCacheBreak, SessionLogRecord, SessionLogStepRecord, SessionLogWarning } from './session-log.js'
 import type { ContextSnapshotEvent, RequestHeaderEvent, SystemMessageEvent, UsageRecord } from './step-surface.js'
 
 /** A record that breaks the schema; the reader adds the file and line. */
@@ -122,6 +122,23 @@ const warning = objectOf(WARNING_FIELDS, 'an object with string "kind" and "mess
 
 const NO_WARNINGS: readonly SessionLogWarning[] = Object.freeze([])
 
+const TOOL_NAME_FIELDS: FieldTable<NonNullable<SessionLogCacheBreak['tools']>> = {
+  added: required(strings),
+  removed: required(strings),
+  changed: required(strings),
+}
+
+const CACHE_BREAK_FIELDS: FieldTable<SessionLogCacheBreak> = {
+  cause: required(oneOf('tools', 'config', 'withheld', 'restored', 'section', 'removed', 'added')),
+  section: optional(string),
+  layer: optional(string),
+  variable: optional(string),
+  tools: optional(objectOf(TOOL_NAME_FIELDS, 'an object with "added", "removed" and "changed" name lists')),
+}
+
+/** A layer label, or `null` for a part no registration supplied. */
+const layerLabel: Check<string | null> = (value, path) => (value === null || typeof value === 'string' ? value : fail(path, 'a string or null', value))
+
 const STEP_FIELDS: FieldTable<SessionLogStepRecord> = {
   step: required(stepNumber),
   compacted: required(boolean),
@@ -138,10 +155,14 @@ const STEP_FIELDS: FieldTable<SessionLogStepRecord> = {
   reusablePrefixTokens: optional(tokenCount),
   promptTokens: optional(tokenCount),
   sections: optional(strings),
+  sectionLengths: optional(listOf(count)),
+  sectionLayers: optional(listOf(layerLabel)),
+  sectionTokens: optional(listOf(tokenCount)),
   withheld: optional(strings),
   overBudget: optional(boolean),
   expectedCachedTokens: optional(tokenCount),
   cacheNote: optional(oneOf('below-minimum', 'no-breakpoint')),
+  cacheBreak: optional(objectOf(CACHE_BREAK_FIELDS, 'an object with a "cause"')),
 }
 
 const SYSTEM_MESSAGE_FIELDS: FieldTable<SystemMessageEvent> = {

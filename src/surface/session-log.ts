@@ -1,5 +1,7 @@
 import { scopeLabel } from '../scope/scope-key.js'
 import type { BudgetWarning } from './budget.js'
+import type { LayerRef } from '../assembly/entries.js'
+import type { CacheBreak } from './cache-break.js'
 import type { CacheNote } from './cache-expectation.js'
 import type { StabilityWarning } from './stability-lint.js'
 import type { StepResult, StepWarning, SurfaceEvent, UsageRecord } from './step-surface.js'
@@ -54,6 +56,17 @@ export interface SessionLogStepRecord {
   readonly promptTokens?: number
   /** The sent section names in prompt order (so a reader tells added, removed and changed apart); absent when unknown. */
   readonly sections?: readonly string[]
+  /**
+   * The UTF-16 length of each sent part, parallel to `sections`: with the
+   * step's prompt (the latest `system/message` text) it gives every part's
+   * text, so a reader can show what a section said before and after without
+   * the log holding any text twice.
+   */
+  readonly sectionLengths?: readonly number[]
+  /** The supplying layer of each sent part, parallel to `sections`: `'global'`, the scope's label, or `null` when unknown. */
+  readonly sectionLayers?: readonly (string | null)[]
+  /** `StepResult.partTokens`, parallel to `sections` (only with a budget that gives the token figures). */
+  readonly sectionTokens?: readonly number[]
   /** `StepResult.withheld`: the sections the budget withheld from this step's prompt (only with a budget). */
   readonly withheld?: readonly string[]
   /** `StepResult.overBudget` (only with a budget). */
@@ -62,6 +75,14 @@ export interface SessionLogStepRecord {
   readonly expectedCachedTokens?: number
   /** `StepResult.cacheNote` (only with `cacheRules`). */
   readonly cacheNote?: CacheNote
+  /** `StepResult.cacheBreak`, with its layer as a label; absent when the step lost no reuse. */
+  readonly cacheBreak?: SessionLogCacheBreak
+}
+
+/** A `CacheBreak` as logged: the layer becomes `'global'` or the scope's label. */
+export type SessionLogCacheBreak = Omit<CacheBreak, 'layer'> & {
+  /** `'global'` or the supplying scope's label; absent when unknown. */
+  readonly layer?: string
 }
 
 /** A step warning as logged: a stability finding with its layer as a label, or a budget finding as it is. */
@@ -105,9 +126,13 @@ export function serializeStep(result: StepResult): string {
     reusablePrefixBytes: result.reusablePrefixBytes,
     ...tokenFields(result),
     sections: result.rendered.parts.map((part) => part.name),
+    sectionLengths: result.rendered.parts.map((part) => part.text.length),
+    sectionLayers: result.rendered.parts.map((part) => (part.layer === undefined ? null : layerLabel(part.layer))),
+    ...(result.partTokens === undefined ? {} : { sectionTokens: result.partTokens }),
     ...(result.withheld === undefined ? {} : { withheld: result.withheld, overBudget: result.overBudget === true }),
     ...(result.expectedCachedTokens === undefined ? {} : { expectedCachedTokens: result.expectedCachedTokens }),
     ...(result.cacheNote === undefined ? {} : { cacheNote: result.cacheNote }),
+    ...(result.cacheBreak === undefined ? {} : { cacheBreak: loggedBreak(result.cacheBreak) }),
   }
   let out = JSON.stringify(record) + '\n'
   for (const event of result.events) out += JSON.stringify(event) + '\n'
@@ -130,10 +155,19 @@ function tokenFields(result: StepResult): Pick<SessionLogStepRecord, 'stablePref
   return out
 }
 
+function layerLabel(layer: LayerRef): string {
+  return layer === 'global' ? 'global' : scopeLabel(layer)
+}
+
 function loggedWarning(warning: StepWarning): SessionLogWarning {
   if (!('section' in warning)) return warning
   const { layer, ...rest } = warning
   if (layer === undefined) return rest
-  return { ...rest, layer: layer === 'global' ? 'global' : scopeLabel(layer) }
+  return { ...rest, layer: layerLabel(layer) }
+}
+
+function loggedBreak(cacheBreak: CacheBreak): SessionLogCacheBreak {
+  const { layer, ...rest } = cacheBreak
+  return layer === undefined ? rest : { ...rest, layer: layerLabel(layer) }
 }
 

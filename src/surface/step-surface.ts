@@ -1,7 +1,7 @@
 import { describeValue } from '../assembly/errors.js'
 import { comparePrompts, NO_PROMPT } from './prefix-report.js'
 import { render, renderContextSections, renderContextSnapshot, type RenderedContextSection } from '../render/render.js'
-import { frozenJson, headerChange, headerStateOf, type HeaderState } from './request-header.js'
+import { frozenJson, headerChange, headerStateOf, toolDiff, type HeaderState } from './request-header.js'
 import { lintRestored } from './restored-lint.js'
 import { lintStability, ReportedWarnings, type StabilityWarning } from './stability-lint.js'
 import { configJsonOf, optionalBoolean, requireHistoryLength, updateMode } from './step-options.js'
@@ -10,9 +10,10 @@ import type { BudgetOptions } from './budget-options.js'
 import { budgetFigures, textFigures, type PromptCountMemo, type TokenFigures } from './step-tokens.js'
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
 import { checkCacheRules, type CacheRules } from './cache-rules.js'
-import type { CacheBreak } from './cache-break.js'
+import { cacheBreakOf, type CacheBreak } from './cache-break.js'
 import { checkedCounter, expectCache, NO_EXPECTATION, type CacheExpectation, type CacheNote, type ExpectationState } from './cache-expectation.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
+import { assembledFor } from '../assembly/provenance.js'
 
 /**
  * How a changed system prompt reaches the model: `'replace'` rewrites
@@ -41,7 +42,10 @@ export interface StepSurfaceOptions {
    * decision is sticky until the prompt with a section restored fits within
    * `maxTokens × (1 − headroom)`. The step's `rendered`, events and prefix
    * figures then describe the budgeted prompt. Without a `countTokens` option
-   * the token figures use the budget's `countTokens`.
+   * the token figures use the budget's `countTokens`. With `shared:
+   * 'prefer-unshared'` the sections after the prefix this agent shares with its
+   * siblings are withheld first (the agent is the scope the step's assembly
+   * was assembled for).
    */
   readonly budget?: BudgetOptions
   /**
@@ -158,6 +162,12 @@ export interface StepResult {
   readonly reusablePrefixTokens?: number
   /** `countTokens` of the whole rendered prompt (only with a `countTokens` option). */
   readonly promptTokens?: number
+  /**
+   * The token count of each sent part (`rendered.parts`), in prompt order, by
+   * the budget's rule (each part counted on its own); only with a `budget`
+   * whose `countTokens` also gives the token figures.
+   */
+  readonly partTokens?: readonly number[]
   /** The sections the budget withholds from this step's prompt, in prompt order (only with a `budget`). */
   readonly withheld?: readonly string[]
   /** The prompt exceeds `maxTokens` although every withholdable section is withheld (only with a `budget`). */
@@ -249,6 +259,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
   }
   const budget = options.budget === undefined ? undefined : createTokenBudget(options.budget)
   const budgetCount = options.budget?.countTokens
+  const budgetShares = options.budget?.shared === 'prefer-unshared'
   const rules = options.cacheRules === undefined ? undefined : checkCacheRules(options.cacheRules)
   if (rules !== undefined && countTokens === undefined && budgetCount === undefined) {
     throw new TypeError(
@@ -289,7 +300,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
 
       // Everything that can throw happens before any state is touched.
       const full = render(assembly)
-      const plan: BudgetPlan | undefined = budget?.plan(full)
+      const plan: BudgetPlan | undefined = budget?.plan(full, budgetShares ? assembledFor(assembly)?.scope : undefined)
       const rendered = plan === undefined ? full : plan.rendered
       const { text } = rendered
       const contextText = renderContextSnapshot(assembly)
@@ -344,6 +355,17 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
           expectationState,
         )
       }
+      const cacheBreak = first
+        ? undefined
+        : cacheBreakOf({
+            previous: prompt.rendered!,
+            current: rendered,
+            stableLength: compared.length,
+            tools: toolsChanged ? changedToolNames(header!, nextHeader) : undefined,
+            configChanged,
+            withheldBefore: budget?.withheld ?? NO_NAMES,
+            withheldNow: plan?.withheld ?? NO_NAMES,
+          })
       if (reason !== undefined) {
         events.push({
           type: 'request/header',
@@ -386,8 +408,10 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
         reusablePrefixLength: reusable.length,
         reusablePrefixBytes: reusable.bytes,
         ...tokens,
+        ...(figuresFromBudget ? { partTokens: plan!.partTokens } : {}),
         ...(plan === undefined ? {} : { withheld: plan.withheld, overBudget: plan.overBudget }),
         ...expectation?.expectation,
+        ...(cacheBreak === undefined ? {} : { cacheBreak }),
       }
       if (compared.changedSections.length > 0) {
         return { ...result, firstChangedSection: compared.changedSections[0]! }
@@ -425,6 +449,14 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       return record
     },
   }
+}
+
+const NO_NAMES: readonly string[] = Object.freeze([])
+
+/** The tool names added, removed and changed between two headers (a reordering alone lists none). */
+function changedToolNames(before: HeaderState, after: HeaderState): NonNullable<CacheBreak['tools']> {
+  const { added, removed, changed } = toolDiff(before, after)
+  return Object.freeze({ added: Object.freeze(added), removed: Object.freeze(removed), changed: Object.freeze(changed) })
 }
 
 function sameStrings(a: readonly string[], b: readonly string[]): boolean {

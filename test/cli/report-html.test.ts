@@ -48,7 +48,8 @@ describe('the page', () => {
     const out = page([threeStepLog(), 'a.jsonl'], [threeStepLog(), 'b.jsonl'])
     expect(out).toContain(`<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`)
     expect(out).not.toMatch(/<script|<link|<img|<iframe|\ssrc=|url\(|@import|https?:\/\//i)
-    for (const [, href] of out.matchAll(/href="([^"]*)"/g)) expect(href).toMatch(/^#agent-\d+$/)
+    // Every link is a fragment of the page itself: an agent's table or a step's row.
+    for (const [, href] of out.matchAll(/href="([^"]*)"/g)) expect(href).toMatch(/^#(agent-\d+|[ab]-step-\d+)$/)
   })
 
   test('the stylesheet is inlined unescaped', () => {
@@ -89,7 +90,7 @@ describe('the page', () => {
 
   test('a step whose only change is a withheld section is not shown as quiet', () => {
     const text = jsonl(stepLine(1, { sections: ['a', 'b'] }), messageLine('A\n\nB', 'append'), stepLine(2, { stablePrefixLength: 1, changedSections: ['b'], sections: ['a'], withheld: ['b'] }), messageLine('A'))
-    expect(page([text, 'a.jsonl'])).toContain('<tr class="step-row" data-step="2">')
+    expect(page([text, 'a.jsonl'])).toContain('<tr class="step-row" id="a-step-2" data-step="2">')
   })
 
   test('plots observed cache reuse and shows it next to the prediction when usage was recorded', () => {

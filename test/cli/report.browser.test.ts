@@ -97,8 +97,77 @@ describe.skipIf(skip)('the HTML report in headless Chromium', () => {
     for (const agent of AGENTS) {
       const table = page.locator(`section.agent[data-agent="${agent}"] table.steps`)
       expect(await table.locator('tbody tr.step-row').count()).toBe(STEPS)
-      expect(await table.locator('tr.step-row[data-step="8"] .chip.removed').textContent()).toBe('−plan:policy')
+      expect(await table.locator('tr.step-row[data-step="8"] td:nth-child(6) .chip.removed').textContent()).toBe('−plan:policy')
     }
+    await page.close()
+  })
+
+  test('a step that lost reuse shows its cause in its row and the section diff under it', async () => {
+    const { page } = await open(report)
+    const table = page.locator('section.agent[data-agent="agent-1"] table.steps')
+    const why = table.locator('tr.step-row[data-step="11"] td.why-cell')
+    expect(await why.innerText()).toMatch(/^section\s*deployment:persona-suffix\s*layer\s*global\s*variable\s*branch$/i)
+    const detail = table.locator('tr.why-row[data-step="11"]')
+    expect(await detail.isVisible()).toBe(true)
+    expect(await detail.locator('.why-line').innerText()).toContain('its template is unchanged; the value of variable branch changed')
+    expect(await detail.locator('.why-line').innerText()).toMatch(/expected \d+ cached tokens · observed \d+ of \d+ input tokens cached/)
+    expect(await detail.locator('pre.diff .line.removed mark').innerText()).toBe('main')
+    expect(await detail.locator('pre.diff .line.added mark').innerText()).toBe('feature/login')
+    // A tools break names the tool, with no diff.
+    const tools = table.locator('tr.step-row[data-step="4"] td.why-cell')
+    expect(await tools.innerText()).toMatch(/^tools\s*\+browse$/)
+    expect(await table.locator('tr.why-row[data-step="4"] pre.diff').count()).toBe(0)
+    await page.close()
+  })
+
+  test('runs of unchanged steps are folded into one row, and its checkbox expands them', async () => {
+    const { page } = await open(report)
+    const run = page.locator('section.agent[data-agent="agent-1"] tbody.run[data-steps="5-7"]')
+    expect(await run.locator('tr.run-toggle').innerText()).toContain('3 unchanged steps (5–7)')
+    const rows = run.locator('tr.step-row')
+    expect(await rows.count()).toBe(3)
+    expect(await Promise.all([0, 1, 2].map((i) => rows.nth(i).isVisible()))).toEqual([false, false, false])
+    await run.locator('tr.run-toggle label').click()
+    expect(await Promise.all([0, 1, 2].map((i) => rows.nth(i).isVisible()))).toEqual([true, true, true])
+    await run.locator('tr.run-toggle label').click()
+    expect(await rows.first().isVisible()).toBe(false)
+    await page.close()
+  })
+
+  test('every step has an anchor that resolves, also inside a folded run', async () => {
+    const { page } = await open(report)
+    const anchors = await page.locator('a.anchor').evaluateAll((links) => links.map((link) => link.getAttribute('href')!))
+    expect(anchors).toHaveLength(STEPS * AGENTS.length)
+    const missing = await page.evaluate((hrefs: string[]) => {
+      const doc = (globalThis as unknown as { document: { getElementById(id: string): unknown } }).document
+      return hrefs.filter((href) => doc.getElementById(href.slice(1)) === null)
+    }, anchors)
+    expect(missing).toEqual([])
+    await page.goto(`${pathToFileURL(report).href}#agent-2-step-6`)
+    const row = page.locator('#agent-2-step-6')
+    expect(await row.isVisible()).toBe(true)
+    expect(await row.evaluate((element) => element.matches(':target'))).toBe(true)
+    const box = await row.boundingBox()
+    // Below the sticky table header, inside the viewport.
+    expect(box!.y).toBeGreaterThanOrEqual(20)
+    expect(box!.y).toBeLessThan(1000)
+    // Its run opens around it; other runs stay folded.
+    expect(await page.locator('#agent-2-step-5').isVisible()).toBe(true)
+    expect(await page.locator('#agent-2-step-2').isVisible()).toBe(false)
+    await page.close()
+  })
+
+  test('the prefix tree shows a node two of the three agents share, with tokens, and the sections that split the prefix', async () => {
+    const { page } = await open(report)
+    const node = page.locator('ul.tree li.node[data-agents="agent-1 agent-3"]')
+    expect(await node.count()).toBe(1)
+    expect(await node.isVisible()).toBe(true)
+    const head = await node.locator(':scope > .node-head').innerText()
+    expect(head).toMatch(/^agent-1\s*agent-3\s*\d+ chars · \d+ tok/)
+    expect(await node.locator(':scope > .node-parts').innerText()).toBe('deployment:persona-prefix')
+    expect(await page.locator('ul.tree > li.node').getAttribute('data-agents')).toBe('agent-1 agent-2 agent-3')
+    const split = page.locator('li.split[data-agent="agent-2"][data-section="deployment:persona-prefix"]')
+    expect(await split.innerText()).toMatch(/it costs \d+ tokens it could otherwise share with agent-1, agent-3$/)
     await page.close()
   })
 

@@ -136,7 +136,7 @@ describe('promptloom inspect', () => {
 
 describe('the command line', () => {
   test('an unknown command lists the known ones', () => {
-    expect(cli('show', 'x.jsonl')).toEqual({ code: 1, stdout: '', stderr: 'promptloom: unknown command "show"; known commands: report, inspect (see --help)\n' })
+    expect(cli('show', 'x.jsonl')).toEqual({ code: 1, stdout: '', stderr: 'promptloom: unknown command "show"; known commands: report, inspect, check (see --help)\n' })
   })
 
   test('an unknown flag fails with exit 1', () => {
@@ -154,8 +154,8 @@ describe('the command line', () => {
 
   test('--help lists the -o/--output option and --version', () => {
     const help = cli('--help').stdout
-    expect(help).toMatch(/^ {2}-o, --output <file> {2}Where report writes the HTML \(default: report\.html\)\.$/m)
-    expect(help).toMatch(/^ {2}-v, --version {8}Print the version\.$/m)
+    expect(help).toMatch(/^ {2}-o, --output <file> {4}Where report writes the HTML \(default: report\.html\)\.$/m)
+    expect(help).toMatch(/^ {2}-v, --version {10}Print the version\.$/m)
   })
 
   test('--version prints the package version and exits 0', () => {

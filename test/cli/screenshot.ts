@@ -1,7 +1,8 @@
 /**
  * `npm run screenshot`: runs the demo (3 agents, 20 steps) into a temporary
  * folder, renders the report of its logs, opens it in headless
- * Chromium and writes docs/report.png (the README's picture).
+ * Chromium and writes docs/report.png: the top of the page, through agent-1's
+ * step 11 (a section that changed because a variable did, with its diff).
  *
  *   npm run screenshot -- [--out docs/report.png] [--width 1400]
  */
@@ -27,7 +28,7 @@ try {
   const report = writeReport(['agent-1', 'agent-2', 'agent-3'].map((agent) => `session.${agent}.jsonl`), 'report.html')
   const browser = await launchChromium()
   try {
-    const page = await browser.newPage({ viewport: { width, height: 1250 }, deviceScaleFactor: 1 })
+    const page = await browser.newPage({ viewport: { width, height: 2500 }, deviceScaleFactor: 1 })
     await page.goto(pathToFileURL(report).href)
     mkdirSync(dirname(out), { recursive: true })
     await page.screenshot({ path: out, fullPage: false })

@@ -11,8 +11,9 @@ import { walkImportGraph } from './import-graph.js'
 
 // The package as a new user gets it: `npm pack` (which runs the prepack
 // build), a fresh consumer project that installs the tarball with its peers
-// from the registry, the README Usage block type-checked under NodeNext and
-// Bundler and run with node, and publint and attw on the tarball.
+// from the registry, the README Usage block and a promptloom/otel consumer
+// type-checked under NodeNext and Bundler and run with node, and publint and
+// attw on the tarball.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
@@ -83,6 +84,25 @@ export function typeChecks(writer: SessionLogWriter, step: ReplayedStep): void {
 }
 `
 
+// promptloom/otel with the API alone (no SDK registered, so its tracer is a no-op): the subpath resolves,
+// its types are real and a traced step returns the surface's own result.
+const OTEL_CHECK = `import { createStepSurface } from 'promptloom'
+import { STEP_SPAN, withTracing } from 'promptloom/otel'
+
+const traced = withTracing(createStepSurface(), { agent: 'agent-1' })
+const assembly = { sections: [{ name: 'intro', order: 0, text: 'Hello.' }], contexts: [], variables: {}, tools: [] }
+const result = traced.step({ assembly })
+traced.observeUsage({ inputTokens: 3, cachedInputTokens: 0 })
+traced.end()
+console.log(\`\${STEP_SPAN}: step \${result.step}, \${result.rendered.text}\`)
+
+// Type-checked, never run: a bad option is a type error.
+export function typeChecks(): void {
+  // @ts-expect-error activeSpan is 'child' or 'events'
+  withTracing(createStepSurface(), { activeSpan: 'parent' })
+}
+`
+
 const COMPILER_OPTIONS = {
   target: 'ES2022',
   lib: ['ES2023'],
@@ -119,12 +139,14 @@ beforeAll(async () => {
       `cordis@${manifest.peerDependencies.cordis}`,
       `@preact/signals-core@${manifest.peerDependencies['@preact/signals-core']}`,
       `@types/node@${manifest.devDependencies['@types/node']}`,
+      `@opentelemetry/api@${manifest.devDependencies['@opentelemetry/api']}`,
     ],
     app,
   )
   writeFileSync(join(app, 'usage.ts'), readmeUsage())
   writeFileSync(join(app, 'peer.ts'), PEER_CHECK)
-  const files = ['usage.ts', 'peer.ts']
+  writeFileSync(join(app, 'otel.ts'), OTEL_CHECK)
+  const files = ['usage.ts', 'peer.ts', 'otel.ts']
   writeFileSync(
     join(app, 'tsconfig.nodenext.json'),
     JSON.stringify({
@@ -157,7 +179,7 @@ describe('the packed tarball', () => {
     expect(paths.filter((path) => !path.startsWith('dist/')).sort()).toEqual(['LICENSE', 'README.md', 'package.json'])
     expect(paths.filter((path) => /\.(ts|js)\.map$|^src\/|^test\//.test(path))).toEqual([])
     expect(paths).toEqual(
-      expect.arrayContaining(['dist/index.js', 'dist/index.d.ts', 'dist/node.js', 'dist/node.d.ts', 'dist/vendor/cordis/index.d.ts']),
+      expect.arrayContaining(['dist/index.js', 'dist/index.d.ts', 'dist/node.js', 'dist/node.d.ts', 'dist/otel.js', 'dist/otel.d.ts', 'dist/vendor/cordis/index.d.ts']),
     )
   })
 
@@ -188,9 +210,18 @@ describe('the package root is Node-free (walked in the installed dist/)', () => 
     expect(graph.external).toEqual(['@preact/signals-core', 'cordis'])
   })
 
-  test('promptloom/node is where node:fs is imported', () => {
+  test('promptloom/node is where node:fs is imported, and it loads no OpenTelemetry', () => {
     const graph = walkImportGraph(join(dist(), 'node.js'))
     expect(graph.violations).toEqual(['surface/session-log-file.js imports the Node built-in "node:fs"'])
+    expect(graph.external).toEqual([])
+  })
+
+  test('promptloom/otel is Node-free too, and the only entry point that loads @opentelemetry/api', () => {
+    const graph = walkImportGraph(join(dist(), 'otel.js'))
+    expect(graph.violations).toEqual([])
+    expect(graph.external).toEqual(['@opentelemetry/api', '@preact/signals-core'])
+    expect(graph.files).toContain('otel/with-tracing.js')
+    expect(walkImportGraph(join(dist(), 'otel.d.ts')).violations).toEqual([])
   })
 })
 
@@ -225,6 +256,23 @@ describe('a consumer project', () => {
   })
 })
 
+describe('promptloom/otel in the consumer project', () => {
+  test('runs with @opentelemetry/api alone: a traced step returns the surface\'s result', async () => {
+    const { code, stdout, stderr } = await run(process.execPath, [join('out', 'otel.js')], app)
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
+    expect(stdout.trim()).toBe('promptloom.step: step 1, Hello.')
+  })
+
+  test('the installed manifest declares @opentelemetry/api an optional peer, so installing promptloom does not pull it in', () => {
+    const installed = JSON.parse(readFileSync(join(app, 'node_modules', 'promptloom', 'package.json'), 'utf8')) as {
+      peerDependencies: Record<string, string>
+      peerDependenciesMeta: Record<string, { optional?: boolean }>
+    }
+    expect(installed.peerDependencies['@opentelemetry/api']).toBe(manifest.peerDependencies['@opentelemetry/api'])
+    expect(installed.peerDependenciesMeta).toEqual({ '@opentelemetry/api': { optional: true } })
+  })
+})
+
 describe('the installed promptloom bin', () => {
   /** A two-step session log, written by the repo's own surface into the consumer project. */
   function writeLog(): string {
@@ -256,10 +304,10 @@ describe('package linters on the tarball', () => {
     expect(messages.map((message) => `${message.type}: ${formatMessage(message, pkg) ?? message.code}`)).toEqual([])
   })
 
-  test('attw --profile esm-only finds no problem in ".", "./node" or "./package.json"', async () => {
+  test('attw --profile esm-only finds no problem in ".", "./node", "./otel" or "./package.json"', async () => {
     const result = await run(process.execPath, [ATTW, tarball, '--profile', 'esm-only', '--format', 'json'], app)
     const report = JSON.parse(result.stdout) as { analysis: { entrypoints: Record<string, unknown> }; problems?: unknown }
-    expect(Object.keys(report.analysis.entrypoints)).toEqual(['.', './node', './package.json'])
+    expect(Object.keys(report.analysis.entrypoints)).toEqual(['.', './node', './otel', './package.json'])
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' })
   })
 })

@@ -142,11 +142,18 @@ function interpret(live: readonly Live[], suppressed: boolean): string[] {
       }
     }
   }
+  // A scoped section ordered before a global one whose text is not empty (a function text counts) splits the shared prefix.
+  const sections = [...effective(live, isText('section')).values()].sort((a, b) => (a.spec.name < b.spec.name ? -1 : a.spec.name > b.spec.name ? 1 : 0))
+  sections.forEach(({ spec }, i) => {
+    if (!spec.scoped) return
+    const before = sections.slice(i + 1).find(({ spec: later, live: l }) => !later.scoped && (later.kind === 'function' || (later.kind === 'signal' ? l.signal!.value : later.text) !== ''))
+    if (before !== undefined) found.add(`section ${spec.name} shared-prefix-split ${before.spec.name}`)
+  })
   return [...found].sort()
 }
 
 function keyOf(d: PromptDiagnostic): string {
-  const detail = d.kind === 'malformed' ? JSON.parse(/reference ("(?:[^"\\]|\\.)*") in/.exec(d.message)![1]!) : d.variable
+  const detail = d.kind === 'malformed' ? JSON.parse(/reference ("(?:[^"\\]|\\.)*") in/.exec(d.message)![1]!) : d.kind === 'shared-prefix-split' ? d.before : d.variable
   return `${d.entryKind} ${d.entry} ${d.kind} ${detail}`
 }
 

@@ -65,7 +65,7 @@ describe('logs both readers accept', () => {
   })
 
   test('fields a newer writer added, which both ignore', () => {
-    const text = jsonl(stepLine(1, { cacheBreak: { cause: 'tools' } }), messageLine('p', 'append'), usageLine(1, 10, 5, { expectedTokens: 4, region: 'eu' }))
+    const text = jsonl(stepLine(1, { futureSummary: { cause: 'tools' } }), messageLine('p', 'append'), usageLine(1, 10, 5, { futureTokens: 4, region: 'eu' }))
     const path = file(text)
     expect(readSessionLog(path).steps[0]!.usage).toEqual({ type: 'usage', step: 1, inputTokens: 10, cachedInputTokens: 5 })
     expect(cli('inspect', path).code).toBe(0)

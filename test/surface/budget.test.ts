@@ -81,12 +81,12 @@ describe('budget options', () => {
 
   it('rejects an unknown option (a misspelt headroom would be ignored otherwise)', () => {
     expect(() => createTokenBudget({ maxTokens: 100, countTokens: countWords, headRoom: 0.2 } as never)).toThrow(
-      new TypeError('unknown budget option "headRoom"; known options: maxTokens, countTokens, headroom'),
+      new TypeError('unknown budget option "headRoom"; known options: maxTokens, countTokens, headroom, shared'),
     )
   })
 
   it('rejects a budget that is not an object', () => {
-    expect(() => createTokenBudget(null as never)).toThrow(/^budget must be an object \{ maxTokens, countTokens, headroom\? \} \(got null\)/)
+    expect(() => createTokenBudget(null as never)).toThrow(/^budget must be an object \{ maxTokens, countTokens, headroom\?, shared\? \} \(got null\)/)
   })
 })
 

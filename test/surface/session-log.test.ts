@@ -66,6 +66,8 @@ describe('writer', () => {
       reusablePrefixLength: 0,
       reusablePrefixBytes: 0,
       sections: ['a'],
+      sectionLengths: [5],
+      sectionLayers: [null],
     })
   })
 

@@ -261,7 +261,8 @@ describe('bad input', () => {
     [{ maxTokens: 10, countTokens: words, headroom: -0.1 }, /^budget option "headroom" must be a number in \[0, 1\) \(got number -0\.1\)/],
     [{ maxTokens: 10, countTokens: words, headroom: Number.NaN }, /^budget option "headroom" must be a number in \[0, 1\)/],
     [{ maxTokens: 10, countTokens: words, headRoom: 0.2 }, /^unknown budget option "headRoom"; known options: maxTokens, countTokens, headroom/],
-    [42, /^budget must be an object \{ maxTokens, countTokens, headroom\? \} \(got number 42\)/],
+    [42, /^budget must be an object \{ maxTokens, countTokens, headroom\?, shared\? \} \(got number 42\)/],
+    [{ maxTokens: 10, countTokens: words, shared: 'always' }, /^budget option "shared" must be "ignore" or "prefer-unshared" \(got string "always"\)/],
     [null, /^budget must be an object/],
   ])('createStepSurface rejects budget %o with a TypeError', (budget, message) => {
     expect(() => createStepSurface({ budget: budget as never })).toThrow(TypeError)

@@ -1,0 +1,22 @@
+import type { SessionLogCacheBreak } from '../surface/session-log.js'
+
+/**
+ * One line of plain text for a logged cache break, for the terminal
+ * (`inspect`, `check`): the cause, then the section, its layer and the
+ * variable, or the tool names. Callers pass it through `terminalSafe`.
+ *
+ *   section "env" (layer global) variable "branch"
+ *   tools +grep -ls ~read
+ */
+export function breakText(cause: SessionLogCacheBreak): string {
+  if (cause.cause === 'tools') {
+    const tools = cause.tools
+    const names = tools === undefined ? [] : [...tools.added.map((n) => `+${n}`), ...tools.removed.map((n) => `-${n}`), ...tools.changed.map((n) => `~${n}`)]
+    return names.length === 0 ? 'tools (reordered)' : `tools ${names.join(' ')}`
+  }
+  let out: string = cause.cause
+  if (cause.section !== undefined) out += ` "${cause.section}"`
+  if (cause.layer !== undefined) out += ` (layer ${cause.layer})`
+  if (cause.variable !== undefined) out += ` variable "${cause.variable}"`
+  return out
+}

@@ -1,0 +1,143 @@
+/**
+ * A readable diff of a section's text before and after a step, for the
+ * report: line by line (a longest common subsequence of lines), long runs of
+ * unchanged lines folded to a few lines of context, and, where a changed line
+ * replaces another, the characters that differ marked inside it.
+ *
+ *   before   a / b / c / d          same a · removed b [x] · added b [y] · same c · …
+ *   after    a / B / c / d
+ */
+
+/** One line of the diff. */
+export interface DiffLine {
+  readonly kind: 'same' | 'removed' | 'added'
+  readonly text: string
+  /** The UTF-16 range `[start, end)` of `text` that differs from the line it replaces, when it replaces one. */
+  readonly mark?: readonly [number, number]
+}
+
+/** A run of unchanged lines left out of the diff. */
+export interface DiffGap {
+  readonly kind: 'gap'
+  readonly lines: number
+}
+
+/** Lines of context kept around each change. */
+const CONTEXT = 2
+/** Past this many line pairs the diff skips the subsequence and shows the changed middle whole. */
+const LCS_LIMIT = 250_000
+
+/**
+ * The diff of `before` and `after` (either may be `undefined`: a section that
+ * entered or left the prompt). Pure; linear in the texts plus, for texts of at
+ * most 500 lines each, the line-pair table.
+ */
+export function diffTexts(before: string | undefined, after: string | undefined): (DiffLine | DiffGap)[] {
+  const a = before === undefined ? [] : before.split('\n')
+  const b = after === undefined ? [] : after.split('\n')
+  return folded(marked(lineDiff(a, b)))
+}
+
+function lineDiff(a: readonly string[], b: readonly string[]): DiffLine[] {
+  let head = 0
+  while (head < a.length && head < b.length && a[head] === b[head]) head++
+  let tail = 0
+  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++
+  const x = a.slice(head, a.length - tail)
+  const y = b.slice(head, b.length - tail)
+  const out: DiffLine[] = a.slice(0, head).map((text) => ({ kind: 'same', text }))
+  if (x.length * y.length > LCS_LIMIT) {
+    for (const text of x) out.push({ kind: 'removed', text })
+    for (const text of y) out.push({ kind: 'added', text })
+  } else out.push(...middle(x, y))
+  for (const text of a.slice(a.length - tail)) out.push({ kind: 'same', text })
+  return out
+}
+
+/** The changed middle by a longest common subsequence of lines: removals before additions at each point. */
+function middle(x: readonly string[], y: readonly string[]): DiffLine[] {
+  const n = x.length
+  const m = y.length
+  // lengths[i * (m + 1) + j]: the LCS length of x[i..] and y[j..].
+  const lengths = new Uint32Array((n + 1) * (m + 1))
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = m - 1; j >= 0; j--) {
+      lengths[i * (m + 1) + j] = x[i] === y[j] ? lengths[(i + 1) * (m + 1) + j + 1]! + 1 : Math.max(lengths[(i + 1) * (m + 1) + j]!, lengths[i * (m + 1) + j + 1]!)
+    }
+  }
+  const out: DiffLine[] = []
+  let i = 0
+  let j = 0
+  while (i < n || j < m) {
+    if (i < n && j < m && x[i] === y[j]) {
+      out.push({ kind: 'same', text: x[i]! })
+      i++
+      j++
+    } else if (j >= m || (i < n && lengths[(i + 1) * (m + 1) + j]! >= lengths[i * (m + 1) + j + 1]!)) {
+      out.push({ kind: 'removed', text: x[i++]! })
+    } else out.push({ kind: 'added', text: y[j++]! })
+  }
+  return out
+}
+
+/** Pairs each block of removed lines with the added block right after it, line by line, and marks what differs. */
+function marked(lines: DiffLine[]): DiffLine[] {
+  for (let start = 0; start < lines.length; ) {
+    if (lines[start]!.kind !== 'removed') {
+      start++
+      continue
+    }
+    let split = start
+    while (split < lines.length && lines[split]!.kind === 'removed') split++
+    let end = split
+    while (end < lines.length && lines[end]!.kind === 'added') end++
+    const pairs = Math.min(split - start, end - split)
+    for (let k = 0; k < pairs; k++) {
+      const [removed, added] = changedRanges(lines[start + k]!.text, lines[split + k]!.text)
+      lines[start + k] = { ...lines[start + k]!, mark: removed }
+      lines[split + k] = { ...lines[split + k]!, mark: added }
+    }
+    start = end
+  }
+  return lines
+}
+
+const WORD = /[\p{L}\p{N}_]/u
+
+/**
+ * The differing middles of two lines, after their common prefix and suffix,
+ * widened to whole words (`main` → `feature/login`, not `ma` → `feature/log`).
+ */
+function changedRanges(a: string, b: string): [[number, number], [number, number]] {
+  let head = 0
+  while (head < a.length && head < b.length && a.charCodeAt(head) === b.charCodeAt(head)) head++
+  let tail = 0
+  while (tail < a.length - head && tail < b.length - head && a.charCodeAt(a.length - 1 - tail) === b.charCodeAt(b.length - 1 - tail)) tail++
+  // The prefix and suffix are common, so widening them moves both ranges alike.
+  while (head > 0 && WORD.test(a[head - 1]!)) head--
+  while (tail > 0 && WORD.test(a[a.length - tail]!)) tail--
+  return [
+    [head, a.length - tail],
+    [head, b.length - tail],
+  ]
+}
+
+/** Keeps `CONTEXT` unchanged lines around each change and folds longer unchanged runs into a gap. */
+function folded(lines: readonly DiffLine[]): (DiffLine | DiffGap)[] {
+  const near = new Uint8Array(lines.length)
+  lines.forEach((line, index) => {
+    if (line.kind === 'same') return
+    for (let k = Math.max(0, index - CONTEXT); k <= Math.min(lines.length - 1, index + CONTEXT); k++) near[k] = 1
+  })
+  const out: (DiffLine | DiffGap)[] = []
+  let gap = 0
+  lines.forEach((line, index) => {
+    if (near[index] === 1) {
+      if (gap > 0) out.push({ kind: 'gap', lines: gap })
+      gap = 0
+      out.push(line)
+    } else gap++
+  })
+  if (gap > 0) out.push({ kind: 'gap', lines: gap })
+  return out
+}
