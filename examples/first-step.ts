@@ -18,12 +18,12 @@ await app.plugin(SystemPrompt) // the registry, a Cordis service
 const agent = { name: 'agent-1' } // a scope key: what its scope registers, only this agent sees
 const rules = 'Read a file before you edit it. Run the tests before you commit. Keep each change small and say why. '.repeat(100)
 await app.inject(['systemPrompt'], (ctx) => createScope(ctx, agent).ctx.systemPrompt.section({ name: 'rules', order: 500, text: rules }))
-const client = new Anthropic() // reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL
-const surface = createStepSurface()
+const client = new Anthropic(), surface = createStepSurface() // the client reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL
 for (const content of ['Which test fails?', 'Fix it.']) {
   const assembly = await app.systemPrompt.assemble({ scope: agent })
   const reply = await client.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 1024, ...toAnthropic({ assembly, rendered: surface.step({ assembly }).rendered, messages: [{ role: 'user', content }] }) })
-  console.log(`cached ${surface.observeUsage(usageFromAnthropic(reply.usage)).cachedInputTokens} of ${reply.usage.input_tokens} input tokens`)
+  const usage = surface.observeUsage(usageFromAnthropic(reply.usage)) // input tokens count the cached ones too
+  console.log(`cached ${usage.cachedInputTokens} of ${usage.inputTokens} input tokens`)
 }
 // #endregion first-step
 

@@ -1,0 +1,139 @@
+import ts from 'typescript'
+
+// How README.md's ```ts blocks are checked against the packed package (install.test.ts):
+//
+// - Every block fenced ```ts (or ```typescript) is type-checked in a consumer project that installed
+//   the packed tarball, under module/moduleResolution NodeNext and under ESNext/Bundler. A block that
+//   is not TypeScript (a signature listing, a shape sketch) belongs in a ```text fence.
+// - A whole program is marked by the line `<!-- run -->` right before its fence (blank lines allowed
+//   between). It is compiled exactly as written, with no preamble, and then run with node (exit 0, empty
+//   stderr) with ANTHROPIC_BASE_URL/ANTHROPIC_API_KEY and OPENAI_BASE_URL/OPENAI_API_KEY pointing at a
+//   fresh provider simulator on 127.0.0.1, so a program that calls a model runs without a network.
+// - Any other block is a fragment. It is compiled as a module after a one-line preamble per source that
+//   imports, by name, each of these it does not declare or import itself:
+//     app, ctx            a Cordis Context (app: with the SystemPrompt plugin loaded; ctx: a plugin's)
+//     systemPrompt        the SystemPrompt service (app.systemPrompt)
+//     agent               a scope key, { readonly name: string }
+//     scope               a Scope (createScope's result)
+//     assembly            a PromptAssembly
+//     surface, result     a StepSurface and one of its StepResults
+//     rendered            a RenderedPrompt
+//     messages            Anthropic message params (@anthropic-ai/sdk MessageParam[])
+//     client              an Anthropic client
+//   and every export of promptloom, promptloom/node and promptloom/otel.
+// - Blocks may import from promptloom, promptloom/node, promptloom/otel, cordis, @preact/signals-core,
+//   @anthropic-ai/sdk, openai, ai, @ai-sdk/anthropic, gpt-tokenizer, @opentelemetry/api and node:
+//   built-ins; relative imports (../src/…) do not resolve in a user's project and fail the check.
+
+/** One ```ts block of a Markdown file. */
+export interface ReadmeBlock {
+  /** 1-based position among the file's ts blocks. */
+  readonly index: number
+  /** 1-based line of the block's first code line in the Markdown file. */
+  readonly line: number
+  readonly code: string
+  /** Marked `<!-- run -->`: a whole program, compiled as written and run. */
+  readonly run: boolean
+}
+
+/** The names the fragment preamble offers, with where each comes from. */
+export interface PreambleSources {
+  /** Module specifier → the names it exports. */
+  readonly [specifier: string]: readonly string[]
+}
+
+export const RUN_MARKER = '<!-- run -->'
+
+export const PREAMBLE_VARIABLES = ['app', 'ctx', 'systemPrompt', 'agent', 'scope', 'assembly', 'surface', 'result', 'rendered', 'messages', 'client'] as const
+
+/** The declarations fragments import their variables from (a module in the consumer project). */
+export const PREAMBLE_MODULE = `import type Anthropic from '@anthropic-ai/sdk'
+import type { Context } from 'cordis'
+import type { PromptAssembly, RenderedPrompt, Scope, StepResult, StepSurface, SystemPrompt } from 'promptloom'
+
+export declare const app: Context
+export declare const ctx: Context
+export declare const systemPrompt: SystemPrompt
+export declare const agent: { readonly name: string }
+export declare const scope: Scope
+export declare const assembly: PromptAssembly
+export declare const surface: StepSurface
+export declare const result: StepResult
+export declare const rendered: RenderedPrompt
+export declare const messages: Anthropic.MessageParam[]
+export declare const client: Anthropic
+`
+
+/** The ```ts blocks of a Markdown text, in order; an unclosed fence is an error naming its line. */
+export function readmeBlocks(markdown: string): ReadmeBlock[] {
+  const lines = markdown.split('\n')
+  const blocks: ReadmeBlock[] = []
+  for (let i = 0; i < lines.length; i++) {
+    const fence = /^(`{3,}|~{3,})\s*(\S*)/.exec(lines[i]!)
+    if (fence === null) continue
+    const close = lines.findIndex((line, j) => j > i && line.trimEnd() === fence[1])
+    if (close === -1) throw new Error(`README.md:${i + 1}: the ${fence[1]} fence opened here is never closed`)
+    if (fence[2] === 'ts' || fence[2] === 'typescript') {
+      let before = i - 1
+      while (before >= 0 && lines[before]!.trim() === '') before--
+      blocks.push({ index: blocks.length + 1, line: i + 2, code: lines.slice(i + 1, close).join('\n') + '\n', run: before >= 0 && lines[before]!.trim() === RUN_MARKER })
+    }
+    i = close
+  }
+  return blocks
+}
+
+/** The names a block binds at its top level: imports, variables (destructured too), functions, classes, types. */
+export function topLevelNames(code: string): Set<string> {
+  const source = ts.createSourceFile('block.ts', code, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS)
+  const names = new Set<string>()
+  const bind = (name: ts.BindingName): void => {
+    if (ts.isIdentifier(name)) names.add(name.text)
+    else for (const element of name.elements) if (!ts.isOmittedExpression(element)) bind(element.name)
+  }
+  for (const statement of source.statements) {
+    if (ts.isImportDeclaration(statement) || ts.isImportEqualsDeclaration(statement)) {
+      if (ts.isImportEqualsDeclaration(statement)) names.add(statement.name.text)
+      const clause = ts.isImportDeclaration(statement) ? statement.importClause : undefined
+      if (clause?.name !== undefined) names.add(clause.name.text)
+      const bindings = clause?.namedBindings
+      if (bindings !== undefined && ts.isNamespaceImport(bindings)) names.add(bindings.name.text)
+      if (bindings !== undefined && ts.isNamedImports(bindings)) for (const element of bindings.elements) names.add(element.name.text)
+    } else if (ts.isVariableStatement(statement)) {
+      for (const declaration of statement.declarationList.declarations) bind(declaration.name)
+    } else if (
+      (ts.isFunctionDeclaration(statement) ||
+        ts.isClassDeclaration(statement) ||
+        ts.isInterfaceDeclaration(statement) ||
+        ts.isTypeAliasDeclaration(statement) ||
+        ts.isEnumDeclaration(statement) ||
+        ts.isModuleDeclaration(statement)) &&
+      statement.name !== undefined &&
+      ts.isIdentifier(statement.name)
+    ) {
+      names.add(statement.name.text)
+    }
+  }
+  return names
+}
+
+/**
+ * The file a block is checked as: a run block as written; a fragment after one import line per source
+ * (each line present, possibly empty, so a fragment's line N is the file's line N + the sources' count).
+ */
+export function blockModule(block: ReadmeBlock, sources: PreambleSources): string {
+  if (block.run) return block.code
+  const bound = topLevelNames(block.code)
+  const taken = new Set(bound)
+  const preamble = Object.entries(sources).map(([specifier, names]) => {
+    const wanted = names.filter((name) => name !== 'default' && !taken.has(name))
+    for (const name of wanted) taken.add(name)
+    return wanted.length === 0 ? '' : `import { ${wanted.join(', ')} } from '${specifier}'`
+  })
+  return `${preamble.join('\n')}\n${block.code}export {}\n`
+}
+
+/** How many lines blockModule puts before a block's code. */
+export function preambleLines(block: ReadmeBlock, sources: PreambleSources): number {
+  return block.run ? 0 : Object.keys(sources).length
+}
