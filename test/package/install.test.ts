@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { startSimulator } from '../../examples/simulator/index.js'
 import { createStepSurface, serializeStep } from '../../src/index.js'
 import { walkImportGraph } from './import-graph.js'
-import { blockModule, PREAMBLE_MODULE, PREAMBLE_VARIABLES, preambleLines, readmeBlocks, type PreambleSources } from './readme-blocks.js'
+import { blockModule, preambleLines, readmeBlocks, type PreambleSources } from './readme-blocks.js'
 
 // The package as a new user gets it: `npm pack` (which runs the prepack build) once, one fresh consumer
 // project that installs the tarball with its peers and the provider SDKs from the registry, and in it:
@@ -297,11 +297,10 @@ beforeAll(async () => {
   writeFileSync(join(app, 'cjs-types.cts'), CTS_CHECK)
   writeFileSync(join(app, 'no-paths.ts'), NO_PATHS_CHECK)
   writeFileSync(join(app, 'first-step.ts'), asConsumer(exampleRegion('first-step.ts', 'first-step'), 'examples/first-step.ts'))
-  preambleSources = { './readme-preamble.js': PREAMBLE_VARIABLES, ...packageExports(join(app, 'node_modules', 'promptloom', 'dist')) }
-  writeFileSync(join(app, 'readme-preamble.ts'), PREAMBLE_MODULE)
+  preambleSources = packageExports(join(app, 'node_modules', 'promptloom', 'dist'))
   for (const block of README_BLOCKS) writeFileSync(join(app, blockFile(block.index)), blockModule(block, preambleSources))
   const files = ['usage.ts', 'peer.ts', 'otel.ts', 'cjs-types.cts']
-  const readmeFiles = ['readme-preamble.ts', 'first-step.ts', ...README_BLOCKS.map((block) => blockFile(block.index))]
+  const readmeFiles = ['first-step.ts', ...README_BLOCKS.map((block) => blockFile(block.index))]
   const paths = { cordis: ['./node_modules/promptloom/dist/vendor/cordis/index.d.ts'] }
   writeFileSync(
     join(app, 'tsconfig.nodenext.json'),
@@ -332,10 +331,12 @@ beforeAll(async () => {
     join(app, 'tsconfig.readme-bundler.json'),
     JSON.stringify({ compilerOptions: { ...COMPILER_OPTIONS, skipLibCheck: true, module: 'ESNext', moduleResolution: 'Bundler', noEmit: true }, files: readmeFiles }),
   )
-  writeFileSync(
-    join(app, 'tsconfig.no-paths.json'),
-    JSON.stringify({ compilerOptions: { ...COMPILER_OPTIONS, skipLibCheck: true, module: 'NodeNext', moduleResolution: 'NodeNext', noEmit: true }, files: ['no-paths.ts'] }),
-  )
+  for (const skipLibCheck of [true, false]) {
+    writeFileSync(
+      join(app, `tsconfig.no-paths${skipLibCheck ? '' : '-libcheck'}.json`),
+      JSON.stringify({ compilerOptions: { ...COMPILER_OPTIONS, skipLibCheck, module: 'NodeNext', moduleResolution: 'NodeNext', noEmit: true }, files: ['no-paths.ts'] }),
+    )
+  }
 }, 300_000)
 
 afterAll(() => {
@@ -438,6 +439,13 @@ describe('a consumer project', () => {
     expect(result.code).not.toBe(0)
     expect(result.stdout.trim()).toBe("no-paths.ts(4,17): error TS2693: 'Context' only refers to a type, but is being used as a value here.")
   })
+
+  test('with skipLibCheck false, TS2834 in cordis\' declarations and TS2305 in promptloom\'s come first (docs/install.md)', async () => {
+    const result = await compile('tsconfig.no-paths-libcheck.json')
+    const where = (file: string): string => (file.startsWith('node_modules/promptloom/') ? "promptloom's declarations" : file)
+    const codes = result.stdout.trim().split('\n').map((line) => /^(.+?)\(\d+,\d+\): error (TS\d+)/.exec(line)!).map((match) => `${where(match[1]!)} ${match[2]}`)
+    expect([...new Set(codes)]).toEqual(['node_modules/cordis/lib/index.d.ts TS2834', "promptloom's declarations TS2305", 'no-paths.ts TS2693'])
+  })
 })
 
 describe('the first agent step (examples/first-step.ts, region first-step) in the consumer project', () => {
@@ -465,16 +473,16 @@ describe('the first agent step (examples/first-step.ts, region first-step) in th
 })
 
 describe('every ```ts block of README.md in the consumer project (conventions: test/package/readme-blocks.ts)', () => {
-  test('README.md has ts blocks, and the preamble module compiles', async () => {
+  test('README.md has ts blocks, and their projects have no option or global error', () => {
     expect(README_BLOCKS.length).toBeGreaterThan(0)
     for (const project of ['tsconfig.readme-nodenext.json', 'tsconfig.readme-bundler.json']) {
-      expect(diagnosticsOf(project).filter((diagnostic) => diagnostic.file === 'readme-preamble.ts' || diagnostic.file === '')).toEqual([])
+      expect(diagnosticsOf(project).filter((diagnostic) => diagnostic.file === '')).toEqual([])
     }
   })
 
   test.each(README_BLOCKS.map((block) => [`${block.index} (README.md:${block.line}${block.run ? ', run' : ''})`, block] as const))(
     'block %s type-checks under NodeNext and Bundler',
-    async (_, block) => {
+    (_, block) => {
       const offset = preambleLines(block, preambleSources)
       for (const project of ['tsconfig.readme-nodenext.json', 'tsconfig.readme-bundler.json']) {
         const errors = diagnosticsOf(project)

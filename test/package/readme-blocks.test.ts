@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { blockModule, preambleLines, readmeBlocks, topLevelNames } from './readme-blocks.js'
+import { blockModule, preambleLines, preambleVariables, readmeBlocks, topLevelNames } from './readme-blocks.js'
 
 const markdown = [
   '# Title',
@@ -60,27 +60,38 @@ describe('README ts blocks', () => {
     expect([...topLevelNames(code)].sort()).toEqual(['Anthropic', 'L', 'M', 'N', 'a', 'c', 'd', 'f', 'g', 'h', 'i', 'j', 'k', 'otel'])
   })
 
-  test('a fragment imports only the preamble names it does not bind, the first source winning a shared name', () => {
-    const sources = { './readme-preamble.js': ['app', 'assembly'], promptloom: ['default', 'toAnthropic', 'assembly', 'SystemPrompt'], 'promptloom/node': ['readSessionLog'] }
-    const block = { index: 1, line: 5, code: "import { SystemPrompt } from 'promptloom'\nconst app = 1\n", run: false }
-    expect(blockModule(block, sources)).toBe(
-      [
-        "import { assembly } from './readme-preamble.js'",
-        "import { toAnthropic } from 'promptloom'",
-        "import { readSessionLog } from 'promptloom/node'",
-        "import { SystemPrompt } from 'promptloom'",
-        'const app = 1',
-        'export {}',
-        '',
-      ].join('\n'),
-    )
-    expect(preambleLines(block, sources)).toBe(3)
-    expect(blockModule({ ...block, code: 'toAnthropic\n' }, { a: ['app', 'toAnthropic'] })).toBe("import { app, toAnthropic } from 'a'\ntoAnthropic\nexport {}\n")
+  test('a fragment declares the preamble variables and imports the exports it does not bind, the first source winning a shared name', () => {
+    const sources = { promptloom: ['default', 'toAnthropic', 'SystemPrompt', 'shared'], 'promptloom/node': ['readSessionLog', 'shared'], 'promptloom/otel': [] }
+    const block = { index: 1, line: 5, code: "import { SystemPrompt } from 'promptloom'\nconst app = 1\nlet { history } = x\n", run: false }
+    const module = blockModule(block, sources).split('\n')
+    expect(module[0]).toMatch(/^declare let ctx: import\('cordis'\)\.Context, systemPrompt: /)
+    expect(module[0]).not.toMatch(/\b(app|history):/)
+    expect(module[0]).toContain("messages: import('@anthropic-ai/sdk').default.MessageParam[]")
+    expect(module.slice(1)).toEqual([
+      "import { toAnthropic, shared } from 'promptloom'",
+      "import { readSessionLog } from 'promptloom/node'",
+      '',
+      "import { SystemPrompt } from 'promptloom'",
+      'const app = 1',
+      'let { history } = x',
+      'export {}',
+      '',
+    ])
+    expect(preambleLines(block, sources)).toBe(4)
+  })
+
+  test('client, messages and history follow the request builder a fragment calls', () => {
+    expect(preambleVariables('toAnthropic({ assembly })').client).toBe("import('@anthropic-ai/sdk').default")
+    expect(preambleVariables('toOpenAIChat({ assembly })').history).toBe("import('openai').default.Chat.ChatCompletionMessageParam[]")
+    expect(preambleVariables('toOpenAIResponses({ assembly })').messages).toBe("import('openai').default.Responses.ResponseInputItem[]")
+    const aiSdk = preambleVariables('generateText({ model, ...toAISDK({ assembly, messages }) })')
+    expect(aiSdk).toMatchObject({ model: "import('ai').LanguageModel", messages: "import('ai').ModelMessage[]" })
+    expect(aiSdk).not.toHaveProperty('client')
   })
 
   test('a run block is compiled exactly as written', () => {
     const block = { index: 1, line: 5, code: 'console.log(assembly)\n', run: true }
-    expect(blockModule(block, { promptloom: ['assembly'] })).toBe('console.log(assembly)\n')
-    expect(preambleLines(block, { promptloom: ['assembly'] })).toBe(0)
+    expect(blockModule(block, { promptloom: ['toAnthropic'] })).toBe('console.log(assembly)\n')
+    expect(preambleLines(block, { promptloom: ['toAnthropic'] })).toBe(0)
   })
 })

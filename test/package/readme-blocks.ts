@@ -9,18 +9,22 @@ import ts from 'typescript'
 //   between). It is compiled exactly as written, with no preamble, and then run with node (exit 0, empty
 //   stderr) with ANTHROPIC_BASE_URL/ANTHROPIC_API_KEY and OPENAI_BASE_URL/OPENAI_API_KEY pointing at a
 //   fresh provider simulator on 127.0.0.1, so a program that calls a model runs without a network.
-// - Any other block is a fragment. It is compiled as a module after a one-line preamble per source that
-//   imports, by name, each of these it does not declare or import itself:
+// - Any other block is a fragment. It is compiled as a module after a preamble that declares each of
+//   these variables the block does not declare or import itself (`declare let`, so a fragment may
+//   assign them):
 //     app, ctx            a Cordis Context (app: with the SystemPrompt plugin loaded; ctx: a plugin's)
 //     systemPrompt        the SystemPrompt service (app.systemPrompt)
 //     agent               a scope key, { readonly name: string }
 //     scope               a Scope (createScope's result)
 //     assembly            a PromptAssembly
 //     surface, result     a StepSurface and one of its StepResults
-//     rendered            a RenderedPrompt
-//     messages            Anthropic message params (@anthropic-ai/sdk MessageParam[])
-//     client              an Anthropic client
-//   and every export of promptloom, promptloom/node and promptloom/otel.
+//     rendered            a RenderedPrompt;  system: RenderedPrompt | undefined
+//     client              the provider's SDK client, and messages, history: its message list, for the
+//                         provider of the request builder the block calls: toOpenAIChat → openai Chat
+//                         Completions, toOpenAIResponses → openai Responses input items, toAISDK → ai's
+//                         ModelMessage (and model: a LanguageModel, no client), otherwise @anthropic-ai/sdk
+//   and then imports, by name, every export of promptloom, promptloom/node and promptloom/otel the
+//   block does not bind itself.
 // - Blocks may import from promptloom, promptloom/node, promptloom/otel, cordis, @preact/signals-core,
 //   @anthropic-ai/sdk, openai, ai, @ai-sdk/anthropic, gpt-tokenizer, @opentelemetry/api and node:
 //   built-ins; relative imports (../src/…) do not resolve in a user's project and fail the check.
@@ -44,25 +48,32 @@ export interface PreambleSources {
 
 export const RUN_MARKER = '<!-- run -->'
 
-export const PREAMBLE_VARIABLES = ['app', 'ctx', 'systemPrompt', 'agent', 'scope', 'assembly', 'surface', 'result', 'rendered', 'messages', 'client'] as const
+const ANTHROPIC = "import('@anthropic-ai/sdk').default"
+const OPENAI = "import('openai').default"
 
-/** The declarations fragments import their variables from (a module in the consumer project). */
-export const PREAMBLE_MODULE = `import type Anthropic from '@anthropic-ai/sdk'
-import type { Context } from 'cordis'
-import type { PromptAssembly, RenderedPrompt, Scope, StepResult, StepSurface, SystemPrompt } from 'promptloom'
-
-export declare const app: Context
-export declare const ctx: Context
-export declare const systemPrompt: SystemPrompt
-export declare const agent: { readonly name: string }
-export declare const scope: Scope
-export declare const assembly: PromptAssembly
-export declare const surface: StepSurface
-export declare const result: StepResult
-export declare const rendered: RenderedPrompt
-export declare const messages: Anthropic.MessageParam[]
-export declare const client: Anthropic
-`
+/** The preamble's variables for a fragment, name → type, typed for the provider whose request builder it calls. */
+export function preambleVariables(code: string): Record<string, string> {
+  const provider: Record<string, string> = /\btoOpenAIChat\b/.test(code)
+    ? { client: OPENAI, messages: `${OPENAI}.Chat.ChatCompletionMessageParam[]`, history: `${OPENAI}.Chat.ChatCompletionMessageParam[]` }
+    : /\btoOpenAIResponses\b/.test(code)
+      ? { client: OPENAI, messages: `${OPENAI}.Responses.ResponseInputItem[]`, history: `${OPENAI}.Responses.ResponseInputItem[]` }
+      : /\btoAISDK\b/.test(code)
+        ? { model: "import('ai').LanguageModel", messages: "import('ai').ModelMessage[]", history: "import('ai').ModelMessage[]" }
+        : { client: ANTHROPIC, messages: `${ANTHROPIC}.MessageParam[]`, history: `${ANTHROPIC}.MessageParam[]` }
+  return {
+    app: "import('cordis').Context",
+    ctx: "import('cordis').Context",
+    systemPrompt: "import('promptloom').SystemPrompt",
+    agent: '{ readonly name: string }',
+    scope: "import('promptloom').Scope",
+    assembly: "import('promptloom').PromptAssembly",
+    surface: "import('promptloom').StepSurface",
+    result: "import('promptloom').StepResult",
+    rendered: "import('promptloom').RenderedPrompt",
+    system: "import('promptloom').RenderedPrompt | undefined",
+    ...provider,
+  }
+}
 
 /** The ```ts blocks of a Markdown text, in order; an unclosed fence is an error naming its line. */
 export function readmeBlocks(markdown: string): ReadmeBlock[] {
@@ -118,22 +129,25 @@ export function topLevelNames(code: string): Set<string> {
 }
 
 /**
- * The file a block is checked as: a run block as written; a fragment after one import line per source
- * (each line present, possibly empty, so a fragment's line N is the file's line N + the sources' count).
+ * The file a block is checked as: a run block as written; a fragment after one line of variable
+ * declarations and one import line per source (each line present, possibly empty, so a fragment's
+ * line N is the file's line N + preambleLines).
  */
 export function blockModule(block: ReadmeBlock, sources: PreambleSources): string {
   if (block.run) return block.code
-  const bound = topLevelNames(block.code)
-  const taken = new Set(bound)
-  const preamble = Object.entries(sources).map(([specifier, names]) => {
+  const taken = topLevelNames(block.code)
+  const variables = Object.entries(preambleVariables(block.code)).filter(([name]) => !taken.has(name))
+  for (const [name] of variables) taken.add(name)
+  const declarations = variables.length === 0 ? '' : `declare let ${variables.map(([name, type]) => `${name}: ${type}`).join(', ')}`
+  const imports = Object.entries(sources).map(([specifier, names]) => {
     const wanted = names.filter((name) => name !== 'default' && !taken.has(name))
     for (const name of wanted) taken.add(name)
     return wanted.length === 0 ? '' : `import { ${wanted.join(', ')} } from '${specifier}'`
   })
-  return `${preamble.join('\n')}\n${block.code}export {}\n`
+  return `${[declarations, ...imports].join('\n')}\n${block.code}export {}\n`
 }
 
 /** How many lines blockModule puts before a block's code. */
 export function preambleLines(block: ReadmeBlock, sources: PreambleSources): number {
-  return block.run ? 0 : Object.keys(sources).length
+  return block.run ? 0 : 1 + Object.keys(sources).length
 }
