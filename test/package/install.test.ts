@@ -360,6 +360,23 @@ describe('the packed tarball', () => {
     )
   })
 
+  test('ships a Keep a Changelog CHANGELOG, the MIT LICENSE, and a manifest naming the repository, homepage, bug tracker and keywords', () => {
+    const installed = join(app, 'node_modules', 'promptloom')
+    const changelog = readFileSync(join(installed, 'CHANGELOG.md'), 'utf8')
+    expect(changelog).toMatch(/^# Changelog\n/)
+    expect(changelog).toContain('[Keep a Changelog](https://keepachangelog.com/')
+    expect(changelog).toMatch(/^## \[Unreleased\]$/m)
+    expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} promptloom contributors\n/)
+    const metadata = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as Record<string, unknown>
+    expect(metadata).toMatchObject({
+      license: 'MIT',
+      repository: { type: 'git', url: 'git+https://github.com/promptloom/promptloom.git' },
+      homepage: 'https://github.com/promptloom/promptloom#readme',
+      bugs: { url: 'https://github.com/promptloom/promptloom/issues' },
+      keywords: expect.arrayContaining(['system-prompt', 'cordis']),
+    })
+  })
+
   test('installs with @preact/signals-core as a peer: one copy in the consumer, none nested under promptloom', async () => {
     const listed = JSON.parse(await ok('npm', ['ls', '@preact/signals-core', '--all', '--json', '--parseable=false'], app)) as {
       dependencies: Record<string, { version: string; dependencies?: Record<string, unknown> }>
@@ -440,11 +457,11 @@ describe('a consumer project', () => {
     expect(result.stdout.trim()).toBe("no-paths.ts(4,17): error TS2693: 'Context' only refers to a type, but is being used as a value here.")
   })
 
-  test('with skipLibCheck false, TS2834 in cordis\' declarations and TS2305 in promptloom\'s come first (docs/install.md)', async () => {
+  test('with skipLibCheck false, TS2834 in cordis\' declarations and TS2305 in promptloom\'s come with it (docs/install.md)', async () => {
     const result = await compile('tsconfig.no-paths-libcheck.json')
     const where = (file: string): string => (file.startsWith('node_modules/promptloom/') ? "promptloom's declarations" : file)
     const codes = result.stdout.trim().split('\n').map((line) => /^(.+?)\(\d+,\d+\): error (TS\d+)/.exec(line)!).map((match) => `${where(match[1]!)} ${match[2]}`)
-    expect([...new Set(codes)]).toEqual(['node_modules/cordis/lib/index.d.ts TS2834', "promptloom's declarations TS2305", 'no-paths.ts TS2693'])
+    expect([...new Set(codes)].sort()).toEqual(['node_modules/cordis/lib/index.d.ts TS2834', "promptloom's declarations TS2305", 'no-paths.ts TS2693'])
   })
 })
 
