@@ -4,7 +4,8 @@ import ts from 'typescript'
 //
 // - Every block fenced ```ts (or ```typescript) is type-checked in a consumer project that installed
 //   the packed tarball, under module/moduleResolution NodeNext and under ESNext/Bundler. A block that
-//   is not TypeScript (a signature listing, a shape sketch) belongs in a ```text fence.
+//   is not TypeScript (a shape sketch) belongs in a ```text fence; a signature listing type-checks when
+//   written as declarations (`declare function section(entry: PromptSection): RegistrationDisposer`).
 // - A whole program is marked by the line `<!-- run -->` right before its fence (blank lines allowed
 //   between). It is compiled exactly as written, with no preamble, and then run with node (exit 0, empty
 //   stderr) with ANTHROPIC_BASE_URL/ANTHROPIC_API_KEY and OPENAI_BASE_URL/OPENAI_API_KEY pointing at a
