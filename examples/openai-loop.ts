@@ -1,71 +1,58 @@
-// The same agent loop on OpenAI Chat Completions: promptloom builds the
-// messages (system message, history, snapshot) and tools each step; OpenAI
-// caches the longest common prefix by itself, so keeping it identical is the
-// whole job. The "model" is the local provider cache simulator (examples/simulator/):
-// a simulation that applies OpenAI's documented caching rules, not OpenAI.
+// The same agent loop on OpenAI Chat Completions: the registry nobody annotated, the plugin that loads
+// mid-session, promptloom building the messages (system message, history, snapshot) and tools each
+// step. OpenAI caches the longest common prefix by itself, from 1024 tokens in 128-token steps, so
+// keeping the prefix byte-identical is most of the job; `promptCacheKey: true` adds a
+// `prompt_cache_key` derived from the tools and the stable system prompt, so agents that share them
+// are routed to the same cache. The "provider" is the local cache simulator (examples/simulator/): a
+// simulation that applies OpenAI's documented caching rules, not OpenAI.
+//
+//   npx tsx examples/openai-loop.ts
 import { Context } from 'cordis'
 import { countTokens } from 'gpt-tokenizer'
 import OpenAI from 'openai'
-import { createStepSurface, historyOf, SystemPrompt, toOpenAIChat, usageFromOpenAI, type RenderedPrompt } from '../src/index.js'
+import { cacheRules, createStepSurface, historyOf, SystemPrompt, toOpenAIChat, usageFromOpenAI } from '../src/index.js'
+import { files, IDENTITY, policies, repository, runtimeContext, runTool, search, shell, TASK } from './coding-agent.js'
+import { printCacheTable, type CacheRow } from './loop-table.js'
 import { printBody, scriptedModel, startSimulator, trimmed } from './simulator/index.js'
 
+const MODEL = 'gpt-5'
 const server = await startSimulator({ reply: scriptedModel })
-const client = new OpenAI({ apiKey: 'dummy', baseURL: `${server.url}/v1`, maxRetries: 0 })
+const client = new OpenAI({ apiKey: 'unused', baseURL: server.baseURL('openai'), maxRetries: 0 })
 
 const app = new Context()
-await app.plugin(SystemPrompt, { identity: 'You are Loom, a coding agent.' })
+await app.plugin(SystemPrompt, { identity: IDENTITY })
+for (const plugin of [policies, repository, files, shell, runtimeContext]) await app.plugin(plugin)
 const prompt = app.systemPrompt
-prompt.section({ name: 'policy', order: 500, text: 'Run the tests before you commit.', stability: 'static', cacheBreakpoint: true })
-prompt.tools(() => ({ schemas: [{ name: 'read', description: 'Read a file.', parameters: { type: 'object', properties: { path: { type: 'string' } } } }] }))
-let gitStatus = 'clean'
-prompt.context({ name: 'git', order: 100, text: () => `git status: ${gitStatus}` })
 
-// A plugin that loads mid-session: a new tool and a section about it.
-const grepPlugin = {
-  name: 'grep',
-  inject: ['systemPrompt'],
-  apply(ctx: Context) {
-    ctx.systemPrompt.section({ name: 'grep', order: 1500, text: 'Search with grep before reading whole files.' })
-    ctx.systemPrompt.tools(() => ({ schemas: [{ name: 'grep', description: 'Search files.', parameters: { type: 'object', properties: { pattern: { type: 'string' } } } }] }))
-  },
-}
+// The same tokenizer as the simulator (gpt-tokenizer's o200k_base), so expected and observed counts compare.
+const surface = createStepSurface({ countTokens, cacheRules: cacheRules.openai({ model: MODEL }) })
+let history: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: TASK }]
+const rows: CacheRow[] = []
 
-const surface = createStepSurface({ systemPromptUpdate: 'in-history', countTokens })
-let history: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: 'The login test fails. Fix it.' }]
-let system: RenderedPrompt | undefined // node 0: the system message the cache was built on
-
-for (let step = 1; step <= 5; step++) {
-  if (step === 3) await app.plugin(grepPlugin)
-  if (step === 4) gitStatus = '1 file modified'
+for (let step = 1; step <= 10; step++) {
+  if (step === 4) await app.plugin(search) // code search loads mid-session: a new tool and a section
   const assembly = await prompt.assemble()
-  const result = surface.step({ assembly, config: { model: 'gpt-5' }, historyLength: history.length + 1 }) // + the system message
+  const result = surface.step({ assembly, config: { model: MODEL } })
 
   // #region openai-request
-  // Surface events become history: node 0 is the system message; an in-history update is a later one.
-  for (const event of result.events) {
-    if (event.type === 'system/message' && event.node === 0) system = result.rendered
-    if (event.type === 'system/message' && event.node > 0) history.push({ role: 'system', content: event.text })
-  }
   const snapshot = result.events.find((event) => event.type === 'context/snapshot')?.text ?? false
-  const request = toOpenAIChat({ assembly, rendered: system, messages: history, snapshot })
-  const completion = await client.chat.completions.create({ model: 'gpt-5', ...request })
+  const request = toOpenAIChat({ assembly, rendered: result.rendered, messages: history, snapshot, promptCacheKey: true })
+  const completion = await client.chat.completions.create({ model: MODEL, ...request })
   const reply = completion.choices[0]!.message
-  history = [...historyOf(request), reply] // keeps the snapshot, not the leading system message
+  history = [...historyOf(request), reply] // as sent, without the leading system message
   const usage = surface.observeUsage(usageFromOpenAI(completion.usage!))
   // #endregion openai-request
 
-  for (const call of reply.tool_calls ?? []) {
-    if (call.type === 'function') history.push({ role: 'tool', tool_call_id: call.id, content: `(output of ${call.function.name})` })
-  }
-  if (reply.tool_calls === undefined) history.push({ role: 'user', content: 'Thanks. Now run the tests.' })
-  const calls = (reply.tool_calls ?? []).map((call) => (call.type === 'function' ? `→ ${call.function.name}` : '→ custom'))
-  const changes = [result.toolsChanged && 'tools changed', result.changedSections.length > 0 && step > 1 && `changed ${result.changedSections.join(', ')}`]
-  console.log(
-    `step ${step}  predicted reusable ${String(result.reusablePrefixTokens).padStart(3)} of ${String(result.promptTokens).padStart(3)} system tokens` +
-      `  observed cached ${String(usage.cachedInputTokens).padStart(4)} of ${String(usage.inputTokens).padStart(4)} input tokens` +
-      `  ${calls.join(' ') || '→ text'}  ${changes.filter(Boolean).join('; ')}`.trimEnd(),
-  )
+  const calls = (reply.tool_calls ?? []).filter((call) => call.type === 'function')
+  rows.push({ step, reply: calls.map((call) => `→ ${call.function.name}`).join(' ') || '→ text', result, usage, simulated: server.requests.at(-1)! })
+  if (calls.length === 0) break
+  for (const call of calls) history.push({ role: 'tool', tool_call_id: call.id, content: runTool(call.function.name, JSON.parse(call.function.arguments) as Record<string, unknown>) })
 }
 
-printBody('recorded OpenAI body (step 4)', trimmed(server.requests[3]!.body))
+printCacheTable(
+  `cache per step, ${MODEL} (observed: simulated by examples/simulator with OpenAI's documented rules)`,
+  rows,
+  'the conversation the request shares with the previous one, all rounded down to 128-token steps',
+)
+printBody(`recorded OpenAI body (step ${rows.length})`, trimmed(server.requests.at(-1)!.body))
 await server.close()

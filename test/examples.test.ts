@@ -313,62 +313,134 @@ function readmeBlock(file: string): string {
 }
 
 interface LoopStep {
-  readonly predicted: number
+  readonly step: number
+  readonly reply: string
   readonly system: number
-  readonly cached: number
+  readonly expected: number
+  readonly observed: number
+  readonly tools: number
+  readonly systemShare: number
+  readonly history: number
+  /** `undefined` when the provider reports no cache writes (OpenAI). */
+  readonly written: number | undefined
   readonly input: number
-  readonly rest: string
+  readonly note: string
 }
 
+/** The rows of a loop example's closing cache table. */
 function loopSteps(stdout: string): LoopStep[] {
-  return lines(stdout)
-    .map((line) => /^step \d+ +predicted reusable +(\d+) of +(\d+) system tokens +observed cached +(\d+) of +(\d+) input tokens +(.*)$/.exec(line))
+  return block(stdout, 'cache per step')
+    .split('\n')
+    .slice(1)
+    .map((line) => /^ *(\d+)  (→ \w+) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +(\d+|—) +(\d+)(?:  (.*))?$/.exec(line))
     .filter((match) => match !== null)
-    .map((match) => ({ predicted: Number(match[1]), system: Number(match[2]), cached: Number(match[3]), input: Number(match[4]), rest: match[5]! }))
+    .map((m) => ({
+      step: Number(m[1]),
+      reply: m[2]!,
+      system: Number(m[3]),
+      expected: Number(m[4]),
+      observed: Number(m[5]),
+      tools: Number(m[6]),
+      systemShare: Number(m[7]),
+      history: Number(m[8]),
+      written: m[9] === '—' ? undefined : Number(m[9]),
+      input: Number(m[10]),
+      note: m[11] ?? '',
+    }))
 }
 
 describe.each([
   ['anthropic-loop.ts', 'anthropic-request', 'recorded Anthropic body'],
   ['openai-loop.ts', 'openai-request', 'recorded OpenAI body'],
 ])('examples/%s', (file, regionName, bodyTitle) => {
-  test('five steps: tool calls, the plugin load at step 3 zeroes the predicted reuse, the rest reuse the whole system prompt', async () => {
-    const { code, stdout, stderr } = await run(file)
+  const output = run(file)
+
+  test('seven steps of tool calls; the plugin that loads at step 4 adds a tool the model then calls', async () => {
+    const { code, stdout, stderr } = await output
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
     const steps = loopSteps(stdout)
-    expect(steps.map((step) => step.rest.split('  ')[0])).toEqual(['→ read', '→ read', '→ grep', '→ text', '→ text'])
-    expect(steps[0]).toMatchObject({ predicted: 0, cached: 0 })
-    expect(steps[2]!.rest).toContain('tools changed; changed grep')
-    expect(steps[2]!.predicted).toBe(0)
-    for (const i of [1, 3, 4]) expect(steps[i]!.predicted).toBe(steps[i]!.system)
-    // The simulator applies the providers' documented rules: these prompts (under 400 tokens) are below
-    // every minimum cacheable length (Anthropic's per model, OpenAI's 1024), so nothing is cached.
-    expect(steps.map((step) => step.cached)).toEqual([0, 0, 0, 0, 0])
-    expect(steps.map((step) => step.input)).toEqual([...steps.map((step) => step.input)].sort((a, b) => a - b))
-    const body = block(stdout, bodyTitle)
-    expect(body).toContain('Current runtime context. This snapshot supersedes earlier')
+    expect(steps.map((step) => step.reply)).toEqual(['→ read', '→ read', '→ read', '→ grep', '→ edit', '→ bash', '→ text'])
+    expect(steps.map((step) => step.note)).toEqual(['first step', '', '', 'tools changed: nothing reusable', '', '', ''])
+    expect(block(stdout, bodyTitle)).toContain('Current runtime context. This snapshot supersedes earlier')
   })
 
-  test('the README snippet is the example\'s request code', () => {
+  test('the unannotated prompt is above the minimum cacheable length and cached at the simulator from step 2, except where the tools changed', async () => {
+    const steps = loopSteps((await output).stdout)
+    expect(steps[0]!.system).toBeGreaterThan(1024)
+    expect(steps.map((step) => step.observed > 0)).toEqual([false, true, true, false, true, true, true])
+    expect(steps.map((step) => step.expected > 0)).toEqual([false, true, true, false, true, true, true])
+  })
+
+  test('observed is the tools, the system prompt and the history; the system share is at least the expected tokens', async () => {
+    const steps = loopSteps((await output).stdout)
+    for (const step of steps) {
+      expect(step.observed).toBe(step.tools + step.systemShare + step.history)
+      expect(step.expected).toBeLessThanOrEqual(step.systemShare)
+      expect(step.observed).toBeLessThan(step.input)
+    }
+    // The history breakpoint (Anthropic) or the automatic prefix cache (OpenAI) serves a growing history.
+    expect(steps.slice(4).map((step) => step.history)).toEqual([...steps.slice(4).map((step) => step.history)].sort((a, b) => a - b))
+    expect(steps[6]!.history).toBeGreaterThan(steps[4]!.history)
+  })
+
+  test('one printed line explains the difference between expected and observed', async () => {
+    const { stdout } = await output
+    expect(stdout).toMatch(/^why observed differs from expected: expected covers the system prompt only .*the simulator also serves the tools \(\d+–\d+ tokens/m)
+  })
+
+  test("the README snippet is the example's request code", () => {
     expect(readmeBlock(file)).toBe(region(file, regionName))
   })
 })
 
-describe('examples/anthropic-loop.ts body and log', () => {
-  test('the snapshot of step 4 is the last block of the tool-result turn, and the log replays usage onto each step', async () => {
-    const log = join(tmp, 'anthropic-loop.jsonl')
-    const { code, stdout } = await run('anthropic-loop.ts', [log])
-    expect(code).toBe(0)
-    const messages = block(stdout, 'recorded Anthropic body').split('\n').filter((line) => line.startsWith('  {"role"'))
-    expect(messages.at(-1)).toMatch(/^ {2}\{"role":"user","content":\[\{"type":"tool_result","tool_use_id":"toolu_3".*\{"type":"text","text":"Current runtime context/)
-    expect(messages.filter((line) => line.includes('Updated system prompt'))).toHaveLength(1)
-    // The static policy section registered with cacheBreakpoint: true ends a cached block, and the last
-    // tool carries the tools breakpoint.
-    const body = block(stdout, 'recorded Anthropic body')
-    expect(body).toContain('{"type":"text","text":"Run the tests before you commit.","cache_control":{"type":"ephemeral"}}')
-    expect(body.split('\n').filter((line) => line.includes('"input_schema"')).at(-1)).toContain('"cache_control":{"type":"ephemeral"}')
+test('examples/coding-agent.ts, the loops\' registry, sets no cache hint', () => {
+  const source = readFileSync(join(ROOT, 'examples', 'coding-agent.ts'), 'utf8')
+  expect(source).not.toMatch(/\b(stability|cacheBreakpoint)\s*:/)
+})
+
+describe('examples/anthropic-loop.ts expected and observed', () => {
+  const log = join(tmp, 'anthropic-loop.jsonl')
+  const output = run('anthropic-loop.ts', [log])
+
+  test('with the same tokenizer as the simulator, the system share of observed equals expected on every reused step', async () => {
+    const { stdout } = await output
+    const steps = loopSteps(stdout)
+    for (const step of steps.filter((step) => step.expected > 0)) expect([step.step, step.systemShare]).toEqual([step.step, step.expected])
+    for (const step of steps.filter((step) => step.expected > 0)) expect(step.expected).toBe(step.system)
+    expect(stdout).toContain('its system share equals expected on every reused step')
+    // Every step writes its new turn at the history breakpoint.
+    for (const step of steps) expect(step.written).toBeGreaterThan(0)
+  })
+
+  test('the last body: one marked system block (no hints: cached through its end), the last tool and the last tool result marked', async () => {
+    const body = block((await output).stdout, 'recorded Anthropic body')
+    const section = (name: string): string[] => {
+      const rest = body.slice(body.indexOf(`${name}: [`))
+      return rest.slice(0, rest.indexOf('\n]')).split('\n').slice(1)
+    }
+    expect(section('system')).toHaveLength(1)
+    expect(section('system')[0]).toMatch(/"cache_control":\{"type":"ephemeral"\}\}$/)
+    expect(section('tools').map((line) => line.includes('cache_control'))).toEqual([false, false, false, false, true])
+    const messages = section('messages')
+    expect(messages.map((line) => line.includes('cache_control'))).toEqual([...Array(messages.length - 1).fill(false), true])
+    expect(messages.at(-1)).toMatch(/^ {2}\{"role":"user","content":\[\{"type":"tool_result","tool_use_id":"toolu_6".*"cache_control":\{"type":"ephemeral"\}\}\]\}$/)
+  })
+
+  test('the log replays usage onto each step with the expected tokens beside the cached ones', async () => {
+    expect((await output).code).toBe(0)
     const replay = readSessionLog(log).steps
-    expect(replay.map((step) => step.usage?.step)).toEqual([1, 2, 3, 4, 5])
-    expect(replay[2]).toMatchObject({ toolsChanged: true, reusablePrefixTokens: 0, usage: { predictedTokens: 0 } })
-    expect(replay[3]!.usage!.predictedTokens).toBe(replay[3]!.promptTokens)
+    expect(replay.map((step) => step.usage?.step)).toEqual([1, 2, 3, 4, 5, 6, 7])
+    expect(replay[3]).toMatchObject({ toolsChanged: true, reusablePrefixTokens: 0, expectedCachedTokens: 0, usage: { expectedTokens: 0, cachedInputTokens: 0 } })
+    expect(replay[4]!.usage!.expectedTokens).toBe(replay[4]!.promptTokens)
+    expect(replay[4]!.usage!.cachedInputTokens).toBeGreaterThan(replay[4]!.promptTokens!)
+  })
+})
+
+describe('examples/openai-loop.ts request', () => {
+  test('the body carries the derived prompt_cache_key, and the rounding to 128-token steps explains the system share', async () => {
+    const { stdout } = await run('openai-loop.ts')
+    expect(block(stdout, 'recorded OpenAI body')).toMatch(/^prompt_cache_key: "pl-[0-9a-f]{16}"$/m)
+    for (const step of loopSteps(stdout).filter((step) => step.expected > 0)) expect(step.expected).toBe(Math.floor(step.system / 128) * 128)
+    expect(stdout).toMatch(/its system share is expected plus \d+(–\d+)? that expected rounds down to the provider's granularity plus 3 of message framing/)
   })
 })

@@ -8,7 +8,8 @@
 // block). A marker nested inside a block (a `tool_result`'s own content) marks that enclosing block.
 
 import { anthropicMinimumTokens } from './anthropic-minimums.js'
-import { canonicalJson, chain, isObject, partText, sha256, withoutMarkers, type JsonObject, type TokenMeter } from './prompt-units.js'
+import type { SectionTokens } from './prompt-sections.js'
+import { canonicalJson, chain, isObject, plainText, sha256, type JsonObject, type TokenMeter } from './prompt-units.js'
 import { badRequest } from './provider-error.js'
 
 export type AnthropicTtl = '5m' | '1h'
@@ -35,9 +36,16 @@ interface Marker {
   readonly ttl: AnthropicTtl
 }
 
+/** What `serve` computes for one request: the usage to answer and where the prompt's tokens lie. */
+export interface AnthropicServed {
+  readonly usage: AnthropicCacheUsage
+  readonly sections: SectionTokens
+}
+
 interface Block {
+  readonly section: keyof SectionTokens
   /** What the block is, for the prefix digest: section, role, message start, content without markers. */
-  readonly identity: string
+  readonly digest: string
   /** What the block says, for the token count. */
   readonly text: string
   readonly markers: Marker[]
@@ -61,10 +69,10 @@ export class AnthropicCache {
     private readonly minimums: Readonly<Record<string, number>> = {},
   ) {}
 
-  serve(body: JsonObject, now: number): AnthropicCacheUsage {
+  serve(body: JsonObject, now: number): AnthropicServed {
     if (typeof body.model !== 'string') throw badRequest('model: Field required')
     if (typeof body.max_tokens !== 'number') throw badRequest('max_tokens: Field required')
-    const blocks = blocksOf(body)
+    const blocks = blocksOf(body, this.meter)
     applyAutomaticMarker(body, blocks)
     checkMarkers(blocks)
     this.#prune(now)
@@ -74,9 +82,12 @@ export class AnthropicCache {
     const through: number[] = []
     let digest = sha256(`anthropic\u0000${body.model}`) // caches are per model
     let tokens = 0
+    const sections = { tools: 0, system: 0, messages: 0 }
     for (const block of blocks) {
-      digest = chain(digest, this.meter.digestOf(block.identity))
-      tokens += this.meter.countOf(block.text)
+      digest = chain(digest, block.digest)
+      const count = this.meter.countOf(block.text)
+      tokens += count
+      sections[block.section] += count
       digests.push(digest)
       through.push(tokens)
     }
@@ -111,12 +122,13 @@ export class AnthropicCache {
     const a = read
     const b = lastHourWrite === undefined ? a : through[lastHourWrite]!
     const c = lastWrite === undefined ? a : through[lastWrite]!
-    return {
+    const usage: AnthropicCacheUsage = {
       input_tokens: tokens - c,
       cache_read_input_tokens: read,
       cache_creation_input_tokens: c - a,
       cache_creation: { ephemeral_5m_input_tokens: c - b, ephemeral_1h_input_tokens: b - a },
     }
+    return { usage, sections }
   }
 
   #live(digest: string, now: number): Entry | undefined {
@@ -129,22 +141,34 @@ export class AnthropicCache {
   }
 }
 
+/**
+ * A block's digest and its text to count. `where` says where it sits (section, role, message start). A
+ * text block that holds only its text is known by its text's digest (a long system block is never
+ * copied or serialized); any other block by its canonical JSON without markers, and counts that JSON
+ * (a text block with more fields counts its text).
+ */
+function unitOf(meter: TokenMeter, where: string, block: JsonObject): { digest: string; text: string } {
+  const plain = plainText(block)
+  if (plain !== undefined) return { digest: sha256(`${where}\u0000text\u0000${meter.digestOf(plain)}`), text: plain }
+  const json = canonicalJson(block, { withoutMarkers: true })
+  const text = block.type === 'text' && typeof block.text === 'string' ? block.text : json
+  return { digest: meter.digestOf(`${where}\u0000json\u0000${json}`), text }
+}
+
 /** The request's blocks in prefix order, each with the markers found on it or inside it. */
-function blocksOf(body: JsonObject): Block[] {
+function blocksOf(body: JsonObject, meter: TokenMeter): Block[] {
   const blocks: Block[] = []
   const { tools = [], system = [], messages } = body
   if (!Array.isArray(tools)) throw badRequest('tools: Input should be a valid list')
   tools.forEach((tool, index) => {
     if (!isObject(tool)) throw badRequest(`tools.${index}: Input should be a valid dictionary`)
-    const content = withoutMarkers(tool)
-    blocks.push({ identity: canonicalJson({ section: 'tools', content }), text: canonicalJson(content), markers: markersIn(tool, `tools.${index}`) })
+    blocks.push({ section: 'tools', ...unitOf(meter, 'tools', tool), markers: markersIn(tool, `tools.${index}`) })
   })
   const systemBlocks = typeof system === 'string' ? [{ type: 'text', text: system }] : system
   if (!Array.isArray(systemBlocks)) throw badRequest('system: Input should be a valid string or list')
   systemBlocks.forEach((block, index) => {
     if (!isObject(block)) throw badRequest(`system.${index}: Input should be a valid dictionary`)
-    const content = withoutMarkers(block)
-    blocks.push({ identity: canonicalJson({ section: 'system', content }), text: partText(content), markers: markersIn(block, `system.${index}`) })
+    blocks.push({ section: 'system', ...unitOf(meter, 'system', block), markers: markersIn(block, `system.${index}`) })
   })
   if (!Array.isArray(messages)) throw badRequest('messages: Field required')
   messages.forEach((message, m) => {
@@ -153,12 +177,8 @@ function blocksOf(body: JsonObject): Block[] {
     if (!Array.isArray(content)) throw badRequest(`messages.${m}.content: Input should be a valid string or list`)
     content.forEach((block, index) => {
       if (!isObject(block)) throw badRequest(`messages.${m}.content.${index}: Input should be a valid dictionary`)
-      const stripped = withoutMarkers(block)
-      blocks.push({
-        identity: canonicalJson({ section: 'messages', role: message.role, opensMessage: index === 0, content: stripped }),
-        text: partText(stripped),
-        markers: markersIn(block, `messages.${m}.content.${index}`),
-      })
+      const where = `messages\u0000${JSON.stringify(message.role)}\u0000${index === 0 ? 'opens' : 'continues'}`
+      blocks.push({ section: 'messages', ...unitOf(meter, where, block), markers: markersIn(block, `messages.${m}.content.${index}`) })
     })
   })
   return blocks

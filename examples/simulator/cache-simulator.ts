@@ -5,6 +5,7 @@
 import { AnthropicCache } from './anthropic-cache.js'
 import { DeepSeekCache } from './deepseek-cache.js'
 import { OpenAICache } from './openai-cache.js'
+import { NO_TOKENS, prefixBySection, type SectionTokens } from './prompt-sections.js'
 import { isObject, TokenMeter, type JsonObject } from './prompt-units.js'
 import { badRequest, ProviderError } from './provider-error.js'
 import { anthropicMessage, chatCompletion, deepSeekUsage, errorBody, openAIChatUsage, openAIResponse, replyText, type SimulatedReply } from './replies.js'
@@ -29,7 +30,12 @@ export interface SimulatedExchange {
   readonly promptTokens: number
   readonly cachedTokens: number
   readonly cacheWriteTokens: number
+  /** `promptTokens` and `cachedTokens` split into tools, system and messages, the prefix order (all 0 on an error). */
+  readonly promptTokensBySection: SectionTokens
+  readonly cachedTokensBySection: SectionTokens
 }
+
+type Outcome = Omit<SimulatedExchange, 'n' | 'provider' | 'path' | 'body' | 'at'>
 
 export interface SimulatorOptions {
   /** The clock (ms); default a clock that starts at 0 and moves only with `advance`. */
@@ -74,28 +80,37 @@ export function createCacheSimulator(options: SimulatorOptions = {}): CacheSimul
   let advanced = 0
   const now = (): number => clock() + advanced
 
-  function serve(provider: SimulatedProvider, body: JsonObject, n: number, at: number): Omit<SimulatedExchange, 'n' | 'provider' | 'path' | 'body' | 'at'> {
+  function serve(provider: SimulatedProvider, body: JsonObject, n: number, at: number): Outcome {
     if (body.stream === true) throw badRequest('the simulator does not stream; send the request without stream: true')
     const model = String(body.model)
     const answer = (): SimulatedReply => reply({ provider, body, n })
+    const outcome = (response: JsonObject, promptTokens: number, cachedTokens: number, cacheWriteTokens: number, sections: SectionTokens): Outcome => ({
+      status: 200,
+      response,
+      promptTokens,
+      cachedTokens,
+      cacheWriteTokens,
+      promptTokensBySection: sections,
+      cachedTokensBySection: prefixBySection(cachedTokens, sections),
+    })
     if (provider === 'anthropic') {
-      const usage = anthropic.serve(body, at)
+      const { usage, sections } = anthropic.serve(body, at)
       const said = answer()
       const response = anthropicMessage(model, n, said, usage, meter.countOf(replyText(said)))
       const promptTokens = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
-      return { status: 200, response, promptTokens, cachedTokens: usage.cache_read_input_tokens, cacheWriteTokens: usage.cache_creation_input_tokens }
+      return outcome(response, promptTokens, usage.cache_read_input_tokens, usage.cache_creation_input_tokens, sections)
     }
     if (provider === 'deepseek') {
-      const usage = deepseek.serve(body, at)
+      const { usage, sections } = deepseek.serve(body, at)
       const said = answer()
       const response = chatCompletion(model, n, said, deepSeekUsage(usage, meter.countOf(replyText(said))))
-      return { status: 200, response, promptTokens: usage.prompt_tokens, cachedTokens: usage.prompt_cache_hit_tokens, cacheWriteTokens: 0 }
+      return outcome(response, usage.prompt_tokens, usage.prompt_cache_hit_tokens, 0, sections)
     }
     const result = provider === 'openai-chat' ? openai.chat(body, at) : openai.responses(body, at)
     const said = answer()
     const outputTokens = meter.countOf(replyText(said))
     const response = provider === 'openai-chat' ? chatCompletion(model, n, said, openAIChatUsage(result, outputTokens)) : openAIResponse(body, n, said, result, outputTokens)
-    return { status: 200, response, promptTokens: result.promptTokens, cachedTokens: result.cachedTokens, cacheWriteTokens: 0 }
+    return outcome(response, result.promptTokens, result.cachedTokens, 0, result.sections)
   }
 
   return {
@@ -110,7 +125,7 @@ export function createCacheSimulator(options: SimulatorOptions = {}): CacheSimul
       const at = now()
       const provider = providerOf(path)
       let body: JsonObject = {}
-      let outcome: Omit<SimulatedExchange, 'n' | 'provider' | 'path' | 'body' | 'at'>
+      let outcome: Outcome
       try {
         const parsed: unknown = typeof raw === 'string' ? JSON.parse(raw) : raw
         if (!isObject(parsed)) throw badRequest('the request body must be a JSON object')
@@ -121,7 +136,7 @@ export function createCacheSimulator(options: SimulatorOptions = {}): CacheSimul
         const failure = error instanceof ProviderError ? error : error instanceof SyntaxError ? badRequest(`the request body is not JSON: ${error.message}`) : undefined
         if (failure === undefined) throw error
         const response = errorBody(provider === 'anthropic' ? 'anthropic' : 'openai', failure.type, failure.message)
-        outcome = { status: failure.status, response, promptTokens: 0, cachedTokens: 0, cacheWriteTokens: 0 }
+        outcome = { status: failure.status, response, promptTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, promptTokensBySection: NO_TOKENS, cachedTokensBySection: NO_TOKENS }
       }
       const exchange: SimulatedExchange = { n, provider, path, body, at, ...outcome }
       requests.push(exchange)

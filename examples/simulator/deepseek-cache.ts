@@ -7,7 +7,8 @@
 // message). Not modelled: the seconds a cache takes to build ("Cache construction takes seconds"), and
 // the newer guide's prefix units at request boundaries, which it describes without a unit size.
 
-import { chatUnits } from './openai-cache.js'
+import { chatUnits, sectionsOf } from './openai-cache.js'
+import type { SectionTokens } from './prompt-sections.js'
 import { concatTokens, PrefixStore } from './prefix-store.js'
 import type { JsonObject, TokenMeter } from './prompt-units.js'
 import { badRequest } from './provider-error.js'
@@ -24,18 +25,29 @@ export interface DeepSeekCacheUsage {
   readonly prompt_cache_miss_tokens: number
 }
 
+/** What `serve` computes for one request: the usage to answer and where the prompt's tokens lie. */
+export interface DeepSeekServed {
+  readonly usage: DeepSeekCacheUsage
+  readonly sections: SectionTokens
+}
+
 /** One user's DeepSeek disk cache. `serve` returns the request's hit and miss tokens and stores its prefixes. */
 export class DeepSeekCache {
   readonly #store = new PrefixStore(DEEPSEEK_GRANULARITY)
 
   constructor(private readonly meter: TokenMeter) {}
 
-  serve(body: JsonObject, now: number): DeepSeekCacheUsage {
+  serve(body: JsonObject, now: number): DeepSeekServed {
     if (typeof body.model !== 'string') throw badRequest('model: Field required')
-    const tokens = concatTokens(chatUnits(body).map((unit) => this.meter.tokensOf(unit)))
+    const prompt = chatUnits(body)
+    const units = prompt.units.map((unit) => this.meter.tokensOf(unit))
+    const tokens = concatTokens(units)
     const steps = this.#store.stepsOf(`deepseek\u0000${body.model}`, tokens)
     const hit = this.#store.longest(steps, now)
     this.#store.store(steps, now + RETENTION_MS)
-    return { prompt_tokens: tokens.length, prompt_cache_hit_tokens: hit, prompt_cache_miss_tokens: tokens.length - hit }
+    return {
+      usage: { prompt_tokens: tokens.length, prompt_cache_hit_tokens: hit, prompt_cache_miss_tokens: tokens.length - hit },
+      sections: sectionsOf(prompt, units),
+    }
   }
 }

@@ -7,6 +7,8 @@ export type { CacheSimulator, SimulatedExchange, SimulatedProvider, SimulatorOpt
 export { DEEPSEEK_GRANULARITY } from './deepseek-cache.js'
 export { OPENAI_GRANULARITY, OPENAI_MINIMUM_TOKENS, OPENAI_OVERFLOW_PER_MINUTE } from './openai-cache.js'
 export { printBody, trimmed } from './print-body.js'
+export { prefixBySection } from './prompt-sections.js'
+export type { SectionTokens } from './prompt-sections.js'
 export type { SimulatedReply } from './replies.js'
 export { scriptedModel } from './scripted-model.js'
 export { startSimulator } from './server.js'

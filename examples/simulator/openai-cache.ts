@@ -11,6 +11,7 @@
 //             on the route in the last minute spill over)     ─┘  the prompts it processed
 //   cached = longest stored prefix, in whole 128-token steps, 0 below 1024 tokens
 
+import type { SectionTokens } from './prompt-sections.js'
 import { concatTokens, PrefixStore } from './prefix-store.js'
 import { canonicalJson, isObject, messageText, sha256, type JsonObject, type TokenMeter } from './prompt-units.js'
 import { badRequest } from './provider-error.js'
@@ -36,6 +37,15 @@ export const OPENAI_OVERFLOW_PER_MINUTE = 15
 export interface OpenAICacheResult {
   readonly promptTokens: number
   readonly cachedTokens: number
+  /** Where the prompt's tokens lie: tools, the leading system/developer messages (or instructions), the rest. */
+  readonly sections: SectionTokens
+}
+
+/** A request's prompt units in order, and how many of them are tools and how many system messages after those. */
+export interface ChatUnits {
+  readonly units: readonly string[]
+  readonly tools: number
+  readonly system: number
 }
 
 export interface OpenAICacheOptions {
@@ -76,11 +86,13 @@ export class OpenAICache {
     const items = input.map((item, index) =>
       isObject(item) && (item.type === undefined || item.type === 'message') ? messageUnit(item, `input[${index}]`) : canonicalJson(item),
     )
-    return this.#serve(body, [...toolUnits(body), ...instructions, ...items], now)
+    const tools = toolUnits(body)
+    return this.#serve(body, { units: [...tools, ...instructions, ...items], tools: tools.length, system: instructions.length }, now)
   }
 
-  #serve(body: JsonObject, units: readonly string[], now: number): OpenAICacheResult {
-    const tokens = concatTokens(units.map((unit) => this.meter.tokensOf(unit)))
+  #serve(body: JsonObject, prompt: ChatUnits, now: number): OpenAICacheResult {
+    const units = prompt.units.map((unit) => this.meter.tokensOf(unit))
+    const tokens = concatTokens(units)
     const key = typeof body.prompt_cache_key === 'string' ? body.prompt_cache_key : ''
     const route = sha256(`${String(body.model)}\u0000${key}\u0000${tokens.subarray(0, ROUTING_PREFIX_TOKENS).join(',')}`)
     const machine = this.#machineFor(route, now)
@@ -88,7 +100,7 @@ export class OpenAICache {
     const cached = machine.longest(steps, now)
     // "the system processes your full prompt, caching the prefix afterward on that machine"
     if (tokens.length >= OPENAI_MINIMUM_TOKENS) machine.store(steps, now + (body.prompt_cache_retention === '24h' ? EXTENDED_RETENTION_MS : IN_MEMORY_RETENTION_MS))
-    return { promptTokens: tokens.length, cachedTokens: cached >= OPENAI_MINIMUM_TOKENS ? cached : 0 }
+    return { promptTokens: tokens.length, cachedTokens: cached >= OPENAI_MINIMUM_TOKENS ? cached : 0, sections: sectionsOf(prompt, units) }
   }
 
   /** The machine a request on `route` lands on: the first, or an overflow one past the per-minute rate. */
@@ -107,9 +119,19 @@ export class OpenAICache {
 }
 
 /** The units of an OpenAI-compatible Chat Completions body: each tool, then each message. */
-export function chatUnits(body: JsonObject): string[] {
+export function chatUnits(body: JsonObject): ChatUnits {
   if (!Array.isArray(body.messages) || body.messages.length === 0) throw badRequest("'messages' must be a non-empty array")
-  return [...toolUnits(body), ...body.messages.map((message, index) => messageUnit(message, `messages[${index}]`))]
+  const tools = toolUnits(body)
+  const messages = body.messages.map((message, index) => messageUnit(message, `messages[${index}]`))
+  const system = body.messages.findIndex((message) => !isObject(message) || (message.role !== 'system' && message.role !== 'developer'))
+  return { units: [...tools, ...messages], tools: tools.length, system: system < 0 ? messages.length : system }
+}
+
+/** The prompt's tokens per section, from each unit's tokens. */
+export function sectionsOf(prompt: ChatUnits, units: readonly (readonly number[])[]): SectionTokens {
+  const sum = (from: number, to: number): number => units.slice(from, to).reduce((total, unit) => total + unit.length, 0)
+  const systemEnd = prompt.tools + prompt.system
+  return { tools: sum(0, prompt.tools), system: sum(prompt.tools, systemEnd), messages: sum(systemEnd, units.length) }
 }
 
 function toolUnits(body: JsonObject): string[] {

@@ -18,23 +18,36 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-/** JSON with object keys sorted at every depth, so equal values serialize equally whatever their key order. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
-  if (isObject(value)) {
-    const keys = Object.keys(value)
-      .filter((key) => value[key] !== undefined)
-      .sort()
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`).join(',')}}`
-  }
-  return JSON.stringify(value) ?? 'null'
+/** JSON.stringify's replacer for canonical JSON: an object whose keys are out of order is replaced by a sorted copy. */
+function sortedKeys(_key: string, value: unknown): unknown {
+  if (!isObject(value)) return value
+  const keys = Object.keys(value)
+  let sorted = true
+  for (let i = 1; i < keys.length && sorted; i++) sorted = keys[i - 1]! < keys[i]!
+  if (sorted) return value
+  const copy: JsonObject = {}
+  for (const key of keys.sort()) copy[key] = value[key]
+  return copy
 }
 
-/** A copy of `value` without any `cache_control` key at any depth: a marker is not part of the cached content. */
-export function withoutMarkers(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutMarkers)
-  if (!isObject(value)) return value
-  return Object.fromEntries(Object.entries(value).flatMap(([key, item]) => (key === 'cache_control' ? [] : [[key, withoutMarkers(item)]])))
+/** The same, leaving out every `cache_control` key: a marker is not part of the cached content. */
+function sortedKeysWithoutMarkers(key: string, value: unknown): unknown {
+  return key === 'cache_control' ? undefined : sortedKeys(key, value)
+}
+
+/**
+ * JSON with object keys sorted at every depth, so equal values serialize equally whatever their key
+ * order; `withoutMarkers` leaves out `cache_control` keys at any depth.
+ */
+export function canonicalJson(value: unknown, { withoutMarkers = false }: { readonly withoutMarkers?: boolean } = {}): string {
+  return JSON.stringify(value, withoutMarkers ? sortedKeysWithoutMarkers : sortedKeys) ?? 'null'
+}
+
+/** The text of a text block that holds nothing else (besides a marker), else `undefined`. */
+export function plainText(block: JsonObject): string | undefined {
+  if (block.type !== 'text' || typeof block.text !== 'string') return undefined
+  for (const key in block) if (key !== 'type' && key !== 'text' && key !== 'cache_control') return undefined
+  return block.text
 }
 
 /** The text a text-like content part carries, else its canonical JSON. */

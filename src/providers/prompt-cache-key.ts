@@ -19,21 +19,31 @@ import { describe } from './request-input.js'
 /** The longest `prompt_cache_key` OpenAI accepts. */
 export const PROMPT_CACHE_KEY_MAX_LENGTH = 64
 
-const TWO_32 = 4294967296
-// 0x100000001b3 = 2^40 + 0x1b3: multiplying by it is a shift by 40 plus a small product.
+/** The FNV prime 0x100000001b3 is 2^40 + 0x1b3: multiplying by it is a shift by 40 bits plus a small product. */
 const PRIME_LOW = 0x1b3
 
-/** 64-bit FNV-1a of `bytes` as 16 hex digits, on two 32-bit halves (every intermediate stays below 2^53, so exact). */
+/**
+ * 64-bit FNV-1a of `bytes` as 16 hex digits, on four 16-bit limbs (h3 h2 h1 h0), so every product
+ * and carry stays a small integer:
+ *
+ *   h · prime = h · 0x1b3 + (h << 40)      (h << 40 adds h0 << 8 to limb 2 and h1 << 8 to limb 3)
+ */
 export function fnv1a64(bytes: Uint8Array): string {
-  let hi = 0xcbf29ce4
-  let lo = 0x84222325
+  let h0 = 0x2325
+  let h1 = 0x8422
+  let h2 = 0x9ce4
+  let h3 = 0xcbf2
   for (let i = 0; i < bytes.length; i++) {
-    lo = (lo ^ bytes[i]!) >>> 0
-    const low = lo * PRIME_LOW
-    hi = (hi * PRIME_LOW + Math.floor(low / TWO_32) + ((lo << 8) >>> 0)) >>> 0
-    lo = low >>> 0
+    h0 ^= bytes[i]!
+    const t0 = h0 * PRIME_LOW
+    const t1 = h1 * PRIME_LOW + (t0 >>> 16)
+    const t2 = h2 * PRIME_LOW + (h0 << 8) + (t1 >>> 16)
+    h3 = (h3 * PRIME_LOW + (h1 << 8) + (t2 >>> 16)) & 0xffff
+    h0 = t0 & 0xffff
+    h1 = t1 & 0xffff
+    h2 = t2 & 0xffff
   }
-  return hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0')
+  return [h3, h2, h1, h0].map((limb) => limb.toString(16).padStart(4, '0')).join('')
 }
 
 /** The stable run's text: the blocks before the first volatile one, joined as in the prompt. */

@@ -5,11 +5,10 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { signal } from '@preact/signals-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { runCli } from '../../src/cli/run.js'
 import { createStepSurface } from '../../src/index.js'
 import { createSessionLogWriter } from '../../src/node.js'
 import { BARE, mount } from '../assembly/system-prompt.fixtures.js'
-import { jsonl, messageLine, stepLine } from './fixtures.js'
+import { cli, jsonl, messageLine, stepLine } from './fixtures.js'
 
 // promptloom check: the CI gate over session logs (exit 0 pass, 1 fail, 2 could not check).
 
@@ -21,13 +20,6 @@ function file(name: string, text: string): string {
   const path = join(tmp, name)
   writeFileSync(path, text)
   return path
-}
-
-function cli(...argv: string[]): { code: number; stdout: string; stderr: string } {
-  let stdout = ''
-  let stderr = ''
-  const code = runCli(argv, { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } })
-  return { code, stdout, stderr }
 }
 
 /** A four-step log: steps 2-4 reuse `shares` of the prompt; step 3 lost reuse at `section`. */

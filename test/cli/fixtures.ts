@@ -1,6 +1,7 @@
 /** Hand-written session-log lines for the CLI tests. */
 
 import { agentNameOf, type AgentLog } from '../../src/cli/agent-log.js'
+import { runCli } from '../../src/cli/run.js'
 import { parseSessionLog } from '../../src/index.js'
 
 /** A step record with the base fields; `extra` adds or overrides fields. */
@@ -115,4 +116,12 @@ export function budgetLog(): string {
 export function agentLogOf(text: string, file: string): AgentLog {
   const { steps, warnings } = parseSessionLog(text, file)
   return { name: agentNameOf(file), file, steps, warnings }
+}
+
+/** Runs the CLI in-process on `argv`, capturing its exit code and both output streams. */
+export function cli(...argv: string[]): { code: number; stdout: string; stderr: string } {
+  let stdout = ''
+  let stderr = ''
+  const code = runCli(argv, { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } })
+  return { code, stdout, stderr }
 }

@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, test } from 'vitest'
-import { runCli } from '../../src/cli/run.js'
-import { budgetLog, jsonl, messageLine, stepLine, threeStepLog } from './fixtures.js'
+import { budgetLog, cli, jsonl, messageLine, stepLine, threeStepLog } from './fixtures.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const tmp = mkdtempSync(join(tmpdir(), 'promptloom-cli-'))
@@ -15,13 +14,6 @@ function file(name: string, text: string): string {
   const path = join(tmp, name)
   writeFileSync(path, text)
   return path
-}
-
-function cli(...argv: string[]): { code: number; stdout: string; stderr: string } {
-  let stdout = ''
-  let stderr = ''
-  const code = runCli(argv, { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } })
-  return { code, stdout, stderr }
 }
 
 describe('promptloom report', () => {

@@ -4,10 +4,9 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
 import { agentNameOf, readAgentLog } from '../../src/cli/agent-log.js'
 import { agentModel } from '../../src/cli/report-model.js'
-import { runCli } from '../../src/cli/run.js'
 import { createStepSurface, parseSessionLog, SessionLogError, type PromptAssembly } from '../../src/index.js'
 import { createSessionLogWriter, readSessionLog } from '../../src/node.js'
-import { headerLine, jsonl, messageLine, stepLine, threeStepLog, usageLine } from '../cli/fixtures.js'
+import { cli, headerLine, jsonl, messageLine, stepLine, threeStepLog, usageLine } from '../cli/fixtures.js'
 
 // The library's reader and the CLI read a log with one parser: they accept
 // the same logs, reject the same logs with the same message, and the CLI's
@@ -20,13 +19,6 @@ function file(text: string, name = `log-${files++}.jsonl`): string {
   const path = join(dir, name)
   writeFileSync(path, text)
   return path
-}
-
-function cli(...argv: string[]): { code: number; stdout: string; stderr: string } {
-  let stdout = ''
-  let stderr = ''
-  const code = runCli(argv, { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } })
-  return { code, stdout, stderr }
 }
 
 function assembly(sections: Record<string, string>): Pick<PromptAssembly, 'sections' | 'contexts' | 'variables' | 'tools'> {

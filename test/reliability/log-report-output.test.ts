@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, test } from 'vitest'
-import { runCli } from '../../src/cli/run.js'
-import { threeStepLog } from '../cli/fixtures.js'
+import { cli, threeStepLog } from '../cli/fixtures.js'
 
 // `report -o` must never destroy a log, and an output it cannot write is one
 // line on stderr, not a stack trace.
@@ -18,13 +17,6 @@ function log(name: string): string {
   const path = join(dir, name)
   writeFileSync(path, threeStepLog())
   return path
-}
-
-function cli(...argv: string[]): { code: number; stdout: string; stderr: string } {
-  let stdout = ''
-  let stderr = ''
-  const code = runCli(argv, { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } })
-  return { code, stdout, stderr }
 }
 
 function script(argv: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {

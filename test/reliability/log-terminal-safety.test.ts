@@ -2,9 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
-import { runCli } from '../../src/cli/run.js'
 import { terminalSafe } from '../../src/cli/terminal.js'
-import { headerLine, jsonl, messageLine, stepLine } from '../cli/fixtures.js'
+import { cli, headerLine, jsonl, messageLine, stepLine } from '../cli/fixtures.js'
 
 // A session log is untrusted input: nothing the CLI prints from it may reach
 // the terminal as a control sequence (title, clipboard, cursor, fake output).
@@ -21,13 +20,6 @@ const HOSTILE = [TITLE, CLIPBOARD, CLEAR, C1_CSI, BIDI]
 
 /** Any character a terminal could act on, other than the line breaks the CLI writes itself. */
 const ACTIONABLE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/
-
-function cli(...argv: string[]): { code: number; stdout: string; stderr: string } {
-  let stdout = ''
-  let stderr = ''
-  const code = runCli(argv, { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } })
-  return { code, stdout, stderr }
-}
 
 function hostileLog(): string {
   return jsonl(

@@ -278,6 +278,21 @@ describe('the simulated Anthropic cache', () => {
     expect(reads).toEqual([0, 1200, 1200, 0])
   })
 
+  test('the prompt and the cached prefix are split into tools, system and messages, in that order', () => {
+    const sim = createCacheSimulator()
+    const body: Body = { tools: [TOOL_A], system: [text(1200, 'apple', '')], messages: [user(10), { role: 'assistant', content: 'ok' }, { role: 'user', content: [text(7, 'fig', '')] }] }
+    const first = send(sim, body)
+    expect(first.promptTokensBySection).toEqual({ tools: TOOL_A_TOKENS, system: 1200, messages: 18 })
+    expect(first.cachedTokensBySection).toEqual({ tools: 0, system: 0, messages: 0 })
+    // The same history with a longer last turn: the read stops at the first request's system marker
+    // (its history marker's prefix is not in this request), so it covers the tools and the system.
+    const second = send(sim, { ...body, messages: [user(10), { role: 'assistant', content: 'ok' }, { role: 'user', content: [text(9, 'fig', '')] }] })
+    expect(second.cachedTokensBySection).toEqual({ tools: TOOL_A_TOKENS, system: 1200, messages: 0 })
+    const third = send(sim, { ...body, messages: [...body.messages, { role: 'assistant', content: 'done' }, { role: 'user', content: [text(3, 'kiwi', '')] }] })
+    expect(third.cachedTokensBySection).toEqual({ tools: TOOL_A_TOKENS, system: 1200, messages: 18 })
+    expect(third.cachedTokens).toBe(TOOL_A_TOKENS + 1218)
+  })
+
   test('an injected clock drives expiry, and advance adds to it', () => {
     let clock = 1_000_000
     const sim = createCacheSimulator({ now: () => clock })

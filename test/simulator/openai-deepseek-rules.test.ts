@@ -92,6 +92,9 @@ describe('the simulated OpenAI cache (Chat Completions)', () => {
     const second = sim.handle('/v1/responses', body('plum'))
     expect(second.cachedTokens).toBe(1280)
     expect(second.response.usage).toMatchObject({ input_tokens: 1300 + 3 + 3 + 20, input_tokens_details: { cached_tokens: 1280 } })
+    // The instructions are the system part; the cached 1280 tokens end inside them.
+    expect(second.promptTokensBySection).toEqual({ tools: 0, system: 1303, messages: 23 })
+    expect(second.cachedTokensBySection).toEqual({ tools: 0, system: 1280, messages: 0 })
   })
 })
 
@@ -143,6 +146,31 @@ describe('the simulator exchanges', () => {
     const exchange = createCacheSimulator().handle('/v1/embeddings', { model: 'x' })
     expect(exchange).toMatchObject({ status: 404, provider: undefined })
     expect(JSON.stringify(exchange.response)).toContain('the simulator serves /v1/messages, /v1/chat/completions, /v1/responses and /deepseek/chat/completions')
+  })
+
+  test('the prompt and the cached prefix are split into tools, leading system messages and the rest (OpenAI, DeepSeek)', () => {
+    const sim = createCacheSimulator()
+    const tool = { type: 'function', function: { name: 'read', description: filler(40, 'tool'), parameters: { type: 'object' } } }
+    const messages = [{ role: 'system', content: filler(1300) }, { role: 'user', content: filler(20, 'pear') }, { role: 'assistant', content: filler(200, 'fig') }]
+    const body = { model: 'gpt-5', messages, tools: [tool] }
+    const toolTokens = sim.handle('/v1/chat/completions', body).promptTokensBySection.tools
+    expect(toolTokens).toBeGreaterThan(40)
+    const second = sim.handle('/v1/chat/completions', { ...body, messages: [...body.messages, { role: 'user', content: filler(10, 'kiwi') }] })
+    expect(second.promptTokensBySection).toEqual({ tools: toolTokens, system: 1303, messages: 23 + 203 + 13 })
+    // The cached prefix is the shared tools, system, user and assistant messages rounded down to 128-token steps.
+    const cached = Math.floor((toolTokens + 1303 + 23 + 203) / 128) * 128
+    expect(cached - toolTokens - 1303).toBeGreaterThan(0)
+    expect(second.cachedTokensBySection).toEqual({ tools: toolTokens, system: 1303, messages: cached - toolTokens - 1303 })
+    // A prefix that ends inside the system message: the tools first, the rest of it system.
+    const third = sim.handle('/v1/chat/completions', { ...body, messages: [{ role: 'system', content: filler(1300) + filler(5, 'plum') }] })
+    const systemCached = Math.floor((toolTokens + 1303) / 128) * 128 - toolTokens
+    expect(systemCached).toBeLessThan(1303)
+    expect(third.cachedTokensBySection).toEqual({ tools: toolTokens, system: systemCached, messages: 0 })
+    const deepseek = (messages: unknown[]) => sim.handle('/deepseek/chat/completions', { model: 'deepseek-chat', messages })
+    deepseek([{ role: 'system', content: filler(100) }, { role: 'developer', content: filler(30, 'plum') }, { role: 'user', content: filler(20, 'pear') }])
+    const again = deepseek([{ role: 'system', content: filler(100) }, { role: 'developer', content: filler(30, 'plum') }, { role: 'user', content: filler(20, 'fig') }])
+    expect(again.promptTokensBySection).toEqual({ tools: 0, system: 136, messages: 23 })
+    expect(again.cachedTokensBySection).toEqual({ tools: 0, system: 128, messages: 0 })
   })
 
   test('a body that is not JSON is a 400, and streaming is refused', () => {
