@@ -20,6 +20,7 @@ import ts from 'typescript'
 //     assembly            a PromptAssembly
 //     surface, result     a StepSurface and one of its StepResults
 //     rendered            a RenderedPrompt;  system: RenderedPrompt | undefined
+//     MODEL               a model id (string), as the loop examples name it
 //     client              the provider's SDK client, and messages, history: its message list, for the
 //                         provider of the request builder the block calls: toOpenAIChat → openai Chat
 //                         Completions, toOpenAIResponses → openai Responses input items, toAISDK → ai's
@@ -72,6 +73,7 @@ export function preambleVariables(code: string): Record<string, string> {
     result: "import('promptloom').StepResult",
     rendered: "import('promptloom').RenderedPrompt",
     system: "import('promptloom').RenderedPrompt | undefined",
+    MODEL: 'string',
     ...provider,
   }
 }
