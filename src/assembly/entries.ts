@@ -1,5 +1,5 @@
 import type { ReadonlySignal } from '@preact/signals-core'
-import { isReadonlySignal } from '../signals/is-signal.js'
+import { trackedSignalOf } from '../signals/is-signal.js'
 import { AnonymousEntries } from '../scope/anonymous-entries.js'
 import { NamedEntries } from '../scope/named-entries.js'
 import { Revision } from '../scope/revision.js'
@@ -183,7 +183,8 @@ function optionalStability(label: Label, value: unknown): Stability | undefined 
 
 function toSource<T>(label: Label, what: string, value: unknown): Source<T> {
   if (typeof value === 'string') return { kind: SourceKind.Static, value: value as T, signal: undefined, fn: undefined }
-  if (isReadonlySignal(value)) return { kind: SourceKind.Signal, value: undefined, signal: value, fn: undefined }
+  const signal = trackedSignalOf(value, () => `${label()} ${what}`)
+  if (signal !== undefined) return { kind: SourceKind.Signal, value: undefined, signal, fn: undefined }
   if (typeof value === 'function') {
     return {
       kind: SourceKind.Provider,
@@ -292,7 +293,8 @@ export function toVariableEntry(
 
 /** Validates a `tools()` argument; throws a `TypeError` naming the provider. */
 export function toToolEntry(provider: ToolProvider, scope: ScopeKey | undefined): ToolEntry {
-  if (isReadonlySignal(provider)) return { kind: SourceKind.Signal, signal: provider, fn: undefined, scope }
+  const signal = trackedSignalOf(provider, () => `tool provider${inScope(scope)}`)
+  if (signal !== undefined) return { kind: SourceKind.Signal, signal, fn: undefined, scope }
   if (typeof provider === 'function') {
     return { kind: SourceKind.Provider, signal: undefined, fn: provider as (context: AssembleContext) => ToolProviderResult, scope }
   }

@@ -57,12 +57,12 @@ export type AISDKSnapshotMessage = {
 
 /** Any model message of the caller's history (the AI SDK's `ModelMessage` fits). */
 export type AISDKMessageLike = {
-  /** The message's role (`'system'`, `'user'`, `'assistant'` or `'tool'`). */
-  readonly role: string
+  /** The message's role, one of the AI SDK's model message roles. */
+  readonly role: 'system' | 'user' | 'assistant' | 'tool'
   /** The message's provider options; an Anthropic cache marker here counts against `ANTHROPIC_MAX_CACHE_MARKERS`. */
   readonly providerOptions?: unknown
   /** The message's content: a string or parts, whose `providerOptions` cache markers count too, at any depth. */
-  readonly content?: unknown
+  readonly content?: string | unknown[]
 }
 
 /** Options of `toAISDK`. */
@@ -143,9 +143,11 @@ function cacheControl(ttl: CacheTtl | undefined): AISDKCacheControlOptions['anth
  * run of mid-conversation system messages, which must stay last — and the
  * Anthropic provider folds it into the last user turn, after the tool
  * results. Throws a `TypeError` for bad options, naming the tool or the
- * history index at fault.
+ * history index at fault. Inline message literals keep their literal roles
+ * and part types (`M` is a `const` type parameter), so the result spreads
+ * into `generateText` without annotations.
  */
-export function toAISDK<M extends AISDKMessageLike>(options: AISDKRequestOptions<M>): AISDKRequest<M> {
+export function toAISDK<const M extends AISDKMessageLike>(options: AISDKRequestOptions<M>): AISDKRequest<M> {
   const { rendered, snapshot } = resolveRequest(FN, options, options?.messages, 'messages')
   const history = options.messages
   checkHistory(FN, 'messages', history, 'required')

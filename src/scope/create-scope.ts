@@ -26,6 +26,37 @@ function scope(): void {}
 // per-scope caches when Cordis reports the fiber disposed.
 const mintedFibers = new WeakMap<object, ScopeKey>()
 
+// Apps whose root already holds the listener below: one per app, however many scopes.
+const explaining = new WeakSet<Context>()
+
+/**
+ * Adds to Cordis' "cannot get property … without inject" error, when the read
+ * was made through the context of a scope minted on the root context (which
+ * injects nothing, so that context reaches no service), why and how to mint
+ * the scope instead. Other reads and other errors pass through untouched.
+ */
+function explainRootScopes(root: Context): void {
+  if (explaining.has(root)) return
+  explaining.add(root)
+  root.on(
+    'internal/get',
+    (ctx, name, error, next) => {
+      try {
+        return next()
+      } catch (thrown) {
+        const key = thrown === error && error.message === `cannot get property "${name}" without inject` ? mintedFibers.get(ctx.fiber) : undefined
+        if (key !== undefined && ctx.fiber.parent.fiber.runtime === null) {
+          error.message +=
+            `: scope "${scopeLabel(key)}" was minted on the root context, which injects nothing, and a scope's context reaches only the services injected where it was minted; ` +
+            `mint it inside app.inject(['${name}'], (ctx) => createScope(ctx, key)), or in a plugin declaring inject: ['${name}']`
+        }
+        throw thrown
+      }
+    },
+    { global: true },
+  )
+}
+
 /** The key a scope fiber was minted for by `createScope`, or `undefined` for any other fiber. */
 export function scopeKeyOfFiber(fiber: object): ScopeKey | undefined {
   return mintedFibers.get(fiber)
@@ -39,7 +70,11 @@ export function scopeKeyOfFiber(fiber: object): ScopeKey | undefined {
  * from `scope.ctx` inherit the tag; a nested `createScope` shadows it.
  *
  * Services reached through `scope.ctx` resolve through the minting plugin, so
- * mint scopes from a plugin that injects the services the scope will use.
+ * mint scopes from a plugin that injects the services the scope will use
+ * (`app.inject(['systemPrompt'], (ctx) => createScope(ctx, key))`). Reading
+ * one the scope cannot reach throws Cordis' "cannot get property … without
+ * inject" error; for a scope minted on the root context (`createScope(app,
+ * key)`, which reaches no service) the error names the scope and this remedy.
  *
  * With `options.parent`, the parent link is bound first. A key that is already
  * bound to that same parent (a scope minted again for the same agent) is
@@ -55,6 +90,7 @@ export function createScope(ctx: Context, key: ScopeKey, options: CreateScopeOpt
   // Check first, mint, then bind: a refused parent mints nothing, and a mint
   // that throws (an inactive context) binds nothing.
   if (bind) assertBindable(key, parent)
+  if (ctx.fiber.runtime === null) explainRootScopes(ctx.root)
   const fiber = ctx.plugin(scope)
   if (bind) bindScopeParent(key, parent)
   mintedFibers.set(fiber.ctx.fiber, key)

@@ -1,16 +1,29 @@
-import type { ReadonlySignal } from '@preact/signals-core'
+import { Signal, type ReadonlySignal } from '@preact/signals-core'
 
+// Every copy of @preact/signals-core brands its signals with this registered symbol.
 const BRAND = Symbol.for('preact-signals')
 
 /**
- * Whether `value` is a `@preact/signals-core` signal (plain or computed),
- * recognised by the library's own brand so that signals from another copy of
- * the library are accepted too.
+ * Whether `value` is a signal (plain or computed) of the `@preact/signals-core`
+ * copy promptloom runs on, the one whose writes it tracks. A signal made by
+ * another copy of the library carries the same brand but is not one.
  */
 export function isReadonlySignal(value: unknown): value is ReadonlySignal<unknown> {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    (value as { brand?: unknown }).brand === BRAND
+  return value instanceof Signal
+}
+
+/**
+ * `value` when it is a signal promptloom can track, `undefined` when it is no
+ * signal at all. Throws a `TypeError` naming `subject` (`prompt section
+ * "intro" text`) when it is a signal of another copy of the library, whose
+ * writes would never reach promptloom's change events.
+ */
+export function trackedSignalOf(value: unknown, subject: () => string): ReadonlySignal<unknown> | undefined {
+  if (value instanceof Signal) return value
+  if (typeof value !== 'object' || value === null || (value as { brand?: unknown }).brand !== BRAND) return undefined
+  throw new TypeError(
+    `${subject()} is a signal of another copy of @preact/signals-core than the one promptloom uses, so promptloom would never see its writes (no system-prompt/change, a stale prompt); ` +
+      `import signal and computed from 'promptloom', or dedupe @preact/signals-core so the app has one copy ` +
+      `(npm ls @preact/signals-core; a CommonJS require('@preact/signals-core') beside ESM imports loads a second copy)`,
   )
 }

@@ -153,7 +153,7 @@ describe('cache markers (property)', () => {
       fc.property(scenario, (s) => {
         // The AI SDK form: markers as providerOptions on parts (nested in tool outputs) or on whole messages.
         const sorted = [...(s.messages === 0 ? [] : s.markers)].sort((a, b) => rank(b.ttl) - rank(a.ttl))
-        const history: { role: string; content: unknown; providerOptions?: unknown }[] = []
+        const history: { role: 'system' | 'user' | 'assistant' | 'tool'; content: string | unknown[]; providerOptions?: unknown }[] = []
         for (let i = 0; i < s.messages; i++) history.push({ role: i % 2 === 0 ? 'user' : 'assistant', content: i % 3 === 2 ? `plain ${i}` : [{ type: 'text', text: `m${i}` }] })
         sorted.forEach((m, k) => {
           const at = Math.min(history.length - 1, Math.floor((k * history.length) / Math.max(1, sorted.length)))
