@@ -10,21 +10,10 @@
  *                        └ tools marker
  */
 
-import {
-  ANTHROPIC_MAX_CACHE_MARKERS,
-  callerTtl,
-  checkCallerOrder,
-  keptCandidates,
-  plannedTtls,
-  ttlPlanOf,
-  walkMarkers,
-  type CacheTtl,
-  type CacheTtlOption,
-  type CallerMarker,
-  type PlannedMarker,
-} from './cache-markers.js'
+import { describeValue } from '../assembly/errors.js'
+import { callerTtl, checkCallerOrder, placeOwnMarkers, ttlPlanOf, walkMarkers, type CacheTtl, type CacheTtlOption, type CallerMarker, type OwnMarker } from './cache-markers.js'
 import { recordHistory } from './request-history.js'
-import { checkHistory, describe, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
+import { checkHistory, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
 
 export { ANTHROPIC_MAX_CACHE_MARKERS } from './cache-markers.js'
 
@@ -182,7 +171,7 @@ export function toAnthropic<M extends AnthropicMessageLike>(options: AnthropicRe
   const history = options.messages
   checkHistory(FN, 'messages', history, 'required')
   const { historyBreakpoint = true } = options
-  if (typeof historyBreakpoint !== 'boolean') throw new TypeError(`${FN} option "historyBreakpoint" must be a boolean (got ${describe(historyBreakpoint)})`)
+  if (typeof historyBreakpoint !== 'boolean') throw new TypeError(`${FN} option "historyBreakpoint" must be a boolean (got ${describeValue(historyBreakpoint)})`)
   const ttl = ttlPlanOf(FN, options.ttl)
   const callers = callerMarkersOf(history)
   checkCallerOrder(FN, 'messages', callers)
@@ -193,34 +182,15 @@ export function toAnthropic<M extends AnthropicMessageLike>(options: AnthropicRe
   // A block the caller marked already caches the history through it.
   const targetMarked = target !== undefined && target.block !== -1 && (history[target.message]!.content as readonly AnthropicContentBlockLike[])[target.block]!.cache_control != null
   const { blocks } = rendered
-  const systemMarks: number[] = []
-  for (let i = blocks.length - 1; i >= 0; i--) if (blocks[i]!.cacheBreakpoint) systemMarks.push(i)
-  const kept = keptCandidates<'history' | 'tools' | number>(
-    target !== undefined && !targetMarked ? 'history' : undefined,
-    systemMarks,
-    systemMarks.length > 0 && tools.length > 0 ? 'tools' : undefined,
-    ANTHROPIC_MAX_CACHE_MARKERS - callers.length,
-  )
-
-  // Every marker in prefix order, for the TTL rule.
-  const planned: PlannedMarker[] = []
-  const slot = new Map<'history' | 'tools' | number, number>()
-  const own = (key: 'history' | 'tools' | number, wanted: CacheTtl | undefined): void => {
-    if (!kept.has(key)) return
-    slot.set(key, planned.length)
-    planned.push({ own: true, ttl: wanted })
-  }
-  own('tools', ttl.static)
-  blocks.forEach((block, index) => own(index, block.stability === 'static' ? ttl.static : ttl.session))
-  const before = (marker: CallerMarker): boolean => target !== undefined && (marker.message < target.message || (marker.message === target.message && marker.block <= target.block))
-  for (const marker of callers) if (before(marker)) planned.push({ own: false, ttl: marker.ttl })
-  own('history', ttl.history)
-  for (const marker of callers) if (!before(marker)) planned.push({ own: false, ttl: marker.ttl })
-  const ttls = plannedTtls(planned)
-  const markerFor = (key: 'history' | 'tools' | number): AnthropicCacheControl | undefined => {
-    const at = slot.get(key)
-    return at === undefined ? undefined : control(ttls[at])
-  }
+  const own = placeOwnMarkers({
+    blocks,
+    tools: tools.length > 0,
+    history: target !== undefined && !targetMarked,
+    callers,
+    beforeHistory: (marker) => target !== undefined && (marker.message < target.message || (marker.message === target.message && marker.block <= target.block)),
+    ttl,
+  })
+  const markerFor = (place: OwnMarker): AnthropicCacheControl | undefined => (own.has(place) ? control(own.get(place)) : undefined)
 
   const system = blocks.map((block, index): AnthropicTextBlock => {
     const marker = markerFor(index)
@@ -274,6 +244,6 @@ function inputSchemaOf(name: string, parameters: Readonly<Record<string, unknown
   if (parameters.type === 'object') return parameters as AnthropicTool['input_schema']
   if (parameters.type === undefined) return { ...parameters, type: 'object' }
   throw new TypeError(
-    `toAnthropic option "assembly" has tool "${name}" whose parameters have type ${describe(parameters.type)}; the Messages API takes an object schema ({ type: 'object', properties })`,
+    `toAnthropic option "assembly" has tool "${name}" whose parameters have type ${describeValue(parameters.type)}; the Messages API takes an object schema ({ type: 'object', properties })`,
   )
 }

@@ -54,7 +54,7 @@ function totalBytes(state: PromptState): number {
  * first differing part on are characters compared, up to the first
  * difference.
  */
-export function comparePrompts(prev: PromptState, rendered: RenderedPrompt, hasPrevious: boolean): PrefixReport {
+export function prefixReportOf(prev: PromptState, rendered: RenderedPrompt, hasPrevious: boolean): PrefixReport {
   const { text, parts } = rendered
   if (rendered === prev.rendered && hasPrevious) {
     const next = { ...prev, changed: new Set<string>() }

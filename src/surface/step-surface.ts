@@ -1,5 +1,5 @@
 import { describeValue } from '../assembly/errors.js'
-import { comparePrompts, NO_PROMPT } from './prefix-report.js'
+import { prefixReportOf, NO_PROMPT } from './prefix-report.js'
 import { render, renderContextSections, renderContextSnapshot, type RenderedContextSection } from '../render/render.js'
 import { frozenJson, headerChange, headerStateOf, toolDiff, type HeaderState } from './request-header.js'
 import { lintRestored } from './restored-lint.js'
@@ -305,7 +305,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       const { text } = rendered
       const contextText = renderContextSnapshot(assembly)
       const first = steps === 0
-      const compared = comparePrompts(prompt, rendered, !first)
+      const compared = prefixReportOf(prompt, rendered, !first)
       const warnings = lintStability(rendered, compared.changedSet, prompt.changed, reported)
       warnings.push(...lintRestored(rendered, reported))
 
