@@ -6,7 +6,7 @@
  * tokens is a `TypeError` naming the field.
  */
 
-import type { ObservedUsage } from '../surface/step-surface.js'
+import type { ObservedUsage } from '../surface/usage-record.js'
 import { describeValue } from '../assembly/errors.js'
 
 /** The Messages API's `usage` (the SDK's `Usage` fits). */

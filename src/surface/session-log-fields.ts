@@ -12,7 +12,8 @@
 import type { ToolSchema } from '../assembly/types.js'
 import type { RenderedContextSection } from '../render/render.js'
 import type { SessionLogCacheBreak, SessionLogRecord, SessionLogStepRecord, SessionLogWarning } from './session-log.js'
-import type { ContextSnapshotEvent, RequestHeaderEvent, SystemMessageEvent, UsageRecord } from './step-surface.js'
+import type { ContextSnapshotEvent, RequestHeaderEvent, SystemMessageEvent } from './surface-events.js'
+import type { UsageRecord } from './usage-record.js'
 
 /** A record that breaks the schema; the reader adds the file and line. */
 export class RecordRuleError extends Error {

@@ -4,7 +4,9 @@ import type { LayerRef } from '../assembly/entries.js'
 import type { CacheBreak } from './cache-break.js'
 import type { CacheNote } from './cache-expectation.js'
 import type { StabilityWarning } from './stability-lint.js'
-import type { StepResult, StepWarning, SurfaceEvent, UsageRecord } from './step-surface.js'
+import type { StepResult, StepWarning } from './step-result.js'
+import type { SurfaceEvent } from './surface-events.js'
+import type { UsageRecord } from './usage-record.js'
 
 /**
  * The JSONL session log: one JSON object per line. Each step is a `step`

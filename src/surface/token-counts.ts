@@ -89,21 +89,32 @@ export class TokenCounts {
   }
 
   #call(text: string, subject: string): number {
-    let value: unknown
-    try {
-      value = this.#count(text)
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error)
-      throw new Error(
-        `budget countTokens threw for ${subject}: ${reason}; countTokens must return a token count for any text`,
-        { cause: error },
-      )
-    }
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-      throw new TypeError(
-        `budget countTokens returned ${describeValue(value)} for ${subject}; it must return a non-negative finite number of tokens`,
-      )
-    }
-    return value
+    return countWith(this.#count, text, BUDGET_COUNTER, subject)
   }
+}
+
+/** Who counts for the budget, as its errors name it. */
+export const BUDGET_COUNTER = 'budget countTokens'
+
+/**
+ * `countTokens(text)`, checked: a throw becomes an error naming `who` and
+ * `subject` (what was counted), and a result that is not a non-negative
+ * finite number a `TypeError` naming them.
+ */
+export function countWith(countTokens: (text: string) => number, text: string, who: string, subject: string): number {
+  let value: unknown
+  try {
+    value = countTokens(text)
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error)
+    throw new Error(`${who} threw for ${subject}: ${reason}; countTokens must return a token count for any text`, { cause: error })
+  }
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new TypeError(
+      who === BUDGET_COUNTER
+        ? `${who} returned ${describeValue(value)} for ${subject}; it must return a non-negative finite number of tokens`
+        : `${who} must return a non-negative finite number (got ${describeValue(value)}) for ${subject}`,
+    )
+  }
+  return value
 }
