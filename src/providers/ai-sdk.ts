@@ -14,7 +14,6 @@ import { checkHistory, resolveRequest, trailingInstructionsStart, type RequestOp
 
 /** The Anthropic provider option that marks a cache breakpoint. */
 export type AISDKCacheControlOptions = {
-  /** The Anthropic provider's options. */
   anthropic: {
     /** Marks the message as a cache breakpoint. */
     cacheControl: {
@@ -28,9 +27,7 @@ export type AISDKCacheControlOptions = {
 
 /** A system model message (the AI SDK's `SystemModelMessage` shape). */
 export type AISDKSystemMessage = {
-  /** Always `'system'`. */
   role: 'system'
-  /** One `PromptBlock`'s text. */
   content: string
   /** Present on a kept breakpoint block: Anthropic's cache-control option. */
   providerOptions?: AISDKCacheControlOptions
@@ -38,9 +35,7 @@ export type AISDKSystemMessage = {
 
 /** The snapshot message promptloom adds. */
 export type AISDKSnapshotMessage = {
-  /** Always `'user'`. */
   role: 'user'
-  /** The runtime-context snapshot. */
   content: string
 }
 

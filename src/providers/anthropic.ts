@@ -27,7 +27,6 @@ export type AnthropicCacheControl = {
 
 /** A text content block (system blocks and the snapshot). */
 export type AnthropicTextBlock = {
-  /** Always `'text'`. */
   type: 'text'
   /** The block's text: one `PromptBlock`'s text, or the snapshot. */
   text: string
@@ -37,9 +36,7 @@ export type AnthropicTextBlock = {
 
 /** A tool declaration of the Messages API. */
 export type AnthropicTool = {
-  /** The tool's name, as the model calls it. */
   name: string
-  /** What the tool does, for the model. */
   description: string
   /** The JSON Schema of the tool's input; always an object schema. */
   input_schema: {
@@ -63,13 +60,11 @@ export type AnthropicContentBlockLike = {
 export type AnthropicMessageLike = {
   /** Who sent the message (`'system'`: a mid-conversation system message). */
   readonly role: 'user' | 'assistant' | 'system'
-  /** The message's text, or its content blocks. */
   readonly content: string | readonly AnthropicContentBlockLike[]
 }
 
 /** The user message promptloom adds when the history does not end with a user turn. */
 export type AnthropicSnapshotMessage = {
-  /** Always `'user'`. */
   role: 'user'
   /** The runtime-context snapshot as a single text block. */
   content: AnthropicTextBlock[]

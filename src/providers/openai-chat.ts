@@ -13,22 +13,16 @@ import { checkHistory, resolveRequest, trailingInstructionsStart, type RequestOp
 
 /** The leading message: `'system'`, or `'developer'` for reasoning models that take instructions that way. */
 export type OpenAIChatInstructionMessage = {
-  /** `'system'`, the default leading role. */
   role: 'system'
-  /** The rendered prompt. */
   content: string
 } | {
-  /** `'developer'`, for reasoning models that take instructions that way. */
   role: 'developer'
-  /** The rendered prompt. */
   content: string
 }
 
 /** The snapshot message promptloom adds after the history. */
 export type OpenAIChatSnapshotMessage = {
-  /** Always `'user'`. */
   role: 'user'
-  /** The runtime-context snapshot. */
   content: string
 }
 
@@ -40,13 +34,9 @@ export type OpenAIChatMessageLike = {
 
 /** A function tool of the Chat Completions API. */
 export type OpenAIChatTool = {
-  /** Always `'function'`. */
   type: 'function'
-  /** The function's declaration. */
   function: {
-    /** The tool's name, as the model calls it. */
     name: string
-    /** What the tool does, for the model. */
     description: string
     /** The JSON Schema of the tool's arguments. */
     parameters: Record<string, unknown>

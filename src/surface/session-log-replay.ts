@@ -37,9 +37,7 @@ export interface ReplayedStep extends ReplayedFigures {
   readonly prompt: string
   /** Every live system message, by ascending node (node 0, then in-history appends); built when first read. */
   readonly systemMessages: readonly {
-    /** The surface node. */
     readonly node: number
-    /** The message text. */
     readonly text: string
   }[]
   /** From the latest `request/header` of the session (`[]` before any). */
@@ -56,7 +54,6 @@ export interface ReplayedStep extends ReplayedFigures {
 
 /** Something the reader skipped and kept going: a torn line. */
 export interface SessionLogReadWarning {
-  /** The kind of finding. */
   readonly kind: 'torn-line'
   /** The file read, when the reader was given one. */
   readonly source?: string

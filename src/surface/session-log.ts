@@ -23,38 +23,27 @@ import type { UsageRecord } from './usage-record.js'
  * Several surfaces may append to one file in turn: a step number at or below
  * the previous one starts the next surface's session. Readers ignore fields
  * they do not know (session-log-fields.ts lists the known ones) and skip one
- * line a crash cut short (session-log-replay.ts says exactly which).
+ * line a crash cut short (torn-lines.ts says exactly which).
+ *
+ * A field named like a `StepResult` field holds that field (layers as
+ * labels); an optional one is absent when the result lacks it or the log was
+ * written before the field existed.
  */
 export interface SessionLogStepRecord {
-  /** The record kind. */
   readonly type: 'step'
-  /** `StepResult.step`. */
   readonly step: number
-  /** `StepResult.compacted`. */
   readonly compacted: boolean
-  /** `StepResult.stablePrefixLength`. */
   readonly stablePrefixLength: number
-  /** `StepResult.stablePrefixBytes`. */
   readonly stablePrefixBytes: number
-  /** `StepResult.changedSections`. */
   readonly changedSections: readonly string[]
-  /** `StepResult.firstChangedSection`. */
   readonly firstChangedSection?: string
-  /** `StepResult.warnings`, with layers as labels. */
   readonly warnings: readonly SessionLogWarning[]
-  /** `StepResult.toolsChanged` (absent in logs written before it existed). */
   readonly toolsChanged?: boolean
-  /** `StepResult.configChanged`. */
   readonly configChanged?: boolean
-  /** `StepResult.reusablePrefixLength`. */
   readonly reusablePrefixLength?: number
-  /** `StepResult.reusablePrefixBytes`. */
   readonly reusablePrefixBytes?: number
-  /** `StepResult.stablePrefixTokens` (only with `countTokens`). */
   readonly stablePrefixTokens?: number
-  /** `StepResult.reusablePrefixTokens` (only with `countTokens`). */
   readonly reusablePrefixTokens?: number
-  /** `StepResult.promptTokens` (only with `countTokens`). */
   readonly promptTokens?: number
   /** The sent section names in prompt order (so a reader tells added, removed and changed apart); absent when unknown. */
   readonly sections?: readonly string[]
@@ -69,15 +58,10 @@ export interface SessionLogStepRecord {
   readonly sectionLayers?: readonly (string | null)[]
   /** `StepResult.partTokens`, parallel to `sections` (only with a budget that gives the token figures). */
   readonly sectionTokens?: readonly number[]
-  /** `StepResult.withheld`: the sections the budget withheld from this step's prompt (only with a budget). */
   readonly withheld?: readonly string[]
-  /** `StepResult.overBudget` (only with a budget). */
   readonly overBudget?: boolean
-  /** `StepResult.expectedCachedTokens` (only with `cacheRules`). */
   readonly expectedCachedTokens?: number
-  /** `StepResult.cacheNote` (only with `cacheRules`). */
   readonly cacheNote?: CacheNote
-  /** `StepResult.cacheBreak`, with its layer as a label; absent when the step lost no reuse. */
   readonly cacheBreak?: SessionLogCacheBreak
 }
 
@@ -92,15 +76,11 @@ export type SessionLogWarning = SessionLogStabilityWarning | BudgetWarning
 
 /** A `StabilityWarning` as logged: the layer becomes `'global'` or the scope's label. */
 export interface SessionLogStabilityWarning {
-  /** `StabilityWarning.kind`. */
   readonly kind: StabilityWarning['kind']
-  /** `StabilityWarning.section`. */
   readonly section: string
   /** `'global'` or the supplying scope's label; absent when unknown. */
   readonly layer?: string
-  /** `StabilityWarning.variable`. */
   readonly variable?: string
-  /** `StabilityWarning.message`. */
   readonly message: string
 }
 

@@ -1,13 +1,13 @@
 /**
  * Torn lines in a session log. A process that dies in the middle of a write
  * leaves the record it was writing cut short: a line that starts like a
- * record (`{`) but is not valid JSON. The reader skips one such line per log, with a warning, when it
- * is the last line of the log, or when the record after it is a step record
- * (a writer that resumed the log starts with its surface's step). When the
- * torn line itself ends in a complete step record (a writer that resumed
- * without starting a new line appended it there), that record is kept. Any
- * other line that is not JSON, including a second torn line, is an error
- * naming the file and the line.
+ * record (`{`) but is not valid JSON. The reader skips one such line per log,
+ * with a warning, when it is the last line of the log, or when the record
+ * after it is a step record (a writer that resumed the log starts with its
+ * surface's step). When the torn line itself ends in a complete step record
+ * (a writer that resumed without starting a new line appended it there),
+ * that record is kept. Any other line that is not JSON, including a second
+ * torn line, is an error naming the file and the line.
  */
 
 const GLUED_STEP = '{"type":"step"'
