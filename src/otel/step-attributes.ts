@@ -7,15 +7,9 @@
  */
 
 import type { Attributes } from '@opentelemetry/api'
-import type { LayerRef } from '../assembly/entries.js'
-import { scopeLabel } from '../scope/scope-key.js'
+import { layerLabel } from '../surface/session-log.js'
 import type { StepResult } from '../surface/step-result.js'
 import type { UsageRecord } from '../surface/usage-record.js'
-
-/** A layer as telemetry shows it: `'global'`, or the scope key's label (its `name` or `id`, else `scope#N`), as the session log writes it. */
-export function layerLabel(layer: LayerRef): string {
-  return layer === 'global' ? 'global' : scopeLabel(layer)
-}
 
 /**
  * The attributes of one step: who and which step, the prefix figures the

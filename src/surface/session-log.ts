@@ -137,7 +137,8 @@ function tokenFields(result: StepResult): Pick<SessionLogStepRecord, 'stablePref
   return out
 }
 
-function layerLabel(layer: LayerRef): string {
+/** A layer as the log (and telemetry) shows it: `'global'`, or the scope key's label. */
+export function layerLabel(layer: LayerRef): string {
   return layer === 'global' ? 'global' : scopeLabel(layer)
 }
 
