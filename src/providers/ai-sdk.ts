@@ -119,9 +119,9 @@ function cacheControl(ttl: CacheTtl | undefined): AISDKCacheControlOptions['anth
 /**
  * Builds the AI SDK call fields for one step. Markers follow `toAnthropic`'s
  * rules (the caller's counted at any depth and left as they are; promptloom's
- * in the free slots of `ANTHROPIC_MAX_CACHE_MARKERS`: history breakpoint,
+ * within what is left of `ANTHROPIC_MAX_CACHE_MARKERS`: history breakpoint,
  * then system breakpoints latest first; the TTL order rule). Markers on the
- * tools you pass to `generateText` are not visible here: leave a slot for
+ * tools you pass to `generateText` are not visible here: leave room for
  * them with `historyBreakpoint: false` or fewer breakpoints. The snapshot
  * (when non-empty) is a user message after the history — before a trailing
  * run of mid-conversation system messages, which must stay last — and the

@@ -150,8 +150,8 @@ function withBlocks<M extends AnthropicMessageLike>(message: M, block: number | 
 
 /**
  * Builds the Messages API request fields for one step. Markers (SPEC §4.3):
- * the caller's (counted at any depth) stay as they are; promptloom's fill the
- * free slots of `ANTHROPIC_MAX_CACHE_MARKERS` in priority order — the history
+ * the caller's (counted at any depth) stay as they are; promptloom's take what
+ * is left of `ANTHROPIC_MAX_CACHE_MARKERS` in priority order — the history
  * breakpoint, the system breakpoints latest first, the last tool's (only when
  * a system block is a breakpoint) — each with the TTL the order rule gives.
  * The snapshot is a text block at the end of the last user turn (after its

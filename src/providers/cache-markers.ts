@@ -9,7 +9,7 @@
  *
  * At most `ANTHROPIC_MAX_CACHE_MARKERS` in one request, the caller's counted
  * at any depth. The caller's markers are never moved, removed or changed;
- * promptloom's fill the free slots in priority order (history, system latest
+ * promptloom's take what is left in priority order (history, system latest
  * first, tools). Anthropic rejects a longer TTL after a shorter one in prefix
  * order, so each own marker is raised to the longest TTL after it, then
  * lowered to the shortest caller TTL before it: valid whenever the caller's

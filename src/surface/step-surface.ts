@@ -7,7 +7,7 @@ import type { BudgetOptions } from './budget-options.js'
 import { cacheBreakOf, type CacheBreak } from './cache-break.js'
 import { checkCacheRules, type CacheRules } from './cache-rules.js'
 import { NO_PROMPT, prefixReportOf } from './prefix-report.js'
-import { frozenJson, headerChange, headerStateOf, toolDiff, type HeaderState } from './request-header.js'
+import { frozenJson, headerChange, headerStateOf, toolDiff, type HeaderChange, type HeaderState } from './request-header.js'
 import { lintRestored } from './restored-lint.js'
 import { lintStability, ReportedWarnings } from './stability-lint.js'
 import { configJsonOf, optionalBoolean, requireHistoryLength, updateMode } from './step-options.js'
@@ -190,9 +190,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       }
 
       const nextHeader = headerStateOf(assembly.tools, configJson, header)
-      const reason = header === undefined ? 'initial' : headerChange(header, nextHeader)
-      const toolsChanged = header !== undefined && !sameStrings(header.toolJson, nextHeader.toolJson)
-      const configChanged = header !== undefined && header.configJson !== nextHeader.configJson
+      const { toolsChanged, configChanged, reason } = header === undefined ? FIRST_HEADER : headerChange(header, nextHeader)
       const reusable = toolsChanged || configChanged ? { length: 0, bytes: 0 } : compared
       const counted = counts.measure({
         plan,
@@ -269,13 +267,10 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
 }
 
 const NO_NAMES: readonly string[] = Object.freeze([])
+const FIRST_HEADER: HeaderChange = { toolsChanged: false, configChanged: false, reason: 'initial' }
 
 /** The tool names added, removed and changed between two headers (a reordering alone lists none). */
 function changedToolNames(before: HeaderState, after: HeaderState): NonNullable<CacheBreak['tools']> {
   const { added, removed, changed } = toolDiff(before, after)
   return Object.freeze({ added: Object.freeze(added), removed: Object.freeze(removed), changed: Object.freeze(changed) })
-}
-
-function sameStrings(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((item, i) => item === b[i])
 }
