@@ -66,7 +66,6 @@ export type DeepSeekUsageLike = {
 export type AISDKUsageLike = {
   /** All input tokens, cached ones included; `undefined` when the provider reported none. */
   readonly inputTokens: number | undefined
-  /** The breakdown of `inputTokens`. */
   readonly inputTokenDetails?: {
     /** Input tokens read from the cache. */
     readonly cacheReadTokens?: number | undefined

@@ -7,8 +7,8 @@
 
 /**
  * The in-history system messages (node > 0) as an immutable list, highest
- * node first. Every step keeps the version it saw in O(1): an append at a
- * higher node, the common case, shares the whole list below it.
+ * node first: an append at a higher node, the common case, shares the whole
+ * list below it.
  */
 export interface HistoryMessage {
   readonly node: number
@@ -16,6 +16,7 @@ export interface HistoryMessage {
   readonly below: HistoryMessage | undefined
 }
 
+/** The list with `text` at `node`: the messages below it are shared, only those above it copied. */
 export function withMessage(top: HistoryMessage | undefined, node: number, text: string): HistoryMessage {
   if (top === undefined || node > top.node) return { node, text, below: top }
   if (node === top.node) return { node, text, below: top.below }
@@ -48,9 +49,8 @@ export interface Held {
 }
 
 /**
- * `systemMessages` of every replayed step: built on first read, because
- * copying every live message into every step makes replay quadratic. One
- * shared getter keeps the steps' shapes alike.
+ * `systemMessages` of every replayed step: built on first read (see the
+ * module header).
  */
 const LIVE_MESSAGES: PropertyDescriptor = {
   enumerable: true,
