@@ -106,7 +106,9 @@ export function serializeStep(result: StepResult): string {
     configChanged: result.configChanged,
     reusablePrefixLength: result.reusablePrefixLength,
     reusablePrefixBytes: result.reusablePrefixBytes,
-    ...tokenFields(result),
+    ...(result.stablePrefixTokens === undefined ? {} : { stablePrefixTokens: result.stablePrefixTokens }),
+    ...(result.reusablePrefixTokens === undefined ? {} : { reusablePrefixTokens: result.reusablePrefixTokens }),
+    ...(result.promptTokens === undefined ? {} : { promptTokens: result.promptTokens }),
     sections: result.rendered.parts.map((part) => part.name),
     sectionLengths: result.rendered.parts.map((part) => part.text.length),
     sectionLayers: result.rendered.parts.map((part) => (part.layer === undefined ? null : layerLabel(part.layer))),
@@ -127,14 +129,6 @@ export function serializeUsage(record: UsageRecord): string {
     throw new TypeError('writeUsage expects the record surface.observeUsage() returned ({ type: "usage", step, … })')
   }
   return JSON.stringify(record) + '\n'
-}
-
-function tokenFields(result: StepResult): Pick<SessionLogStepRecord, 'stablePrefixTokens' | 'reusablePrefixTokens' | 'promptTokens'> {
-  const out: { stablePrefixTokens?: number; reusablePrefixTokens?: number; promptTokens?: number } = {}
-  if (result.stablePrefixTokens !== undefined) out.stablePrefixTokens = result.stablePrefixTokens
-  if (result.reusablePrefixTokens !== undefined) out.reusablePrefixTokens = result.reusablePrefixTokens
-  if (result.promptTokens !== undefined) out.promptTokens = result.promptTokens
-  return out
 }
 
 /** A layer as the log (and telemetry) shows it: `'global'`, or the scope key's label. */
