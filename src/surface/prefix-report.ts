@@ -1,9 +1,7 @@
 /**
  * The KV-cache prefix report of the step surface: how much of this step's
  * rendered system prompt is identical to the previous step's, and which
- * sections changed. Pure; it reads `RenderedPrompt` parts only, and the
- * render memo's knowledge does the heavy lifting (an unchanged section's
- * text is the same string object as last step).
+ * sections changed. Pure; it reads `RenderedPrompt` parts only.
  */
 
 import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
@@ -49,9 +47,8 @@ function totalBytes(state: PromptState): number {
 
 /**
  * Compares this step's render with the previous one. The leading parts whose
- * texts are `===` (mostly pointer compares: the memo hands back the same
- * string objects for unchanged sections) are skipped whole; only from the
- * first differing part on are characters compared, up to the first
+ * texts are equal are skipped whole (their byte lengths carry over); only
+ * from the first differing part on are characters compared, up to the first
  * difference.
  */
 export function prefixReportOf(prev: PromptState, rendered: RenderedPrompt, hasPrevious: boolean): PrefixReport {
