@@ -1,24 +1,26 @@
 /**
- * Pins the Cordis 4 events contract `hasListeners` relies on (see the comment
- * in src/assembly/listeners.ts) on a real Context, so a Cordis upgrade that
- * moves listeners, changes how `waterfall` resolves them or how
- * `internal/dispatch` observes dispatches fails here first.
+ * Pins the Cordis contract src/assembly/cordis-internals.ts names in its header on a real Context, so a
+ * Cordis upgrade that moves listeners, changes how `waterfall` resolves them, how `internal/dispatch`
+ * observes dispatches or how a disposed fiber is reported fails here first.
  */
 import { Context } from 'cordis'
 import { describe, expect, test, vi } from 'vitest'
-import { hasListeners, type CordisEventsInternals } from '../../src/assembly/listeners.js'
+import { cordisBridgeOf, hasListeners as hasHooks } from '../../src/assembly/cordis-internals.js'
 import { createScope, SystemPrompt, type PromptPreparation } from '../../src/index.js'
 
 const PREPARE = 'system-prompt/prepare'
 const ASSEMBLE = 'system-prompt/assemble'
 
-interface RawEvents extends CordisEventsInternals {
+interface RawEvents {
+  readonly _hooks: Readonly<Record<string | symbol, unknown>>
   waterfall(thisArg: object, name: string, ...args: unknown[]): unknown
 }
 
 function rawEvents(ctx: Context): RawEvents {
   return (ctx.events as unknown as Record<symbol, RawEvents>)[Symbol.for('cordis.original')]!
 }
+
+const hasListeners = (events: RawEvents, name: string | symbol): boolean => hasHooks(events._hooks, name)
 
 const preparation = (): PromptPreparation => ({ variables: {}, contexts: [] })
 
@@ -193,8 +195,56 @@ describe('hasListeners over Cordis 4 events internals', () => {
     expect(hasListeners(events, PREPARE)).toBe(false)
   })
 
-  test('answers true for an events object whose internals it does not recognize', () => {
-    expect(hasListeners({}, PREPARE)).toBe(true)
-    expect(hasListeners({ _hooks: { [PREPARE]: { not: 'an array' } } }, PREPARE)).toBe(true)
+  test('answers true for a hook list that is not an array (a layout it does not know)', () => {
+    expect(hasHooks({ [PREPARE]: { not: 'an array' } }, PREPARE)).toBe(true)
+  })
+})
+
+describe('the Cordis bridge', () => {
+  test('takes the internal path on the pinned Cordis', () => {
+    expect(cordisBridgeOf(new Context()).path).toBe('internal')
+  })
+
+  test('takes the public path when the raw events service is not where the contract puts it', () => {
+    const app = new Context()
+    const events = new Proxy(app.events, { get: (target, prop, receiver) => (prop === Symbol.for('cordis.original') ? undefined : Reflect.get(target, prop, receiver)) })
+    const ctx = new Proxy(app, { get: (target, prop, receiver) => (prop === 'events' ? events : Reflect.get(target, prop, receiver)) })
+    const bridge = cordisBridgeOf(ctx)
+    expect(bridge.path).toBe('public')
+    expect(bridge.mayHear(PREPARE)).toBe(true)
+  })
+
+  test('dispatch("emit") resolves the listeners of an event, bound and in order, without calling them', () => {
+    const app = new Context()
+    const raw = rawEvents(app) as RawEvents & { dispatch(mode: 'emit', args: [string]): (() => unknown)[] }
+    const log: string[] = []
+    app.on('bridge/probe' as 'system-prompt/change', () => void log.push('first'))
+    app.on('bridge/probe' as 'system-prompt/change', () => void log.push('second'))
+    const listeners = raw.dispatch('emit', ['bridge/probe'])
+    expect(log).toEqual([])
+    for (const listener of listeners) listener()
+    expect(log).toEqual(['first', 'second'])
+  })
+
+  test('reports a disposed plugin fiber through internal/plugin with uid null, and its unload through inertia', async () => {
+    const app = new Context()
+    const seen: [uid: unknown, unloading: boolean][] = []
+    app.on('internal/plugin', (fiber) => {
+      const raw = fiber as unknown as { uid: unknown; inertia: unknown }
+      seen.push([raw.uid, raw.inertia instanceof Promise])
+    })
+    let finish!: () => void
+    const unloading = new Promise<void>((resolve) => (finish = resolve))
+    const fiber = app.plugin((ctx: Context) => void ctx.effect(() => () => unloading))
+    await fiber
+    seen.length = 0
+    const raw = fiber as unknown as { inertia: Promise<void> | undefined }
+    const done = fiber.dispose()
+    expect(seen).toEqual([[null, false]])
+    await undefined
+    expect(raw.inertia).toBeInstanceOf(Promise)
+    finish()
+    await done
+    expect(raw.inertia).toBeUndefined()
   })
 })
