@@ -305,11 +305,11 @@ export function diagnosticsOf(view: ScopeView, guard: StabilityGuard, options: D
   if (includeUnchecked !== undefined && typeof includeUnchecked !== 'boolean') {
     throw new TypeError(`diagnostics option "includeUnchecked" must be a boolean (got ${describeValue(includeUnchecked)})`)
   }
-  // Refreshed, not derived: the memo's computeds read these facts as `.value`.
-  view.refresh('variables')
-  view.refresh('sections')
-  view.refresh('contexts')
-  view.refresh('suppressed')
+  // Derived first, so the memo's computeds find these facts fresh whatever the chain's depth.
+  view.derive('variables')
+  view.derive('sections')
+  view.derive('contexts')
+  view.derive('suppressed')
   const memo = memoOf(view, guard)
   // Untracked, like `derive`: a caller's effect must not subscribe to the view's chain.
   return untracked(() => (includeUnchecked === true ? memo.all.value : memo.checked.value))

@@ -2,7 +2,6 @@ import { batch, signal, untracked, type Signal } from '@preact/signals-core'
 import type { Context } from 'cordis'
 import type { NamedEntries, Undo } from './named-entries.js'
 import { scopeChainOf } from './parent-chain.js'
-import { structureRevision } from './revision.js'
 import { scopeOf, type ScopeKey } from './scope-key.js'
 
 /** What a layer must answer so `ScopedLayers` can reclaim it. */
@@ -141,7 +140,6 @@ export class ScopedLayers<L extends ScopeLayer> {
         const layer = existing ?? this.#createLayer(scope)
         const undo = action(layer)
         if (slot !== undefined && existing === undefined) {
-          structureRevision.bump()
           slot.value = layer
         }
         let undone = false
@@ -151,8 +149,7 @@ export class ScopedLayers<L extends ScopeLayer> {
           batch(() => {
             undo()
             if (slot !== undefined && slot.peek() === layer && untracked(() => layer.isEmpty())) {
-              structureRevision.bump()
-              slot.value = undefined
+                  slot.value = undefined
             }
             if (notify && !rollingBack) this.#onChange?.()
           })
