@@ -81,38 +81,37 @@ export interface DiagnosticsOptions {
 type TextEntry = SectionEntry | ContextEntry
 
 const NO_GROUPS: readonly TemplateGroup[] = Object.freeze([])
-const staticScans = new WeakMap<TextEntry, readonly TemplateGroup[]>()
-const signalScans = new WeakMap<TextEntry, ReadonlySignal<readonly TemplateGroup[] | undefined>>()
+
+/** The template groups of entries' texts, scanned once per entry (a signal text once per value). */
+type Scans = WeakMap<TextEntry, readonly TemplateGroup[] | ReadonlySignal<readonly TemplateGroup[] | undefined>>
 
 /**
  * The groups of an entry's text; `undefined` when it cannot be read without
  * calling a provider (a function), or its signal throws or holds a non-string
  * (`prepare` reports that one).
  */
-function groupsOf(entry: TextEntry): readonly TemplateGroup[] | undefined {
+function groupsOf(entry: TextEntry, scans: Scans): readonly TemplateGroup[] | undefined {
   if (entry.kind === SourceKind.Provider) return undefined
   if (!entry.interpolate) return NO_GROUPS
-  if (entry.kind === SourceKind.Static) {
-    let groups = staticScans.get(entry)
-    if (groups === undefined) staticScans.set(entry, (groups = scanGroups(entry.value!)))
-    return groups
-  }
-  let scan = signalScans.get(entry)
+  let scan = scans.get(entry)
   if (scan === undefined) {
-    const source = entry.signal!
-    scan = computed(() => {
-      let text: unknown
-      try {
-        text = source.value
-      } catch {
-        // A throwing signal: `prepare` reports it; caught here so no error is cached.
-        return undefined
-      }
-      return typeof text === 'string' ? scanGroups(text) : undefined
-    })
-    signalScans.set(entry, scan)
+    const source = entry.signal
+    scan =
+      source === undefined
+        ? scanGroups(entry.value!)
+        : computed(() => {
+            let text: unknown
+            try {
+              text = source.value
+            } catch {
+              // A throwing signal: `prepare` reports it; caught here so no error is cached.
+              return undefined
+            }
+            return typeof text === 'string' ? scanGroups(text) : undefined
+          })
+    scans.set(entry, scan)
   }
-  return scan.value
+  return Array.isArray(scan) ? scan : (scan as ReadonlySignal<readonly TemplateGroup[] | undefined>).value
 }
 
 /** Whether the variable's value is known to be `undefined` now (a signal holding it), reading no provider. */
@@ -126,21 +125,16 @@ function hasNoValue(plan: VariablePlan, name: string): boolean {
   }
 }
 
-// The variables record the unknown-variable message lists, once per plan.
-const namesRecords = new WeakMap<VariablePlan, Readonly<Record<string, string>>>()
+/** The variables record the unknown-variable message lists. */
 function namesRecordOf(plan: VariablePlan): Readonly<Record<string, string>> {
-  let record = namesRecords.get(plan)
-  if (record === undefined) {
-    const out: Record<string, string> = {}
-    for (const entry of plan.entries) out[entry.name] = ''
-    namesRecords.set(plan, (record = out))
-  }
-  return record
+  const out: Record<string, string> = {}
+  for (const entry of plan.entries) out[entry.name] = ''
+  return out
 }
 
-function findingsOf(entry: TextEntry, entryKind: 'section' | 'context', plan: VariablePlan, guard: StabilityGuard, out: PromptDiagnostic[]): void {
+function findingsOf(entry: TextEntry, entryKind: 'section' | 'context', plan: VariablePlan, guard: StabilityGuard, scans: Scans, out: PromptDiagnostic[]): void {
   const layer = layerOf(entry.scope)
-  const groups = groupsOf(entry)
+  const groups = groupsOf(entry, scans)
   const owner = labelOf(entry)
   const push = (kind: PromptDiagnosticKind, variable: string | undefined, message: string): void => {
     out.push(Object.freeze(variable === undefined ? { kind, entry: entry.name, entryKind, layer, message } : { kind, entry: entry.name, entryKind, layer, variable, message }))
@@ -264,53 +258,61 @@ interface ViewDiagnostics {
   readonly checked: ReadonlySignal<readonly PromptDiagnostic[]>
 }
 
-const memos = new WeakMap<ScopeView, ViewDiagnostics>()
+/** One service's diagnostics (see the module comment): each view's memo, and each entry's scan. */
+export class Diagnostics {
+  readonly #guard: StabilityGuard
+  readonly #memos = new WeakMap<ScopeView, ViewDiagnostics>()
+  readonly #scans: Scans = new WeakMap()
 
-function memoOf(view: ScopeView, guard: StabilityGuard): ViewDiagnostics {
-  let memo = memos.get(view)
-  if (memo !== undefined) return memo
-  let lastAll: readonly PromptDiagnostic[] = Object.freeze([])
-  let lastChecked: readonly PromptDiagnostic[] = lastAll
-  // Read as `.value` to subscribe; `diagnosticsOf` refreshes each fact first,
-  // so these reads find them fresh (farthest-first, whatever the depth).
-  const all = computed(() => {
-    const variables = view.variables.value
-    const out: PromptDiagnostic[] = []
-    const sections = view.sections.value.entries
-    for (const entry of sections) findingsOf(entry, 'section', variables, guard, out)
-    breakpointFindings(sections, out)
-    sharedPrefixFindings(sections, out)
-    const contexts = view.contexts.value
-    for (const entry of view.suppressed.value ? contexts.required : contexts.entries) findingsOf(entry, 'context', variables, guard, out)
-    if (!sameDiagnostics(out, lastAll)) lastAll = Object.freeze(out)
-    return lastAll
-  })
-  const checked = computed(() => {
-    const found = all.value.filter((d) => d.kind !== 'unchecked')
-    if (!sameDiagnostics(found, lastChecked)) lastChecked = Object.freeze(found)
-    return lastChecked
-  })
-  memos.set(view, (memo = { all, checked }))
-  return memo
-}
-
-/**
- * The diagnostics of `view` (see the module comment), memoized per view:
- * the same frozen array while the findings stay equal. `guard` words the
- * stability hazards after the service's config. Throws a `TypeError` for a
- * non-boolean `includeUnchecked`.
- */
-export function diagnosticsOf(view: ScopeView, guard: StabilityGuard, options: DiagnosticsOptions = {}): readonly PromptDiagnostic[] {
-  const includeUnchecked = options?.includeUnchecked
-  if (includeUnchecked !== undefined && typeof includeUnchecked !== 'boolean') {
-    throw new TypeError(`diagnostics option "includeUnchecked" must be a boolean (got ${describeValue(includeUnchecked)})`)
+  /** `guard` words the stability hazards after the service's config. */
+  constructor(guard: StabilityGuard) {
+    this.#guard = guard
   }
-  // Derived first, so the memo's computeds find these facts fresh whatever the chain's depth.
-  view.derive('variables')
-  view.derive('sections')
-  view.derive('contexts')
-  view.derive('suppressed')
-  const memo = memoOf(view, guard)
-  // Untracked, like `derive`: a caller's effect must not subscribe to the view's chain.
-  return untracked(() => (includeUnchecked === true ? memo.all.value : memo.checked.value))
+
+  #memoOf(view: ScopeView): ViewDiagnostics {
+    let memo = this.#memos.get(view)
+    if (memo !== undefined) return memo
+    const guard = this.#guard
+    const scans = this.#scans
+    let lastAll: readonly PromptDiagnostic[] = Object.freeze([])
+    let lastChecked: readonly PromptDiagnostic[] = lastAll
+    const all = computed(() => {
+      const variables = view.variables.value
+      const out: PromptDiagnostic[] = []
+      const sections = view.sections.value.entries
+      for (const entry of sections) findingsOf(entry, 'section', variables, guard, scans, out)
+      breakpointFindings(sections, out)
+      sharedPrefixFindings(sections, out)
+      const contexts = view.contexts.value
+      for (const entry of view.suppressed.value ? contexts.required : contexts.entries) findingsOf(entry, 'context', variables, guard, scans, out)
+      if (!sameDiagnostics(out, lastAll)) lastAll = Object.freeze(out)
+      return lastAll
+    })
+    const checked = computed(() => {
+      const found = all.value.filter((d) => d.kind !== 'unchecked')
+      if (!sameDiagnostics(found, lastChecked)) lastChecked = Object.freeze(found)
+      return lastChecked
+    })
+    this.#memos.set(view, (memo = { all, checked }))
+    return memo
+  }
+
+  /**
+   * The diagnostics of `view`: the same frozen array while the findings stay
+   * equal. Throws a `TypeError` for a non-boolean `includeUnchecked`.
+   */
+  of(view: ScopeView, options: DiagnosticsOptions = {}): readonly PromptDiagnostic[] {
+    const includeUnchecked = options?.includeUnchecked
+    if (includeUnchecked !== undefined && typeof includeUnchecked !== 'boolean') {
+      throw new TypeError(`diagnostics option "includeUnchecked" must be a boolean (got ${describeValue(includeUnchecked)})`)
+    }
+    // Derived first, so the memo's computeds find these facts fresh whatever the chain's depth.
+    view.derive('variables')
+    view.derive('sections')
+    view.derive('contexts')
+    view.derive('suppressed')
+    const memo = this.#memoOf(view)
+    // Untracked, like `derive`: a caller's effect must not subscribe to the view's chain.
+    return untracked(() => (includeUnchecked === true ? memo.all.value : memo.checked.value))
+  }
 }

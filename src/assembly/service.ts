@@ -14,7 +14,7 @@ import { Pipeline } from './pipeline.js'
 import { Registration } from './registration.js'
 import { ViewCache } from './view-cache.js'
 import { toContextEntry, toSectionEntry, toToolEntry, toVariableEntry } from './entries.js'
-import { diagnosticsOf, type DiagnosticsOptions, type PromptDiagnostic } from './diagnostics.js'
+import { Diagnostics, type DiagnosticsOptions, type PromptDiagnostic } from './diagnostics.js'
 import { inspectView, type PromptInspection } from './inspect.js'
 import {
   CONTEXT_ORDERS,
@@ -88,6 +88,7 @@ export interface Engine {
   readonly registration: Registration
   readonly views: ViewCache
   readonly pipeline: Pipeline
+  readonly diagnostics: Diagnostics
   /** Set when the service's plugin unloads: a registration then would land in a dead registry. */
   closed: boolean
 }
@@ -142,7 +143,7 @@ export class SystemPrompt extends Service {
     const registration = new Registration(stats)
     const views = new ViewCache(registration.store, stats, this, value.renderCacheScopes)
     const pipeline = new Pipeline(stats, views, new Evaluation(stats, value, views), bridge, value.stabilityGuard)
-    const engine: Engine = (this[ENGINE] = { config: value, stats, registration, views, pipeline, closed: false })
+    const engine: Engine = (this[ENGINE] = { config: value, stats, registration, views, pipeline, diagnostics: new Diagnostics(value.stabilityGuard), closed: false })
     // The configured sections live in the global layer even when the service
     // itself was loaded under a scope.
     const global = ctx.extend({ [SCOPE_TAG]: undefined })
@@ -312,7 +313,8 @@ export class SystemPrompt extends Service {
    * `'unchecked'` entry per function text.
    */
   diagnostics(scope?: ScopeKey, options?: DiagnosticsOptions): readonly PromptDiagnostic[] {
-    return diagnosticsOf(this[ENGINE].views.view(scope), this[ENGINE].config.stabilityGuard, options)
+    const engine = this[ENGINE]
+    return engine.diagnostics.of(engine.views.view(scope), options)
   }
 }
 
