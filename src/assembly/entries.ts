@@ -202,11 +202,7 @@ function orderedFields(kind: string, input: unknown, scope: ScopeKey | undefined
   }
 }
 
-// Entries are built as explicit literals, never by spreading: the assembly
-// loop reads them on every call, and spread-built objects get a hidden class
-// whose field loads measured several times slower there. They hold plain data
-// only (a `label` getter, even on a shared prototype, measured ~12% slower
-// steady-state assembly); `labelOf` builds the label when a message needs it.
+// Entries are plain data, built as explicit literals; `labelOf` builds a label only when a message needs it.
 
 const SECTION = 'prompt section'
 const CONTEXT = 'runtime context'

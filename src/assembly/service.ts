@@ -2,12 +2,7 @@ import { Context, Service } from 'cordis'
 import { ownedEffect } from '../signals/owned-effect.js'
 import { scopeKeyOfFiber } from '../scope/create-scope.js'
 import { SCOPE_TAG, scopeOf, type ScopeKey, type Scoped } from '../scope/scope-key.js'
-import {
-  resolveSystemPromptConfig,
-  SystemPromptConfigSchema,
-  type ResolvedSystemPromptConfig,
-  type SystemPromptConfig,
-} from './config.js'
+import { resolveSystemPromptConfig, SystemPromptConfigSchema, type ResolvedSystemPromptConfig, type SystemPromptConfig } from './config.js'
 import { cordisBridgeOf, releaseOnDispose } from './cordis-internals.js'
 import { Evaluation } from './evaluation.js'
 import { Pipeline } from './pipeline.js'
@@ -16,28 +11,11 @@ import { ViewCache } from './view-cache.js'
 import { toContextEntry, toSectionEntry, toToolEntry, toVariableEntry } from './entries.js'
 import { Diagnostics, type DiagnosticsOptions, type PromptDiagnostic } from './diagnostics.js'
 import { inspectView, type PromptInspection } from './inspect.js'
-import {
-  CONTEXT_ORDERS,
-  HARNESS_IDENTITY_SECTION,
-  PERSONA_PREFIX_SECTION,
-  PERSONA_SUFFIX_SECTION,
-  SECTION_ORDERS,
-  type PromptContextOrderName,
-  type PromptSectionOrderName,
-} from './orders.js'
+import { CONTEXT_ORDERS, HARNESS_IDENTITY_SECTION, orderOf, PERSONA_PREFIX_SECTION, PERSONA_SUFFIX_SECTION, SECTION_ORDERS } from './orders.js'
+import type { PromptContextOrderName, PromptSectionOrderName } from './orders.js'
 import { createStats, type PromptStats } from './stats.js'
-import type {
-  AssembleContext,
-  PromptAssembly,
-  PromptContext,
-  PromptPreparation,
-  PromptPresentation,
-  PromptSection,
-  RegistrationDisposer,
-  ToolProvider,
-  VariableOptions,
-  VariableSource,
-} from './types.js'
+import type { AssembleContext, PromptAssembly, PromptContext, PromptPreparation, PromptPresentation } from './types.js'
+import type { PromptSection, RegistrationDisposer, ToolProvider, VariableOptions, VariableSource } from './types.js'
 
 declare module 'cordis' {
   interface Context {
@@ -103,19 +81,6 @@ function liveRegistration(service: SystemPrompt, method: string): Registration {
   throw new Error(
     `systemPrompt.${method}() cannot register: this "systemPrompt" service is disposed; its plugin was unloaded, so register through the ctx.systemPrompt of a loaded SystemPrompt plugin`,
   )
-}
-
-/** A band's order: a built-in one, else a configured one; a `TypeError` listing both for any other name. */
-function orderOf(
-  kind: 'section' | 'context',
-  name: string,
-  builtIn: Readonly<Record<string, number>>,
-  configured: Readonly<Record<string, number>>,
-): number {
-  if (Object.hasOwn(builtIn, name)) return builtIn[name]!
-  if (Object.hasOwn(configured, name)) return configured[name]!
-  const known = [...Object.keys(builtIn), ...Object.keys(configured)].join(', ')
-  throw new TypeError(`unknown ${kind} order "${String(name)}"; known: ${known}`)
 }
 
 /**

@@ -4,7 +4,7 @@ import { scopeParentOf } from '../scope/parent-chain.js'
 import type { ScopeKey, Scoped } from '../scope/scope-key.js'
 import { scopeTarget } from '../scope/carrier.js'
 import { type ContextEntry, type PromptLayer, type ToolEntry, type VariableEntry } from './entries.js'
-import { mergedPlan, mergeSorted, patchedPlan, sectionPlanOf, type MergedPlan, type SectionPlan } from './section-plan.js'
+import { mergeSorted, sectionPlanOf, type SectionPlan } from './section-plan.js'
 import type { PromptStats } from './stats.js'
 
 export type { SectionPlan } from './section-plan.js'
@@ -112,20 +112,12 @@ export class ScopeView {
       const own = this.own.value
       return own === undefined ? base : [...base, own]
     })
-    // The last merge, so that the next one (after a registration or disposal
-    // here, under an unchanged parent) patches it instead of merging again.
-    let merged: MergedPlan | undefined
     this.sections = computed(() => {
       const base = this.parent.value?.sections.value ?? NO_SECTIONS
       const layer = this.own.value
-      if (layer === undefined || layer.sections.size === 0) {
-        merged = undefined
-        return base
-      }
+      if (layer === undefined || layer.sections.size === 0) return base
       stats.structureRecomputes++
-      const own = [...layer.sections.values()]
-      merged = (merged?.base === base ? patchedPlan(merged, own) : undefined) ?? mergedPlan(base, own)
-      return merged.plan
+      return sectionPlanOf(mergeSorted(base.entries, [...layer.sections.values()]))
     })
     this.contexts = computed(() => {
       const base = this.parent.value?.contexts.value ?? NO_CONTEXTS

@@ -23,7 +23,7 @@ const EMPTY: ReadonlyMap<unknown, unknown> = new Map()
  */
 export class SignalTable<K, V> {
   // Shared while empty: most tables of a scope's layer (its tools, its
-  // suppressors) never get an entry, and an empty Map is ~180 bytes each.
+  // suppressors) never get an entry, so they hold no map of their own.
   #cells = EMPTY as Map<K, Signal<V>>
   readonly #version = signal(0)
 
