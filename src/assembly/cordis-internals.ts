@@ -13,16 +13,23 @@
  * 4. `internal/plugin` is emitted with the fiber when one is created and again when it is disposed, then
  *    with `fiber.uid === null`; `fiber.inertia` is the promise of its pending unload (`undefined` once
  *    settled).
+ * 5. `Service` keeps `{ associate: name, property: 'ctx' }` under `Service.tracker`; the proxy a
+ *    `ctx.<service>` read returns wraps every method it hands out in a shadow context unless
+ *    `tracker.noShadow`, and on every string-keyed read consults the root reflect service's `props`
+ *    table (raw via point 1; a null-prototype object whose keys are the declared `name.<prop>`) while
+ *    `tracker.associate` is set.
  *
  * What they buy: an event nobody can hear is not dispatched (1–3: the assembly's two waterfalls and the
  * change event), a throwing change listener is logged at once without stopping the others (3), and a
- * disposed scope's views are released while its key lives on (4). When the shapes do not match at load,
+ * disposed scope's views are released while its key lives on (4); a method read costs one proxy trap (5:
+ * the service's methods read no service through `this.ctx`, so the shadow changes nothing for them, and
+ * the associated-property lookup is made only while one is declared). When the shapes do not match at load,
  * the bridge takes the public path: every waterfall goes through `ctx.waterfall` and every change through
  * `ctx.parallel`, with the same results and listener order; a throwing change listener is then logged one
  * microtask later, and a disposed scope's views go when its key is collected.
  */
 
-import type { Context } from 'cordis'
+import { Service, type Context } from 'cordis'
 
 const ORIGINAL = Symbol.for('cordis.original')
 const DISPATCH_OBSERVER = 'internal/dispatch'
@@ -139,4 +146,24 @@ async function torndown(fiber: RawFiber): Promise<void> {
   // The unload starts right after the disposal is reported, in the same job.
   await undefined
   while (fiber.inertia) await fiber.inertia.catch(() => undefined)
+}
+
+/**
+ * Hands `service`'s methods out unshadowed, and has Cordis look up an associated property
+ * (`ctx.reflect.accessor('<name>.x', …)`) only while one is declared (contract point 5). Leaves the
+ * tracker alone on the public path or when its shape differs.
+ */
+export function lightenTracker(ctx: Context, bridge: CordisBridge, service: object, name: string): void {
+  if (bridge.path === 'public') return
+  const tracker = (service as Record<symbol, unknown>)[Service.tracker] as { noShadow?: boolean; associate?: unknown } | undefined
+  const props = (ctx.reflect as unknown as Record<symbol, { readonly props?: unknown } | undefined>)[ORIGINAL]?.props
+  if (typeof tracker !== 'object' || tracker === null || tracker.associate !== name) return
+  if (typeof props !== 'object' || props === null || Object.getPrototypeOf(props) !== null) return
+  const prefix = `${name}.`
+  tracker.noShadow = true
+  Object.defineProperty(tracker, 'associate', {
+    get: () => (Object.keys(props).some((key) => key.startsWith(prefix)) ? name : undefined),
+    configurable: true,
+    enumerable: true,
+  })
 }

@@ -3,7 +3,7 @@ import { ownedEffect } from '../signals/owned-effect.js'
 import { scopeKeyOfFiber } from '../scope/create-scope.js'
 import { SCOPE_TAG, scopeOf, type ScopeKey, type Scoped } from '../scope/scope-key.js'
 import { resolveSystemPromptConfig, SystemPromptConfigSchema, type ResolvedSystemPromptConfig, type SystemPromptConfig } from './config.js'
-import { cordisBridgeOf, releaseOnDispose } from './cordis-internals.js'
+import { cordisBridgeOf, lightenTracker, releaseOnDispose } from './cordis-internals.js'
 import { Evaluation } from './evaluation.js'
 import { Pipeline } from './pipeline.js'
 import { Registration } from './registration.js'
@@ -104,6 +104,7 @@ export class SystemPrompt extends Service {
     if (resolved.issues) throw new TypeError(`invalid config:\n${resolved.issues.map((i) => `  - ${i.message}`).join('\n')}`)
     const { value } = resolved
     const bridge = cordisBridgeOf(ctx)
+    lightenTracker(ctx, bridge, this, 'systemPrompt')
     const stats = createStats()
     const registration = new Registration(stats)
     const views = new ViewCache(registration.store, stats, this, value.renderCacheScopes)

@@ -3,8 +3,8 @@
  * Cordis upgrade that moves listeners, changes how `waterfall` resolves them, how `internal/dispatch`
  * observes dispatches or how a disposed fiber is reported fails here first.
  */
-import { Context } from 'cordis'
-import { describe, expect, test, vi } from 'vitest'
+import { Context, Service } from 'cordis'
+import { afterEach, describe, expect, test, vi } from 'vitest'
 import { cordisBridgeOf, hasListeners as hasHooks } from '../../src/assembly/cordis-internals.js'
 import { createScope, SystemPrompt, type PromptPreparation } from '../../src/index.js'
 
@@ -246,5 +246,66 @@ describe('the Cordis bridge', () => {
     finish()
     await done
     expect(raw.inertia).toBeUndefined()
+  })
+})
+
+const ORIGINAL = Symbol.for('cordis.original')
+
+interface ReflectHandler {
+  get(target: object, prop: string | symbol, receiver: object): unknown
+}
+
+let restoreHandler: (() => void) | undefined
+afterEach(() => {
+  restoreHandler?.()
+  restoreHandler = undefined
+})
+
+/** Counts `ctx.reflect` reads through Cordis' context proxy (the static handler of its ReflectService) while `run` runs. */
+function countReflectReads(app: Context, run: () => void): number {
+  const handler = (app.reflect as unknown as Record<symbol, { constructor: { handler: ReflectHandler } }>)[ORIGINAL]!.constructor.handler
+  const original = handler.get
+  let reads = 0
+  handler.get = (target, prop, receiver) => {
+    if (prop === 'reflect') reads++
+    return original(target, prop, receiver)
+  }
+  restoreHandler = () => void (handler.get = original)
+  try {
+    run()
+  } finally {
+    restoreHandler()
+    restoreHandler = undefined
+  }
+  return reads
+}
+
+describe('the systemPrompt service tracker', () => {
+  test('Cordis keeps it under Service.tracker with property "ctx"; the service sets noShadow and clears associate', async () => {
+    const app = new Context()
+    await app.plugin(SystemPrompt)
+    const raw = (app.systemPrompt as unknown as Record<symbol, Record<symbol, { property?: string; noShadow?: boolean; associate?: string }>>)[ORIGINAL]!
+    const tracker = raw[Service.tracker]!
+    expect(tracker.property).toBe('ctx')
+    expect(tracker.noShadow).toBe(true)
+    expect(tracker.associate).toBeUndefined()
+  })
+
+  test('hands out methods unshadowed, and a method read does not read ctx.reflect', async () => {
+    const app = new Context()
+    await app.plugin(SystemPrompt)
+    const sp = app.systemPrompt
+    expect(sp.assemble).toBe(SystemPrompt.prototype.assemble)
+    expect(countReflectReads(app, () => void sp.assemble)).toBe(0)
+  })
+
+  test('a declared systemPrompt.* accessor is read through the context, and only while declared', async () => {
+    const app = new Context()
+    await app.plugin(SystemPrompt)
+    const withdraw = app.reflect.accessor('systemPrompt.extra', { get: () => 42 })
+    const sp = app.systemPrompt as unknown as Record<string, unknown>
+    expect(sp.extra).toBe(42)
+    withdraw()
+    expect(sp.extra).toBeUndefined()
   })
 })
