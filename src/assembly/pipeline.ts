@@ -1,7 +1,7 @@
 import { labelOf } from './entries.js'
 import { viewName } from './errors.js'
 import type { Evaluation } from './evaluation.js'
-import { hasListeners, type CordisEventsInternals } from './listeners.js'
+import type { CordisBridge } from './cordis-internals.js'
 import { deferredAssembly, sectionsOf } from './presentation.js'
 import { pinRequired, restoreRequired } from './required-sections.js'
 import type { StabilityGuard } from './stability-hazard.js'
@@ -21,13 +21,6 @@ interface Prepared {
   readonly provenance: AssemblyProvenance | undefined
 }
 
-/** The slice of Cordis' events service the engine dispatches through (the raw object, no proxy). */
-export interface EventDispatcher extends CordisEventsInternals {
-  waterfall(thisArg: object, name: string, ...args: unknown[]): unknown
-  /** Resolves the listeners of an event without calling them (Cordis 4 rc.10, marked deprecated there). */
-  dispatch(mode: 'emit', args: [name: string]): (() => unknown)[]
-}
-
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason
 }
@@ -43,11 +36,11 @@ export class Pipeline {
   readonly #stats: PromptStats
   readonly #views: ViewCache
   readonly #evaluation: Evaluation
-  readonly #events: EventDispatcher
+  readonly #events: CordisBridge
   /** Config `stabilityGuard`, carried in every assembly's provenance for the render to enforce. */
   readonly #stabilityGuard: StabilityGuard
 
-  constructor(stats: PromptStats, views: ViewCache, evaluation: Evaluation, events: EventDispatcher, stabilityGuard: StabilityGuard) {
+  constructor(stats: PromptStats, views: ViewCache, evaluation: Evaluation, events: CordisBridge, stabilityGuard: StabilityGuard) {
     this.#stabilityGuard = stabilityGuard
     this.#stats = stats
     this.#views = views
@@ -95,7 +88,7 @@ export class Pipeline {
       contexts: namedSourcesOf(contextPlan.entries),
       variables: namedSourcesOf(variablePlan.entries),
     }
-    if (!hasListeners(this.#events, PREPARE)) return this.#prepared(view, context, preparation, preparation, provenance, recorded)
+    if (!this.#events.mayHear(PREPARE)) return this.#prepared(view, context, preparation, preparation, provenance, recorded)
     return this.#waterfall(view, PREPARE, preparation, context).then((result) =>
       this.#prepared(view, context, preparation, result, provenance, recorded),
     )
@@ -159,7 +152,7 @@ export class Pipeline {
       stabilityGuard: this.#stabilityGuard,
     }
     const slot = this.#views.slotOf(view)
-    if (!hasListeners(this.#events, ASSEMBLE)) {
+    if (!this.#events.mayHear(ASSEMBLE)) {
       // Nobody could change the presentation: it is the result, and its sections are built when read.
       throwIfAborted(context.signal)
       const shown = suppressed ? contexts.filter((c) => requiredNames.has(c.name)) : contexts
