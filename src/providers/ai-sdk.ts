@@ -21,7 +21,8 @@ import {
   type PlannedMarker,
 } from './cache-markers.js'
 import { recordHistory } from './request-history.js'
-import { checkHistory, describe, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
+import { describeValue } from '../assembly/errors.js'
+import { checkHistory, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
 
 /** The Anthropic provider option that marks a cache breakpoint. */
 export type AISDKCacheControlOptions = {
@@ -152,7 +153,7 @@ export function toAISDK<const M extends AISDKMessageLike>(options: AISDKRequestO
   const history = options.messages
   checkHistory(FN, 'messages', history, 'required')
   const { historyBreakpoint = true } = options
-  if (typeof historyBreakpoint !== 'boolean') throw new TypeError(`${FN} option "historyBreakpoint" must be a boolean (got ${describe(historyBreakpoint)})`)
+  if (typeof historyBreakpoint !== 'boolean') throw new TypeError(`${FN} option "historyBreakpoint" must be a boolean (got ${describeValue(historyBreakpoint)})`)
   const ttl = ttlPlanOf(FN, options.ttl)
   const callers = callerMarkersOf(history)
   checkCallerOrder(FN, 'messages', callers)

@@ -24,7 +24,8 @@ import {
   type PlannedMarker,
 } from './cache-markers.js'
 import { recordHistory } from './request-history.js'
-import { checkHistory, describe, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
+import { describeValue } from '../assembly/errors.js'
+import { checkHistory, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
 
 export { ANTHROPIC_MAX_CACHE_MARKERS } from './cache-markers.js'
 
@@ -182,7 +183,7 @@ export function toAnthropic<M extends AnthropicMessageLike>(options: AnthropicRe
   const history = options.messages
   checkHistory(FN, 'messages', history, 'required')
   const { historyBreakpoint = true } = options
-  if (typeof historyBreakpoint !== 'boolean') throw new TypeError(`${FN} option "historyBreakpoint" must be a boolean (got ${describe(historyBreakpoint)})`)
+  if (typeof historyBreakpoint !== 'boolean') throw new TypeError(`${FN} option "historyBreakpoint" must be a boolean (got ${describeValue(historyBreakpoint)})`)
   const ttl = ttlPlanOf(FN, options.ttl)
   const callers = callerMarkersOf(history)
   checkCallerOrder(FN, 'messages', callers)
@@ -274,6 +275,6 @@ function inputSchemaOf(name: string, parameters: Readonly<Record<string, unknown
   if (parameters.type === 'object') return parameters as AnthropicTool['input_schema']
   if (parameters.type === undefined) return { ...parameters, type: 'object' }
   throw new TypeError(
-    `toAnthropic option "assembly" has tool "${name}" whose parameters have type ${describe(parameters.type)}; the Messages API takes an object schema ({ type: 'object', properties })`,
+    `toAnthropic option "assembly" has tool "${name}" whose parameters have type ${describeValue(parameters.type)}; the Messages API takes an object schema ({ type: 'object', properties })`,
   )
 }

@@ -16,7 +16,7 @@
  * own markers are in order (checked first).
  */
 
-import { describe } from './request-input.js'
+import { describeValue } from '../assembly/errors.js'
 
 /** Anthropic's limit on `cache_control` markers in one request (tools, system and messages together). */
 export const ANTHROPIC_MAX_CACHE_MARKERS = 4
@@ -47,7 +47,7 @@ export function ttlPlanOf(fn: string, ttl: unknown): TtlPlan {
   if (ttl === undefined) return { static: undefined, session: undefined, history: undefined }
   if (TTLS.includes(ttl)) return { static: ttl as CacheTtl, session: ttl as CacheTtl, history: ttl as CacheTtl }
   if (typeof ttl !== 'object' || ttl === null || Array.isArray(ttl)) {
-    throw new TypeError(`${fn} option "ttl" must be '5m', '1h' or { static?, session?, history? } of those (got ${describe(ttl)})`)
+    throw new TypeError(`${fn} option "ttl" must be '5m', '1h' or { static?, session?, history? } of those (got ${describeValue(ttl)})`)
   }
   for (const key of Object.keys(ttl)) {
     if (!(TTL_KINDS as readonly string[]).includes(key)) {
@@ -59,7 +59,7 @@ export function ttlPlanOf(fn: string, ttl: unknown): TtlPlan {
   const record = ttl as Record<string, unknown>
   for (const key of TTL_KINDS) {
     if (record[key] !== undefined && !TTLS.includes(record[key])) {
-      throw new TypeError(`${fn} option "ttl.${key}" must be '5m' or '1h' (got ${describe(record[key])})`)
+      throw new TypeError(`${fn} option "ttl.${key}" must be '5m' or '1h' (got ${describeValue(record[key])})`)
     }
   }
   return { static: record.static as CacheTtl | undefined, session: record.session as CacheTtl | undefined, history: record.history as CacheTtl | undefined }

@@ -8,7 +8,8 @@
 
 import { promptCacheKeyOf } from './prompt-cache-key.js'
 import { recordHistory } from './request-history.js'
-import { checkHistory, describe, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
+import { describeValue } from '../assembly/errors.js'
+import { checkHistory, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
 
 /** The leading message: `'system'`, or `'developer'` for reasoning models that take instructions that way. */
 export type OpenAIChatInstructionMessage = {
@@ -92,7 +93,7 @@ export function toOpenAIChat<M extends OpenAIChatMessageLike>(options: OpenAICha
   checkHistory(fn, 'messages', options.messages, 'optional')
   const role = options.role ?? 'system'
   if (role !== 'system' && role !== 'developer') {
-    throw new TypeError(`toOpenAIChat option "role" must be 'system' or 'developer' (got ${describe(role)})`)
+    throw new TypeError(`toOpenAIChat option "role" must be 'system' or 'developer' (got ${describeValue(role)})`)
   }
   const key = promptCacheKeyOf(fn, options.promptCacheKey, tools, rendered)
   const history: (M | OpenAIChatSnapshotMessage)[] = options.messages.slice()
