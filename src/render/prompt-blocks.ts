@@ -14,8 +14,12 @@
  *
  * A marker after volatile bytes could only pay for cache writes (its prefix
  * changes every step), and an unannotated prompt is cached through its end.
+ *
+ * A block the previous prompt of the same scope had at the same position,
+ * with the same part names, texts and flags, is taken over as it is, so a
+ * step joins only the texts of the blocks that changed (docs/design.md).
  */
-import type { PromptBlock, RenderedPart } from './rendered-prompt.js'
+import type { PromptBlock, RenderedPart, RenderedPrompt } from './rendered-prompt.js'
 
 /** Where each block ends: after every breakpoint part and before every stability change (exclusive part indexes). */
 function blockEnds(parts: readonly RenderedPart[]): number[] {
@@ -28,8 +32,22 @@ function blockEnds(parts: readonly RenderedPart[]): number[] {
   return ends
 }
 
-/** The frozen blocks of `parts` (their texts joined by a blank line), each a frozen plain object. */
-export function blocksOf(parts: readonly RenderedPart[]): readonly PromptBlock[] {
+/** Whether `block`, which covers `previous.parts` from `at` on, is the block of `members` with these flags. */
+function sameBlock(block: PromptBlock, at: number, previous: RenderedPrompt, members: readonly RenderedPart[], stability: string, cacheBreakpoint: boolean): boolean {
+  if (block.stability !== stability || block.cacheBreakpoint !== cacheBreakpoint || block.parts.length !== members.length) return false
+  for (let j = 0; j < members.length; j++) {
+    const old = previous.parts[at + j]
+    if (old === undefined || old.name !== members[j]!.name || old.text !== members[j]!.text) return false
+  }
+  return true
+}
+
+/**
+ * The frozen blocks of `parts` (their texts joined by a blank line), each a
+ * frozen plain object; a block equal to `previous`'s block at the same
+ * position is that block.
+ */
+export function blocksOf(parts: readonly RenderedPart[], previous?: RenderedPrompt): readonly PromptBlock[] {
   const ends = blockEnds(parts)
   let stableRun = ends.length
   for (let r = 0, start = 0; r < ends.length; start = ends[r++]!) {
@@ -39,14 +57,23 @@ export function blocksOf(parts: readonly RenderedPart[]): readonly PromptBlock[]
     }
   }
   const blocks = new Array<PromptBlock>(ends.length)
+  // Where the previous prompt's block r starts in its parts.
+  let at = 0
   for (let r = 0, start = 0; r < ends.length; start = ends[r++]!) {
     const members = parts.slice(start, ends[r])
-    blocks[r] = Object.freeze({
-      text: members.length === 1 ? members[0]!.text : members.map((part) => part.text).join('\n\n'),
-      parts: Object.freeze(members.map((part) => part.name)),
-      stability: members[0]!.stability,
-      cacheBreakpoint: r < stableRun && (members[members.length - 1]!.cacheBreakpoint || r === stableRun - 1),
-    })
+    const stability = members[0]!.stability
+    const cacheBreakpoint = r < stableRun && (members[members.length - 1]!.cacheBreakpoint || r === stableRun - 1)
+    const old = previous?.blocks[r]
+    if (old !== undefined && sameBlock(old, at, previous!, members, stability, cacheBreakpoint)) blocks[r] = old
+    else {
+      blocks[r] = Object.freeze({
+        text: members.length === 1 ? members[0]!.text : members.map((part) => part.text).join('\n\n'),
+        parts: Object.freeze(members.map((part) => part.name)),
+        stability,
+        cacheBreakpoint,
+      })
+    }
+    at += old?.parts.length ?? 0
   }
   return Object.freeze(blocks)
 }

@@ -48,7 +48,7 @@ function ownerIn(table: SourceTable<{ readonly name: string; readonly layer: 'gl
 }
 
 /** Whether `last` was rendered from the same fills and the same provenance, so it is this render's prompt too. */
-function sameAsLast(last: LastPrompt | undefined, fills: readonly Fill[], record: AssemblyRecord): last is LastPrompt {
+function sameAsLast(last: LastPrompt | undefined, fills: readonly Fill[], record: AssemblyRecord): boolean {
   if (last === undefined || last.all !== fills) return false
   const a = last.record.provenance
   const b = record.provenance
@@ -84,9 +84,9 @@ export function render(assembly: Pick<PromptPresentation, 'sections' | 'variable
   const cache = cacheOf(record.slot)
   const all = cache.sections.render(assembly.sections, assembly.variables, ownerIn(record.provenance.sections, 'prompt section'), record.slot.stats)
   const last = cache.prompt
-  if (sameAsLast(last, all, record)) return last.prompt
+  if (sameAsLast(last, all, record)) return last!.prompt
   const { inputs, fills } = partsOf(all, record, last)
-  const prompt = buildRenderedPrompt(inputs, variablesOf(inputs, record))
+  const prompt = buildRenderedPrompt(inputs, variablesOf(inputs, record), last?.prompt)
   // Config `stabilityGuard: 'error'` (SPEC §5), carried by the provenance; a prompt that fails it is never kept.
   if (record.provenance.stabilityGuard === 'error') guardStability(prompt)
   cache.prompt = { all, fills, parts: prompt.parts, record, prompt }

@@ -105,12 +105,16 @@ export type PartInput = Omit<RenderedPart, 'start' | 'end' | 'restored'> & { rea
  * prompt-blocks.ts). An input that is already a part placed at the offset it
  * gets here is kept as the same object (the renderer hands an unchanged
  * section's part on from step to step). `variables` keeps those the parts
- * reference. Throws a `TypeError` for an empty part text, which is never in
- * the prompt.
+ * reference; a block equal to one of `previous` (the scope's last prompt)
+ * is that block. Throws a `TypeError` for an empty part text, which is never
+ * in the prompt.
  */
-export function buildRenderedPrompt(inputs: readonly (PartInput | RenderedPart)[], variables: readonly RenderedVariable[] = []): RenderedPrompt {
+export function buildRenderedPrompt(
+  inputs: readonly (PartInput | RenderedPart)[],
+  variables: readonly RenderedVariable[] = [],
+  previous?: RenderedPrompt,
+): RenderedPrompt {
   const parts = new Array<RenderedPart>(inputs.length)
-  const texts = new Array<string>(inputs.length)
   let offset = 0
   for (let i = 0; i < inputs.length; i++) {
     const input = inputs[i]!
@@ -118,14 +122,20 @@ export function buildRenderedPrompt(inputs: readonly (PartInput | RenderedPart)[
     if (i > 0) offset += PART_SEPARATOR.length
     const part = 'start' in input && input.start === offset && Object.isFrozen(input) ? input : placePart(input, offset)
     parts[i] = part
-    texts[i] = part.text
     offset = part.end
   }
   Object.freeze(parts)
   const referenced = new Set<string>()
   for (const part of parts) for (const name of part.variables) referenced.add(name)
   const kept = variables.filter((variable) => referenced.has(variable.name)).map((variable) => (Object.isFrozen(variable) ? variable : Object.freeze({ ...variable })))
-  return Object.freeze({ text: texts.join(PART_SEPARATOR), parts, blocks: blocksOf(parts), variables: Object.freeze(kept) })
+  const blocks = blocksOf(parts, previous)
+  // The blocks' texts concatenated, not the parts joined again: V8 keeps the
+  // concatenation as a rope over the block texts and copies it only when a
+  // reader looks at its characters, so a step read through its blocks (a
+  // provider request) never copies the whole prompt (docs/design.md).
+  let text = blocks.length === 0 ? '' : blocks[0]!.text
+  for (let r = 1; r < blocks.length; r++) text = text + PART_SEPARATOR + blocks[r]!.text
+  return Object.freeze({ text, parts, blocks, variables: Object.freeze(kept) })
 }
 
 function placePart(input: PartInput, start: number): RenderedPart {
