@@ -16,10 +16,13 @@
  * changes every step), and an unannotated prompt is cached through its end.
  *
  * A block the previous prompt of the same scope had at the same position,
- * with the same part names, texts and flags, is taken over as it is, so a
- * step joins only the texts of the blocks that changed (docs/design.md).
+ * with the same part names, texts and flags, is taken over as it is. A new
+ * block's text is its parts' texts concatenated, not joined: V8 keeps a
+ * concatenation as a rope over the part texts and copies it once, when a
+ * reader first looks at its characters, so a step pays for the texts it
+ * reads (docs/design.md has the figures).
  */
-import type { PromptBlock, RenderedPart, RenderedPrompt } from './rendered-prompt.js'
+import { PART_SEPARATOR, type PromptBlock, type RenderedPart, type RenderedPrompt } from './rendered-prompt.js'
 
 /** Where each block ends: after every breakpoint part and before every stability change (exclusive part indexes). */
 function blockEnds(parts: readonly RenderedPart[]): number[] {
@@ -66,8 +69,10 @@ export function blocksOf(parts: readonly RenderedPart[], previous?: RenderedProm
     const old = previous?.blocks[r]
     if (old !== undefined && sameBlock(old, at, previous!, members, stability, cacheBreakpoint)) blocks[r] = old
     else {
+      let text = members[0]!.text
+      for (let j = 1; j < members.length; j++) text = text + PART_SEPARATOR + members[j]!.text
       blocks[r] = Object.freeze({
-        text: members.length === 1 ? members[0]!.text : members.map((part) => part.text).join('\n\n'),
+        text,
         parts: Object.freeze(members.map((part) => part.name)),
         stability,
         cacheBreakpoint,

@@ -129,10 +129,8 @@ export function buildRenderedPrompt(
   for (const part of parts) for (const name of part.variables) referenced.add(name)
   const kept = variables.filter((variable) => referenced.has(variable.name)).map((variable) => (Object.isFrozen(variable) ? variable : Object.freeze({ ...variable })))
   const blocks = blocksOf(parts, previous)
-  // The blocks' texts concatenated, not the parts joined again: V8 keeps the
-  // concatenation as a rope over the block texts and copies it only when a
-  // reader looks at its characters, so a step read through its blocks (a
-  // provider request) never copies the whole prompt (docs/design.md).
+  // Concatenated, not joined, as the block texts are (prompt-blocks.ts): a
+  // step read through its blocks (a provider request) never copies the whole prompt.
   let text = blocks.length === 0 ? '' : blocks[0]!.text
   for (let r = 1; r < blocks.length; r++) text = text + PART_SEPARATOR + blocks[r]!.text
   return Object.freeze({ text, parts, blocks, variables: Object.freeze(kept) })
