@@ -128,9 +128,14 @@ function tableOf<S extends { readonly name: string }>(list: readonly S[]): Sourc
   return { list, indexOf: new Map(list.map((source, index) => [source.name, index])) }
 }
 
-/** The source named `name` in `table`. */
-export function sourceNamed<S extends { readonly name: string }>(table: SourceTable<S>, name: string): S | undefined {
-  const index = table.indexOf.get(name)
+/** The index in `table` of the source named `name`, looked for at `near` first (an item's own position). */
+export function sourceIndex(table: SourceTable<{ readonly name: string }>, name: string, near = -1): number | undefined {
+  return table.list[near]?.name === name ? near : table.indexOf.get(name)
+}
+
+/** The source named `name` in `table`, looked for at `near` first. */
+export function sourceNamed<S extends { readonly name: string }>(table: SourceTable<S>, name: string, near = -1): S | undefined {
+  const index = sourceIndex(table, name, near)
   return index === undefined ? undefined : table.list[index]
 }
 

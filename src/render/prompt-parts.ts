@@ -8,7 +8,7 @@
  * instructions, say) redo nothing for it.
  */
 
-import { sourceNamed, type AssemblyRecord, type SectionSource } from '../assembly/provenance.js'
+import { sourceIndex, sourceNamed, type AssemblyRecord, type SectionSource } from '../assembly/provenance.js'
 import type { Template } from '../assembly/template.js'
 import type { Fill } from './render-memo.js'
 import { PART_SEPARATOR, type PartInput, type RenderedPart, type RenderedSubstitution, type RenderedVariable } from './rendered-prompt.js'
@@ -49,7 +49,7 @@ function labelOf(record: AssemblyRecord | undefined, i: number, fill: Fill): Lab
   const provenance = record?.provenance
   const table = provenance?.sections
   if (table === undefined) return { source: undefined, origin: 'waterfall', restored: false }
-  const index = table.list[i]?.name === fill.name ? i : table.indexOf.get(fill.name)
+  const index = sourceIndex(table, fill.name, i)
   const source = index === undefined ? undefined : table.list[index]
   const origin = source !== undefined && provenance!.collected?.[index!] === fill.text ? 'registry' : 'waterfall'
   return { source, origin, restored: provenance!.restored?.includes(fill.name) ?? false }

@@ -7,6 +7,7 @@
  * a block, the joined text) can be reused by identity.
  */
 
+import { sourceNamed, type SourceTable } from '../assembly/provenance.js'
 import { compileTemplate, fillTemplate, type Template } from '../assembly/template.js'
 import type { PromptStats } from '../assembly/stats.js'
 
@@ -76,6 +77,15 @@ function stillFits(fill: Fill, item: RenderItem, variables: Variables): boolean 
   return true
 }
 
+/**
+ * The last fill of each registration (its provenance source, one object per
+ * registration, shared by every scope that sees it), so scopes that render a
+ * global section with the same values share one template and one output
+ * string instead of holding a copy each (docs/design.md has the memory
+ * figure). Entries go with their registration.
+ */
+const sharedFills = new WeakMap<object, Fill>()
+
 /** The last render of one scope's sections (or contexts), by position, with a by-name lookup for moved items. */
 export class RenderMemo {
   #fills: readonly Fill[] = []
@@ -84,9 +94,10 @@ export class RenderMemo {
   /**
    * The fills of `items`, reusing every fill that still fits; the same array
    * as last time when every item reused its fill in place. Counts renders and
-   * reuses in `stats`. Commits nothing when an item throws.
+   * reuses in `stats`. Commits nothing when an item throws. `sources` (the
+   * assembly's provenance) names the registration each item may share a fill with.
    */
-  render(items: readonly RenderItem[], variables: Variables, owner: RenderOwner, stats: PromptStats): readonly Fill[] {
+  render(items: readonly RenderItem[], variables: Variables, owner: RenderOwner, stats: PromptStats, sources?: SourceTable<{ readonly name: string }>): readonly Fill[] {
     const last = this.#fills
     let next: Fill[] | undefined
     let renders = 0
@@ -97,7 +108,13 @@ export class RenderMemo {
       let fill: Fill
       if (previous !== undefined && stillFits(previous, item, variables)) fill = previous
       else {
-        fill = fillOf(item, variables, owner, previous)
+        const source = sources === undefined ? undefined : sourceNamed(sources, item.name, i)
+        const shared = source === undefined ? undefined : sharedFills.get(source)
+        if (shared !== undefined && stillFits(shared, item, variables)) fill = shared
+        else {
+          fill = fillOf(item, variables, owner, previous ?? shared)
+          if (source !== undefined) sharedFills.set(source, fill)
+        }
         renders++
       }
       if (next === undefined && fill !== last[i]) next = last.slice(0, i)

@@ -82,7 +82,8 @@ export function render(assembly: Pick<PromptPresentation, 'sections' | 'variable
     return buildRenderedPrompt(inputs, variablesOf(inputs, undefined))
   }
   const cache = cacheOf(record.slot)
-  const all = cache.sections.render(assembly.sections, assembly.variables, ownerIn(record.provenance.sections, 'prompt section'), record.slot.stats)
+  const { sections } = record.provenance
+  const all = cache.sections.render(assembly.sections, assembly.variables, ownerIn(sections, 'prompt section'), record.slot.stats, sections)
   const last = cache.prompt
   if (sameAsLast(last, all, record)) return last!.prompt
   const { inputs, fills } = partsOf(all, record, last)
@@ -110,8 +111,8 @@ function contextFills(assembly: Pick<PromptPresentation, 'contexts' | 'variables
     const owner = ownerOfKind('runtime context')
     return assembly.contexts.map((item: RenderItem) => fillOf(item, assembly.variables, owner))
   }
-  const owner = ownerIn(record.provenance.contexts, 'runtime context')
-  return cacheOf(record.slot).contexts.render(assembly.contexts, assembly.variables, owner, record.slot.stats)
+  const { contexts } = record.provenance
+  return cacheOf(record.slot).contexts.render(assembly.contexts, assembly.variables, ownerIn(contexts, 'runtime context'), record.slot.stats, contexts)
 }
 
 /**
