@@ -11,7 +11,7 @@
 import { sourceIndex, sourceNamed, type AssemblyRecord, type SectionSource } from '../assembly/provenance.js'
 import type { Template } from '../assembly/template.js'
 import type { Fill } from './render-memo.js'
-import { PART_SEPARATOR, type PartInput, type RenderedPart, type RenderedSubstitution, type RenderedVariable } from './rendered-prompt.js'
+import { PART_SEPARATOR, type PartInput, type RenderedPart, type RenderedVariable } from './rendered-prompt.js'
 
 const NONE: readonly never[] = Object.freeze([])
 /** A template's distinct reference names in first-use order, shared by every part filled from it. */
@@ -22,19 +22,6 @@ function namesOf(template: Template | undefined): readonly string[] {
   let names = namesByTemplate.get(template)
   if (names === undefined) namesByTemplate.set(template, (names = Object.freeze([...new Set(template.refs)])))
   return names
-}
-
-function substitutionsOf(fill: Fill): readonly RenderedSubstitution[] {
-  const { template, values } = fill
-  if (template === undefined) return NONE
-  const out: RenderedSubstitution[] = []
-  let offset = template.parts[0]!.length
-  for (let i = 0; i < values.length; i++) {
-    const end = offset + values[i]!.length
-    out.push(Object.freeze({ variable: template.refs[i]!, start: offset, end }))
-    offset = end + template.parts[i + 1]!.length
-  }
-  return Object.freeze(out)
 }
 
 /** What a part knows besides its fill: where it came from. */
@@ -109,7 +96,7 @@ export function partsOf(
         restored,
         complete: source?.complete ?? false,
         priority: source?.priority ?? 0,
-        substitutions: substitutionsOf(fill),
+        substitutions: fill.substitutions,
       })
     }
     kept.push(fill)

@@ -10,6 +10,7 @@
 import { sourceNamed, type SourceTable } from '../assembly/provenance.js'
 import { compileTemplate, fillTemplate, type Template } from '../assembly/template.js'
 import type { PromptStats } from '../assembly/stats.js'
+import type { RenderedSubstitution } from './rendered-prompt.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
 
@@ -30,6 +31,8 @@ export interface Fill {
   /** The value of each of `template.refs`, in order, as filled in. */
   readonly values: readonly string[]
   readonly output: string
+  /** Where each value lies in `output` (what a part of this fill carries). */
+  readonly substitutions: readonly RenderedSubstitution[]
 }
 
 /** Names item `name` in errors, e.g. `prompt section "intro" in scope "agent-1"`. */
@@ -40,7 +43,18 @@ export function ownerOfKind(kind: string): RenderOwner {
   return (name) => `${kind} "${name}"`
 }
 
-const NO_VALUES: readonly string[] = Object.freeze([])
+const NONE: readonly never[] = Object.freeze([])
+
+function substitutionsOf(template: Template, values: readonly string[]): readonly RenderedSubstitution[] {
+  const out: RenderedSubstitution[] = []
+  let offset = template.parts[0]!.length
+  for (let i = 0; i < values.length; i++) {
+    const end = offset + values[i]!.length
+    out.push(Object.freeze({ variable: template.refs[i]!, start: offset, end }))
+    offset = end + template.parts[i + 1]!.length
+  }
+  return Object.freeze(out)
+}
 
 /**
  * Renders `item` against `variables`, reusing the template of `previous`
@@ -60,11 +74,11 @@ export function fillOf(item: RenderItem, variables: Variables, owner: RenderOwne
     const compiled = compileTemplate(text, () => owner(name))
     template = compiled.refs.length === 0 ? undefined : compiled
   }
-  if (template === undefined) return { name, text, interpolate, template, values: NO_VALUES, output: text }
+  if (template === undefined) return { name, text, interpolate, template, values: NONE, output: text, substitutions: NONE }
   const output = fillTemplate(template, variables, () => owner(name))
   // A successful fill found a string for every reference.
   const values = template.refs.map((ref) => variables[ref]!)
-  return { name, text, interpolate, template, values, output }
+  return { name, text, interpolate, template, values, output, substitutions: substitutionsOf(template, values) }
 }
 
 /** Whether `fill` is what `item` renders to against `variables`: same text and flag, same referenced values. */
