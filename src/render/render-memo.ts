@@ -81,11 +81,15 @@ export function fillOf(item: RenderItem, variables: Variables, owner: RenderOwne
   return { name, text, interpolate, template, values, output, substitutions: substitutionsOf(template, values) }
 }
 
-/** Whether `fill` is what `item` renders to against `variables`: same text and flag, same referenced values. */
-function stillFits(fill: Fill, item: RenderItem, variables: Variables): boolean {
+/**
+ * Whether `fill` is what `item` renders to against `variables`: same text and
+ * flag, same referenced values (not compared when `sameValues` says every
+ * variable holds the value `fill` was checked against last time).
+ */
+function stillFits(fill: Fill, item: RenderItem, variables: Variables, sameValues = false): boolean {
   if (fill.text !== item.text || fill.interpolate !== (item.interpolate !== false)) return false
   const { template, values } = fill
-  if (template === undefined) return true
+  if (template === undefined || sameValues) return true
   const { refs } = template
   for (let i = 0; i < refs.length; i++) if (variables[refs[i]!] !== values[i] || !Object.hasOwn(variables, refs[i]!)) return false
   return true
@@ -104,6 +108,22 @@ const sharedFills = new WeakMap<object, Fill>()
 export class RenderMemo {
   #fills: readonly Fill[] = []
   #byName: Map<string, Fill> | undefined
+  /** A copy of the variables of the last render: every fill in `#fills` holds these values. */
+  #variables: Variables | undefined
+  #variableCount = 0
+
+  /** Whether `variables` has exactly the own names and values of the last render's. */
+  #sameVariables(variables: Variables): boolean {
+    const last = this.#variables
+    if (last === undefined) return false
+    let count = 0
+    for (const name in variables) {
+      if (!Object.hasOwn(variables, name)) continue
+      if (last[name] !== variables[name] || !Object.hasOwn(last, name)) return false
+      count++
+    }
+    return count === this.#variableCount
+  }
 
   /**
    * The fills of `items`, reusing every fill that still fits; the same array
@@ -113,6 +133,7 @@ export class RenderMemo {
    */
   render(items: readonly RenderItem[], variables: Variables, owner: RenderOwner, stats: PromptStats, sources?: SourceTable<{ readonly name: string }>): readonly Fill[] {
     const last = this.#fills
+    const sameValues = this.#sameVariables(variables)
     let next: Fill[] | undefined
     let renders = 0
     for (let i = 0; i < items.length; i++) {
@@ -120,7 +141,7 @@ export class RenderMemo {
       let previous: Fill | undefined = last[i]
       if (previous?.name !== item.name) previous = (this.#byName ??= new Map(last.map((fill) => [fill.name, fill]))).get(item.name)
       let fill: Fill
-      if (previous !== undefined && stillFits(previous, item, variables)) fill = previous
+      if (previous !== undefined && stillFits(previous, item, variables, sameValues)) fill = previous
       else {
         const source = sources === undefined ? undefined : sourceNamed(sources, item.name, i)
         const shared = source === undefined ? undefined : sharedFills.get(source)
@@ -140,6 +161,10 @@ export class RenderMemo {
     if (next !== undefined) {
       this.#fills = next
       this.#byName = undefined
+    }
+    if (!sameValues) {
+      this.#variables = { ...variables }
+      this.#variableCount = Object.keys(this.#variables).length
     }
     return this.#fills
   }
