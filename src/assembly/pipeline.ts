@@ -2,10 +2,10 @@ import { labelOf } from './entries.js'
 import { viewName } from './errors.js'
 import type { Evaluation } from './evaluation.js'
 import type { CordisBridge } from './cordis-internals.js'
-import { deferredAssembly, sectionsOf } from './presentation.js'
+import { sectionsOf } from './presentation.js'
 import { pinRequired, restoreRequired } from './required-sections.js'
 import type { StabilityGuard } from './stability-hazard.js'
-import { assembledFor, namedSourcesOf, recordOf, recordScope, sectionSourcesOf, withRecord, type AssemblyProvenance, type DeferredSections } from './provenance.js'
+import { assembledFor, namedSourcesOf, recordOf, recordScope, sectionSourcesOf, withRecord, type AssemblyProvenance } from './provenance.js'
 import type { PromptStats } from './stats.js'
 import type { AssembleContext, AssembledContext, PromptAssembly, PromptPreparation, PromptPresentation } from './types.js'
 import type { ViewCache } from './view-cache.js'
@@ -153,18 +153,14 @@ export class Pipeline {
     }
     const slot = this.#views.slotOf(view)
     if (!this.#events.mayHear(ASSEMBLE)) {
-      // Nobody could change the presentation: it is the result, and its sections are built when read.
+      // Nobody could change the presentation: it is the result.
       throwIfAborted(context.signal)
       const shown = suppressed ? contexts.filter((c) => requiredNames.has(c.name)) : contexts
       recordScope(shown, view.key)
-      if (at >= 0) {
-        // The complete section alone, plus the required sections beside it (SPEC §5).
-        const all = sectionsOf(plan.entries, collected)
-        const { sections } = restoreRequired([{ ...all[at]! }], all, pinRequired(plan.entries, all))
-        return withRecord({ sections, contexts: shown, variables, tools: tools.slice() }, { provenance, slot })
-      }
-      const deferred: DeferredSections = { plan, handedOut: false }
-      return withRecord(deferredAssembly(deferred, collected, shown, variables, tools.slice()), { provenance, slot, deferred })
+      const all = sectionsOf(plan.entries, collected)
+      // The complete section alone, plus the required sections beside it (SPEC §5).
+      const sections = at >= 0 ? restoreRequired([{ ...all[at]! }], all, pinRequired(plan.entries, all)).sections : all
+      return withRecord({ sections, contexts: shown, variables, tools: tools.slice() }, { provenance, slot })
     }
     const sections = sectionsOf(plan.entries, collected)
     const complete = at >= 0 ? { ...sections[at]! } : undefined
