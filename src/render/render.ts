@@ -166,6 +166,15 @@ function originsOf(sections: readonly RenderItem[], record: AssemblyRecord): str
  * change and every unchanged block. Any other object (a copy, say) renders
  * from scratch, and its parts carry no layer (`origin: 'waterfall'`, default
  * options). `text` and `blocks` are computed on first read.
+ *
+ * @example
+ * ```ts
+ * import { render } from 'promptloom'
+ *
+ * const rendered = render(await app.systemPrompt.assemble({ scope: agent }))
+ * for (const part of rendered.parts) console.log(part.name, part.layer, part.stability, part.text.length)
+ * for (const block of rendered.blocks) console.log(block.cacheBreakpoint ? 'breakpoint' : '-', block.parts.length)
+ * ```
  */
 export function render(assembly: Pick<PromptPresentation, 'sections' | 'variables'>): RenderedPrompt {
   const record = recordOf(assembly)
