@@ -123,7 +123,8 @@ function addLanding(app, project) {
   const marker = app.options.getValue('apiLandingEnd')
   const { text, cut } = landingText(readFileSync(file, 'utf8'), marker, app.options.getValue('apiLandingFallbackLines'))
   if (!cut) app.logger.verbose(`apiLanding: ${file} has no "${marker}" marker; the landing page has its first ${text.split('\n').length} lines`)
-  const content = rewriteAnchors(text, repositoryUrl(dirname(file)))
+  // The page is titled with the project's name already: drop the README's own `# title`.
+  const content = rewriteAnchors(text.replace(/^# [^\n]*\n+/, ''), repositoryUrl(dirname(file)))
   project.readme = app.converter.parseRawComment(new MinimalSourceFile(content, file), project.files).content
   project.files.registerReflectionPath(file, project)
 }
@@ -185,8 +186,10 @@ function regroup(app, project) {
   if (!Array.isArray(groups) || groups.length === 0) return
   const rank = new Map()
   groups.forEach((group, g) => group.exports.forEach((name, i) => rank.has(name) || rank.set(name, [g, i])))
+  const unused = new Set(rank.keys())
   for (const module of modulesOf(project)) {
     const children = module.childrenIncludingDocuments ?? []
+    for (const child of children) unused.delete(child.name)
     const byGroup = groups.map((group) => {
       const reflectionGroup = new ReflectionGroup(group.title, module)
       if (typeof group.description === 'string') reflectionGroup.description = [{ kind: 'text', text: group.description }]
@@ -204,6 +207,8 @@ function regroup(app, project) {
     module.groups = byGroup.filter((group) => group.children.length > 0)
     module.categories = undefined
   }
+  // Names that are no longer exported are harmless (the build follows the public API); list them for cleanup.
+  if (unused.size > 0) app.logger.verbose(`apiGroups names no module exports: ${[...unused].join(', ')}`)
 }
 
 function objectOption(app, name) {

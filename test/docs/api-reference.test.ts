@@ -197,7 +197,7 @@ describe('npm run docs', () => {
     }
     expect(examples.length).toBeGreaterThanOrEqual(EXAMPLED.length)
     expect(typeErrorsIn(examples)).toEqual([])
-  })
+  }, 120_000)
 })
 
 /**
