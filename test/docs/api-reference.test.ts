@@ -90,6 +90,18 @@ function textOf(html: string): string {
     .replace(/\s+/g, ' ')
 }
 
+/** Markdown with fenced code blocks blanked (a `# comment` in a shell block is no heading). */
+function prose(markdown: string): string {
+  let fenced = false
+  return markdown
+    .split('\n')
+    .map((line) => {
+      if (/^\s*(```|~~~)/.test(line)) fenced = !fenced
+      return fenced || /^\s*(```|~~~)/.test(line) ? '' : line
+    })
+    .join('\n')
+}
+
 function moduleNamed(name: string): JsonReflection {
   const module = project.children?.find((child) => child.name === name)
   if (module === undefined) throw new Error(`no module "${name}" in the reference; modules: ${project.children?.map((c) => c.name).join(', ')}`)
@@ -133,9 +145,10 @@ describe('npm run docs', () => {
     expect(landing).toContain(firstWords)
     const end = readme.indexOf(LANDING_END)
     if (end !== -1) {
-      // The first heading after the marker is not on the landing page.
-      const after = /^#{1,3} (.+)$/m.exec(readme.slice(end))
-      if (after !== null) expect(landing).not.toContain(after[1]!.replace(/`/g, ''))
+      // The landing page's headings are the README's up to the marker, not the first one after it.
+      const headings = [...page('index.html').matchAll(/<h[1-6][^>]*>([\s\S]*?)<\/h[1-6]>/g)].map((m) => textOf(m[1]!).trim())
+      const after = /^#{1,6} (.+)$/m.exec(prose(readme.slice(end)))
+      if (after !== null) expect(headings).not.toContain(after[1]!.replace(/`/g, '').trim())
     }
   })
 
