@@ -92,7 +92,7 @@ function renameModules(app, project) {
 /** Members a class inherits from a dependency are that dependency's API, not promptloom's. */
 function hideExternalInheritedMembers(project) {
   for (const reflection of Object.values(project.reflections)) {
-    if (!reflection.kindOf(ReflectionKind.ClassOrInterface)) continue
+    if (!reflection.kindOf(ReflectionKind.Class)) continue
     for (const member of [...(reflection.children ?? [])]) {
       if (member.flags.isInherited && member.flags.isExternal) project.removeReflection(member)
     }
