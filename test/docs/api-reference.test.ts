@@ -73,7 +73,13 @@ afterAll(() => {
   if (out !== undefined) rmSync(out, { recursive: true, force: true })
 })
 
+/** The later checks read the built reference: without one, they say so instead of failing on a missing file. */
+function requireBuild(): void {
+  if (build.code !== 0) throw new Error('the reference did not build: see "builds with no warning and no error"')
+}
+
 function page(path: string): string {
+  requireBuild()
   return readFileSync(join(out, 'html', path), 'utf8')
 }
 
@@ -103,6 +109,7 @@ function prose(markdown: string): string {
 }
 
 function moduleNamed(name: string): JsonReflection {
+  requireBuild()
   const module = project.children?.find((child) => child.name === name)
   if (module === undefined) throw new Error(`no module "${name}" in the reference; modules: ${project.children?.map((c) => c.name).join(', ')}`)
   return module
@@ -153,12 +160,14 @@ describe('npm run docs', () => {
   })
 
   test('modules are named by their import specifiers', () => {
+    requireBuild()
     expect(project.children!.map((module) => module.name).sort()).toEqual([...MODULES].sort())
     const modules = textOf(page('modules.html'))
     for (const name of MODULES) expect(modules).toContain(name)
   })
 
   test('every export is in a task group, and the groups come in task order', () => {
+    requireBuild()
     const seen = new Set<string>()
     for (const module of project.children!) {
       const titles = module.groups!.map((group) => group.title)
@@ -198,6 +207,7 @@ describe('npm run docs', () => {
   })
 
   test('every @example type-checks against the current API', () => {
+    requireBuild()
     const examples: { readonly where: string; readonly code: string }[] = []
     for (const module of project.children!) {
       walk(module, (reflection, path) => {
