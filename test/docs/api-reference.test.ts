@@ -31,6 +31,7 @@ const EXAMPLED = [
   'promptloom toOpenAIResponses',
   'promptloom toAISDK',
   'promptloom/node createSessionLogWriter',
+  'promptloom/otel withTracing',
 ]
 
 /** The names a Cordis `Service` subclass would inherit (statics, instance members). */
