@@ -147,8 +147,8 @@ const YIELD_EVERY = 100
  * every YIELD_EVERY visits, as a harness does whenever it calls a model.
  * (A loop that never yields keeps every object a `WeakRef` was made for or
  * dereferenced alive until it does — V8 keeps them for the current job —
- * which the render slots' recency order would then pile up: README "Known
- * limitations".)
+ * which the render slots' recency order would then pile up: README
+ * "Limitations".)
  */
 async function churn(visits: number, pool: Slot[], onHalf?: () => Promise<void>): Promise<void> {
   for (let i = 0; i < visits; i++) {

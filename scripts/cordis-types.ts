@@ -2,7 +2,7 @@
  * Post-build step (`npm run build`): copies cordis' declaration files into
  * `dist/vendor/cordis/` with every relative specifier given its `.js`
  * extension, so a NodeNext consumer can point `cordis` at them with one
- * `paths` entry (README "Install"). cordis 4.0.0-rc.10 ships `.d.ts` files
+ * `paths` entry (docs/install.md). cordis 4.0.0-rc.10 ships `.d.ts` files
  * that re-export `./context`, `./events`, … without extensions, which
  * `moduleResolution: NodeNext` cannot resolve: under it `import { Context }
  * from 'cordis'` finds no exports at all. Only types are copied; at run time

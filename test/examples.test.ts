@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, test } from 'vitest'
 import { readSessionLog } from '../src/node.js'
+import { readmeBlocks } from './package/readme-blocks.js'
 
 // Smoke tests: each example runs as a real script (node --import tsx), as a
 // reader would run it, and its output is checked for the lines that carry
@@ -186,14 +187,12 @@ describe('focused examples', () => {
     expect(stdout).toContain('replayed 2 steps from the session log')
   })
 
-  test('usage: the README Usage block is examples/usage.ts with the package import', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
-    const usage = readme.slice(readme.indexOf('## Usage'))
-    const block = /```ts\n([\s\S]*?)```/.exec(usage)![1]!
+  test('usage: a README ts block is examples/usage.ts with the package import', () => {
+    const blocks = readmeBlocks(readFileSync(join(ROOT, 'README.md'), 'utf8')).map((block) => block.code)
     const file = readFileSync(join(ROOT, 'examples', 'usage.ts'), 'utf8')
       .replace("from '../src/index.js'", "from 'promptloom'")
       .replace("from '../src/node.js'", "from 'promptloom/node'")
-    expect(block).toBe(file)
+    expect(blocks).toContain(file)
   })
 
   test('persona-shadowing: the scoped persona replaces the deployment persona for one agent only', async () => {

@@ -11,7 +11,7 @@ import {
   type SystemPromptConfig,
 } from '../../src/index.js'
 
-// Config `renderCacheScopes` (README "Decisions"): at most that many scopes
+// Config `renderCacheScopes` (docs/design.md, "Registry and assembly"): at most that many scopes
 // keep their render state; the least recently assembled beyond it release
 // theirs and render from scratch on their next step, equal and correct.
 

@@ -483,14 +483,30 @@ describe('the first agent step (examples/first-step.ts, region first-step) in th
     diagnosticsOf('tsconfig.readme-nodenext.json')
     const { code, stdout, stderr } = await runWithSimulator(join('out', 'first-step.js'))
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
-    const calls = stdout.trim().split('\n').map((line) => /^cached (\d+) of (\d+) input tokens$/.exec(line))
-    expect(calls).toHaveLength(2)
-    const [first, second] = calls.map((match) => ({ cached: Number(match![1]), input: Number(match![2]) })) as [{ cached: number; input: number }, { cached: number; input: number }]
-    expect(first.cached).toBe(0)
-    expect(second.cached).toBeGreaterThan(0)
-    expect(second.cached).toBeLessThan(second.input)
+    expectCachedOnSecondCall(stdout)
+  })
+
+  test("is README.md's first ts block, a whole program, as a user copies it", () => {
+    expect(README_BLOCKS[0]).toMatchObject({ run: true, code: asConsumer(exampleRegion('first-step.ts', 'first-step'), 'examples/first-step.ts') })
+  })
+
+  test('copied from README.md, runs against the provider simulator and reads the system prompt from cache on its second call', async () => {
+    diagnosticsOf('tsconfig.readme-nodenext.json')
+    const { code, stdout, stderr } = await runWithSimulator(join('out', blockFile(README_BLOCKS[0]!.index).replace(/\.ts$/, '.js')))
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
+    expectCachedOnSecondCall(stdout)
   })
 })
+
+/** The first step's two output lines: nothing cached on the first call, most of the input on the second. */
+function expectCachedOnSecondCall(stdout: string): void {
+  const calls = stdout.trim().split('\n').map((line) => /^cached (\d+) of (\d+) input tokens$/.exec(line))
+  expect(calls).toHaveLength(2)
+  const [first, second] = calls.map((match) => ({ cached: Number(match![1]), input: Number(match![2]) })) as [{ cached: number; input: number }, { cached: number; input: number }]
+  expect(first.cached).toBe(0)
+  expect(second.cached).toBeGreaterThan(0)
+  expect(second.cached).toBeLessThan(second.input)
+}
 
 describe('every ```ts block of README.md in the consumer project (conventions: test/package/readme-blocks.ts)', () => {
   test('README.md has ts blocks, and their projects have no option or global error', () => {

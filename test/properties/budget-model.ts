@@ -1,5 +1,5 @@
 /**
- * A plain greedy model of the token budget rule (SPEC §5 and README "Token
+ * A plain greedy model of the token budget rule (SPEC §5 and docs/design.md "Token
  * budget"), one question at a time, recounting the whole joined text on every
  * question. Shared by the module-level and the surface-level properties.
  */

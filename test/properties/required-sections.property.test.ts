@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { render, SystemPrompt, type AssembledSection } from '../../src/index.js'
 import { ReferenceSystemPrompt } from '../reference/index.js'
 
-// Required sections (SPEC §5, the placement rule in README "Required sections"):
+// Required sections (SPEC §5, the placement rule in docs/design.md "Authoring safety"):
 // after any listener rewrite (drop, reorder, edit, add, duplicate) and with or
 // without a complete section, every required section is present once with its
 // collected text, in registry order among the required ones, and at the slot

@@ -617,7 +617,7 @@ describe('reference: the scope a result remembers', () => {
     expect(app.referencePrompt.refreshContext(copy, { scope: agent2 }).contexts).toEqual([])
   })
 
-  // Known disagreement (README "Known limitations"): the engine ties the scope to the contexts array
+  // Known disagreement (docs/design.md, "Known differences from the reference"): the engine ties the scope to the contexts array
   // it made, so a copy with a new contexts array is silently refreshed from another scope's registry.
   // This test passes while the engine disagrees and fails once the engine throws like the oracle.
   test.fails('the engine throws for a deep-spread copy refreshed for another scope, as the oracle does', async () => {

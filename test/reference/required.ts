@@ -1,6 +1,6 @@
 import type { AssembledSection } from '../../src/index.js'
 
-// The oracle's required-section restore (README "Authoring safety"), written
+// The oracle's required-section restore (docs/design.md, "Authoring safety"), written
 // plainly and apart from src/assembly/required-sections.ts: it computes, for
 // each required section, its slot (how many of the listener's other sections
 // come before it), then lays the two lists out by slot.

@@ -24,7 +24,7 @@ import { CONFIG, delta, GLOBAL_TOOLS, observe, world, type World } from './world
 // registry state before and after the failed call is the same.
 
 interface Row {
-  /** The invalid call, as the README catalogue lists it. */
+  /** The invalid call, as docs/errors.md lists it. */
   readonly call: string
   /** Registry state the row needs; what it returns is handed to `act`. */
   readonly arrange?: (w: World) => unknown

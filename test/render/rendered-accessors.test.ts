@@ -3,7 +3,7 @@ import { render } from '../../src/index.js'
 import { BARE, mount } from '../assembly/system-prompt.fixtures.js'
 
 // A RenderedPrompt's `text` and `blocks` are own enumerable accessors with
-// getters shared by every prompt (README "Known limitations").
+// getters shared by every prompt (docs/design.md, "Rendering").
 
 async function rendered() {
   const app = await mount(BARE)
