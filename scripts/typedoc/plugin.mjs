@@ -158,7 +158,7 @@ function repositoryUrl(dir) {
 }
 
 /** GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens. */
-export function headingSlug(heading) {
+function headingSlug(heading) {
   return heading
     .trim()
     .toLowerCase()
@@ -184,6 +184,11 @@ function rewriteAnchors(text, repository) {
 function regroup(app, project) {
   const groups = app.options.getValue('apiGroups')
   if (!Array.isArray(groups) || groups.length === 0) return
+  const malformed = groups.find((group) => typeof group?.title !== 'string' || !Array.isArray(group.exports))
+  if (malformed !== undefined) {
+    app.logger.error(`apiGroups (typedoc.json): every group is { title, description?, exports: [names] }; got ${JSON.stringify(malformed)}`)
+    return
+  }
   const rank = new Map()
   groups.forEach((group, g) => group.exports.forEach((name, i) => rank.has(name) || rank.set(name, [g, i])))
   const unused = new Set(rank.keys())
