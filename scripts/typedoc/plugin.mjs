@@ -9,7 +9,8 @@
 // - apiGroups: the exports are grouped by task, in the configured order; an
 //   export in no group is a warning (an error under treatWarningsAsErrors);
 // - apiHiddenParameters: constructor or function parameters that are not part
-//   of the public contract are left out of their signatures;
+//   of the public contract are left out of their signatures, with the
+//   paragraphs of the signature's comment that name them;
 // - members a class inherits from a dependency (SystemPrompt's Cordis
 //   `Service` statics and symbols) are left out: they are Cordis' API.
 import { readFileSync } from 'node:fs'
@@ -111,10 +112,25 @@ function hideParameters(app, project) {
           if (!names.includes(parameter.name)) continue
           signature.parameters = signature.parameters.filter((p) => p !== parameter)
           project.removeReflection(parameter)
+          if (signature.comment) signature.comment.summary = withoutParagraphsNaming(signature.comment.summary, parameter.name)
         }
       }
     }
   }
+}
+
+/** A hidden parameter's description goes with it: the paragraphs of `parts` that name `name` in code are dropped. */
+function withoutParagraphsNaming(parts, name) {
+  const paragraphs = [[]]
+  for (const part of parts) {
+    const pieces = part.kind === 'text' ? part.text.split(/(?<=\n\n)/) : [part.text]
+    pieces.forEach((text, i) => {
+      if (i > 0) paragraphs.push([])
+      paragraphs.at(-1).push({ ...part, text })
+    })
+  }
+  const kept = paragraphs.filter((paragraph) => !paragraph.some((part) => part.kind === 'code' && part.text === `\`${name}\``))
+  return kept.flat().filter((part) => part.text !== '')
 }
 
 function addLanding(app, project) {
