@@ -83,7 +83,6 @@ export interface SessionLogReplay {
 
 /** A session log that cannot be replayed; `message` names the file (when known) and the line. */
 export class SessionLogError extends Error {
-  /** `'SessionLogError'`, for a `catch` that tells log errors apart without `instanceof`. */
   override readonly name = 'SessionLogError'
   /** The file read, when the reader was given one. */
   readonly source: string | undefined
