@@ -1,13 +1,3 @@
-/**
- * `promptloom`: the system-prompt registry (the `SystemPrompt` Cordis
- * service), per-agent scopes, rendering with cache blocks, the step surface
- * and the provider request builders. It imports no Node built-in, so it
- * bundles for browsers and edge runtimes; the file-backed session log is in
- * `promptloom/node` and OpenTelemetry tracing in `promptloom/otel`.
- *
- * @packageDocumentation
- */
-
 export { batch, computed, effect, signal } from '@preact/signals-core'
 export { SignalTable } from './signals/signal-table.js'
 export { isReadonlySignal } from './signals/is-signal.js'
