@@ -209,6 +209,21 @@ describe('npm run docs', () => {
     for (const name of CORDIS_MEMBERS) expect(html, name).not.toContain(`<span>${name}</span></a>`)
   })
 
+  test('no documentation points into src/ (the package ships dist/, and the reference shows no sources)', () => {
+    requireBuild()
+    // A file's leading /** comment (say, a map of the source tree) documents its first export instead.
+    const pointing: string[] = []
+    const visit = (reflection: JsonReflection, path: string): void => {
+      for (const comment of [reflection.comment, ...(reflection.signatures ?? []).map((s) => s.comment)]) {
+        const parts = [...(comment?.summary ?? []), ...(comment?.blockTags ?? []).flatMap((tag) => tag.content)]
+        if (/\bsrc\//.test(parts.map((part) => part.text).join(''))) pointing.push(path)
+      }
+      for (const child of reflection.children ?? []) visit(child, `${path}.${child.name}`)
+    }
+    for (const module of project.children!) visit(module, module.name)
+    expect(pointing).toEqual([])
+  })
+
   test('every @example type-checks against the current API', () => {
     expect(exampleCount).toBeGreaterThanOrEqual(EXAMPLED.length)
     expect(exampleErrors).toEqual([])
