@@ -72,19 +72,14 @@ export type {
 export { comparePrompts, explain, type PromptComparison, type PromptExplanation } from './render/explain.js'
 export {
   createStepSurface,
-  type ContextSnapshotEvent,
-  type RequestHeaderEvent,
   type StepInput,
-  type StepResult,
   type StepSurface,
   type StepSurfaceOptions,
-  type StepWarning,
-  type ObservedUsage,
-  type SurfaceEvent,
-  type SystemMessageEvent,
   type SystemPromptUpdate,
-  type UsageRecord,
 } from './surface/step-surface.js'
+export type { StepResult, StepWarning } from './surface/step-result.js'
+export type { ContextSnapshotEvent, RequestHeaderEvent, SurfaceEvent, SystemMessageEvent } from './surface/surface-events.js'
+export type { ObservedUsage, UsageRecord } from './surface/usage-record.js'
 export type { CacheBreak, CacheBreakCause } from './surface/cache-break.js'
 export type { StabilityWarning } from './surface/stability-lint.js'
 export { cacheRules, type CacheRules } from './surface/cache-rules.js'

@@ -11,7 +11,7 @@ import type { SessionLogCacheBreak } from '../surface/session-log.js'
 export function breakText(cause: SessionLogCacheBreak): string {
   if (cause.cause === 'tools') {
     const tools = cause.tools
-    const names = tools === undefined ? [] : [...tools.added.map((n) => `+${n}`), ...tools.removed.map((n) => `-${n}`), ...tools.changed.map((n) => `~${n}`)]
+    const names = tools === undefined ? [] : signedNames(tools)
     return names.length === 0 ? 'tools (reordered)' : `tools ${names.join(' ')}`
   }
   let out: string = cause.cause
@@ -19,4 +19,9 @@ export function breakText(cause: SessionLogCacheBreak): string {
   if (cause.layer !== undefined) out += ` (layer ${cause.layer})`
   if (cause.variable !== undefined) out += ` variable "${cause.variable}"`
   return out
+}
+
+/** Names marked by what happened to them: `+added`, `-removed`, `~changed`, in that order. */
+export function signedNames(names: { readonly added: readonly string[]; readonly removed: readonly string[]; readonly changed: readonly string[] }): string[] {
+  return [...names.added.map((n) => `+${n}`), ...names.removed.map((n) => `-${n}`), ...names.changed.map((n) => `~${n}`)]
 }

@@ -1,5 +1,5 @@
 import { percent, type AgentModel, type StepRow } from './report-model.js'
-import { breakText } from './break-text.js'
+import { breakText, signedNames } from './break-text.js'
 import { terminalSafe } from './terminal.js'
 
 /**
@@ -75,19 +75,17 @@ interface Column {
  */
 function changesOf(row: StepRow): string {
   const parts: string[] = []
-  const { changed, added, removed, withheld, restored } = row.sections
+  const { added, withheld, restored } = row.sections
   if (row.first) parts.push(`${row.session > 1 ? `session ${row.session}: ` : ''}first render${added.length > 0 ? ` (${added.length} sections)` : ''}`)
   else {
-    const names = [...added.map((n) => `+${n}`), ...removed.map((n) => `-${n}`), ...changed.map((n) => `~${n}`)]
+    const names = signedNames(row.sections)
     if (names.length > 0) parts.push(names.join(' '))
   }
   if (withheld.length > 0) parts.push(`withheld ${withheld.join(', ')} (budget)`)
   if (restored.length > 0) parts.push(`restored ${restored.join(', ')} (budget)`)
   if (row.first && row.headerReason !== undefined) parts.push('initial header')
   if (row.tools !== undefined) {
-    const t = row.tools
-    const names = [...t.added.map((n) => `+${n}`), ...t.removed.map((n) => `-${n}`), ...t.changed.map((n) => `~${n}`), ...(t.reordered ? ['reordered'] : [])]
-    parts.push(`tools ${names.join(' ')}`)
+    parts.push(`tools ${[...signedNames(row.tools), ...(row.tools.reordered ? ['reordered'] : [])].join(' ')}`)
   }
   if (row.config !== undefined) parts.push(`config ${row.config.map((key) => `~${key}`).join(' ')}`)
   return parts.length === 0 ? '-' : parts.join('; ')

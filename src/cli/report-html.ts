@@ -189,7 +189,7 @@ function whyCell(row: StepRow): Html {
   return html`<span class="cause" data-cause="${cause.cause}">${cause.cause}</span>${cause.section === undefined ? '' : html`<code class="section">${cause.section}</code>`}${
     cause.layer === undefined ? '' : html`<span class="label">layer</span><span class="layer">${cause.layer}</span>`
   }${cause.variable === undefined ? '' : html`<span class="label">variable</span><code class="variable">${cause.variable}</code>`}${
-    tools === undefined ? '' : html`${tools.added.map((name) => chip('added', '+', name))}${tools.removed.map((name) => chip('removed', '−', name))}${tools.changed.map((name) => chip('changed', '~', name))}`
+    tools === undefined ? '' : changeChips(tools)
   }`
 }
 
@@ -239,9 +239,7 @@ function sectionCell(row: StepRow): Html {
   )}`
   if (row.first) return html`<span class="muted">first render${added.length > 0 ? ` · ${added.length} sections` : ''}</span>${withheld.length > 0 ? html` ${budget}` : ''}`
   if (changed.length + added.length + removed.length + withheld.length + restored.length === 0) return html`<span class="muted">unchanged</span>`
-  return html`${added.map((name) => chip('added', '+', name))}${removed.map((name) => chip('removed', '−', name))}${changed.map((name) =>
-    chip('changed', '~', name),
-  )}${budget}${classified ? '' : html`<span class="muted" title="this log has no section lists, so additions and removals show as changes"> (unclassified)</span>`}`
+  return html`${changeChips(row.sections)}${budget}${classified ? '' : html`<span class="muted" title="this log has no section lists, so additions and removals show as changes"> (unclassified)</span>`}`
 }
 
 function headerCell(row: StepRow): Html {
@@ -251,9 +249,7 @@ function headerCell(row: StepRow): Html {
   return html`<span title="${row.headerReason}">${
     tools === undefined
       ? ''
-      : html`<span class="label">tools</span>${tools.added.map((name) => chip('added', '+', name))}${tools.removed.map((name) => chip('removed', '−', name))}${tools.changed.map(
-          (name) => chip('changed', '~', name),
-        )}${tools.reordered ? chip('changed', '', 'reordered') : ''}`
+      : html`<span class="label">tools</span>${changeChips(tools)}${tools.reordered ? chip('changed', '', 'reordered') : ''}`
   }${row.config === undefined ? '' : html`<span class="label">config</span>${row.config.map((key) => chip('changed', '~', key))}`}${
     tools === undefined && row.config === undefined ? row.headerReason : ''
   }</span>`
@@ -280,6 +276,11 @@ function usageCell(row: StepRow): Html {
       ? ''
       : html`<div class="${delta! < 0 ? 'short' : 'muted'}">predicted ${predicted.toLocaleString('en-US')}${delta === 0 ? ' (as predicted)' : ` (${delta! > 0 ? '+' : ''}${delta})`}</div>`
   }`
+}
+
+/** Chips for added, removed and changed names, in that order. */
+function changeChips(names: { readonly added: readonly string[]; readonly removed: readonly string[]; readonly changed: readonly string[] }): Html {
+  return html`${names.added.map((name) => chip('added', '+', name))}${names.removed.map((name) => chip('removed', '−', name))}${names.changed.map((name) => chip('changed', '~', name))}`
 }
 
 function chip(kind: string, sign: string, name: string, title?: string): Html {

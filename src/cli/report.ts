@@ -23,7 +23,7 @@ export function writeReport(files: readonly string[], output: string, onWarning:
   if (files.length === 0) throw new CliError('report needs at least one session log; usage: promptloom report <log.jsonl…> [-o report.html]')
   const target = resolve(output)
   checkOutput(output, target, files)
-  const logs = readLogs(files)
+  const logs = agentNames(files.map((file) => readAgentLog(file)))
   for (const log of logs) for (const warning of log.warnings) onWarning(warning.message)
   const page = renderReportHtml(buildReport(logs))
   try {
@@ -68,16 +68,11 @@ function statOf(path: string): BigIntStats | undefined {
 }
 
 /**
- * Reads each log and names its agent after the file: with several logs, a
+ * The logs with their agents named after the files: with several logs, a
  * dotted prefix they all share is dropped (`session.agent-1.jsonl` and
  * `session.agent-2.jsonl` → `agent-1`, `agent-2`); agents whose names still
  * collide are named by their path.
  */
-function readLogs(files: readonly string[]): AgentLog[] {
-  return agentNames(files.map((file) => readAgentLog(file)))
-}
-
-/** See `readLogs`. */
 export function agentNames(logs: readonly AgentLog[]): AgentLog[] {
   const names = logs.map((log) => log.name)
   let cut = 0

@@ -118,7 +118,6 @@ function dispatch(argv: readonly string[], out: CliOutput): number {
       return results.every((result) => result.passed) ? 0 : 1
     }
     case 'report': {
-      if (files.length === 0) throw new CliError('report needs at least one session log; usage: promptloom report <log.jsonl…> [-o report.html]')
       const written = writeReport(files, values.output ?? 'report.html', warn)
       out.stdout.write(`report written: ${terminalSafe(written)}\n`)
       return 0

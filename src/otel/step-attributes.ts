@@ -7,14 +7,9 @@
  */
 
 import type { Attributes } from '@opentelemetry/api'
-import type { LayerRef } from '../assembly/entries.js'
-import { scopeLabel } from '../scope/scope-key.js'
-import type { StepResult, UsageRecord } from '../surface/step-surface.js'
-
-/** A layer as telemetry shows it: `'global'`, or the scope key's label (its `name` or `id`, else `scope#N`), as the session log writes it. */
-export function layerLabel(layer: LayerRef): string {
-  return layer === 'global' ? 'global' : scopeLabel(layer)
-}
+import { layerLabel } from '../surface/session-log.js'
+import type { StepResult } from '../surface/step-result.js'
+import type { UsageRecord } from '../surface/usage-record.js'
 
 /**
  * The attributes of one step: who and which step, the prefix figures the

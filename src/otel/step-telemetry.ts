@@ -11,7 +11,8 @@
  */
 
 import { diag, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api'
-import type { StepResult, UsageRecord } from '../surface/step-surface.js'
+import type { StepResult } from '../surface/step-result.js'
+import type { UsageRecord } from '../surface/usage-record.js'
 import { stepAttributes, usageAttributes } from './step-attributes.js'
 import { SystemInstructions } from './system-instructions.js'
 

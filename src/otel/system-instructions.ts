@@ -16,7 +16,7 @@
 
 import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
 import { fnv1a64 } from '../providers/prompt-cache-key.js'
-import { layerLabel } from './step-attributes.js'
+import { layerLabel } from '../surface/session-log.js'
 
 /** The `generic_type` of a section recorded without its text. */
 export const SECTION_PART_TYPE = 'promptloom.section'

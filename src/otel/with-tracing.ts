@@ -1,6 +1,8 @@
 import { trace, type Tracer } from '@opentelemetry/api'
 import { describeValue } from '../assembly/errors.js'
-import type { ObservedUsage, StepInput, StepResult, StepSurface, UsageRecord } from '../surface/step-surface.js'
+import type { StepInput, StepSurface } from '../surface/step-surface.js'
+import type { StepResult } from '../surface/step-result.js'
+import type { ObservedUsage, UsageRecord } from '../surface/usage-record.js'
 import { StepTelemetry, type ActiveSpanMode } from './step-telemetry.js'
 
 /** Options of `withTracing`. */

@@ -7,25 +7,13 @@
  * rule are `toAnthropic`'s (see cache-markers.ts).
  */
 
-import {
-  ANTHROPIC_MAX_CACHE_MARKERS,
-  callerTtl,
-  checkCallerOrder,
-  keptCandidates,
-  plannedTtls,
-  ttlPlanOf,
-  walkMarkers,
-  type CacheTtl,
-  type CacheTtlOption,
-  type CallerMarker,
-  type PlannedMarker,
-} from './cache-markers.js'
+import { describeValue } from '../assembly/errors.js'
+import { callerTtl, checkCallerOrder, placeOwnMarkers, ttlPlanOf, walkMarkers, type CacheTtl, type CacheTtlOption, type CallerMarker } from './cache-markers.js'
 import { recordHistory } from './request-history.js'
-import { checkHistory, describe, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
+import { checkHistory, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
 
 /** The Anthropic provider option that marks a cache breakpoint. */
 export type AISDKCacheControlOptions = {
-  /** The Anthropic provider's options. */
   anthropic: {
     /** Marks the message as a cache breakpoint. */
     cacheControl: {
@@ -39,9 +27,7 @@ export type AISDKCacheControlOptions = {
 
 /** A system model message (the AI SDK's `SystemModelMessage` shape). */
 export type AISDKSystemMessage = {
-  /** Always `'system'`. */
   role: 'system'
-  /** One `PromptBlock`'s text. */
   content: string
   /** Present on a kept breakpoint block: Anthropic's cache-control option. */
   providerOptions?: AISDKCacheControlOptions
@@ -49,9 +35,7 @@ export type AISDKSystemMessage = {
 
 /** The snapshot message promptloom adds. */
 export type AISDKSnapshotMessage = {
-  /** Always `'user'`. */
   role: 'user'
-  /** The runtime-context snapshot. */
   content: string
 }
 
@@ -135,9 +119,9 @@ function cacheControl(ttl: CacheTtl | undefined): AISDKCacheControlOptions['anth
 /**
  * Builds the AI SDK call fields for one step. Markers follow `toAnthropic`'s
  * rules (the caller's counted at any depth and left as they are; promptloom's
- * in the free slots of `ANTHROPIC_MAX_CACHE_MARKERS`: history breakpoint,
+ * within what is left of `ANTHROPIC_MAX_CACHE_MARKERS`: history breakpoint,
  * then system breakpoints latest first; the TTL order rule). Markers on the
- * tools you pass to `generateText` are not visible here: leave a slot for
+ * tools you pass to `generateText` are not visible here: leave room for
  * them with `historyBreakpoint: false` or fewer breakpoints. The snapshot
  * (when non-empty) is a user message after the history — before a trailing
  * run of mid-conversation system messages, which must stay last — and the
@@ -164,7 +148,7 @@ export function toAISDK<const M extends AISDKMessageLike>(options: AISDKRequestO
   const history = options.messages
   checkHistory(FN, 'messages', history, 'required')
   const { historyBreakpoint = true } = options
-  if (typeof historyBreakpoint !== 'boolean') throw new TypeError(`${FN} option "historyBreakpoint" must be a boolean (got ${describe(historyBreakpoint)})`)
+  if (typeof historyBreakpoint !== 'boolean') throw new TypeError(`${FN} option "historyBreakpoint" must be a boolean (got ${describeValue(historyBreakpoint)})`)
   const ttl = ttlPlanOf(FN, options.ttl)
   const callers = callerMarkersOf(history)
   checkCallerOrder(FN, 'messages', callers)
@@ -178,36 +162,19 @@ export function toAISDK<const M extends AISDKMessageLike>(options: AISDKRequestO
     target !== -1 &&
     (markerIn(history[target]!.providerOptions) != null || (Array.isArray(content) && markerIn((content.at(-1) as { providerOptions?: unknown } | null)?.providerOptions) != null))
   const { blocks } = rendered
-  const systemMarks: number[] = []
-  for (let i = blocks.length - 1; i >= 0; i--) if (blocks[i]!.cacheBreakpoint) systemMarks.push(i)
-  const kept = keptCandidates<number | 'history'>(target !== -1 && !targetMarked ? 'history' : undefined, systemMarks, undefined, ANTHROPIC_MAX_CACHE_MARKERS - callers.length)
-
-  const planned: PlannedMarker[] = []
-  const slot = new Map<number | 'history', number>()
-  const own = (key: number | 'history', wanted: CacheTtl | undefined): void => {
-    if (!kept.has(key)) return
-    slot.set(key, planned.length)
-    planned.push({ own: true, ttl: wanted })
-  }
-  blocks.forEach((block, index) => own(index, block.stability === 'static' ? ttl.static : ttl.session))
-  for (const marker of callers) if (marker.message <= target) planned.push({ own: false, ttl: marker.ttl })
-  own('history', ttl.history)
-  for (const marker of callers) if (marker.message > target) planned.push({ own: false, ttl: marker.ttl })
-  const ttls = plannedTtls(planned)
+  const own = placeOwnMarkers({ blocks, tools: false, history: target !== -1 && !targetMarked, callers, beforeHistory: (marker) => marker.message <= target, ttl })
 
   const system = blocks.map((block, index): AISDKSystemMessage => {
-    const at = slot.get(index)
-    return at === undefined
-      ? { role: 'system', content: block.text }
-      : { role: 'system', content: block.text, providerOptions: { anthropic: { cacheControl: cacheControl(ttls[at]) } } }
+    return own.has(index)
+      ? { role: 'system', content: block.text, providerOptions: { anthropic: { cacheControl: cacheControl(own.get(index)) } } }
+      : { role: 'system', content: block.text }
   })
   const messages: (M | AISDKSnapshotMessage)[] = history.slice()
-  const historyAt = slot.get('history')
-  if (historyAt !== undefined) {
+  if (own.has('history')) {
     const message = history[target]!
     const providerOptions = (typeof message.providerOptions === 'object' && message.providerOptions !== null ? message.providerOptions : {}) as Record<string, unknown>
     const anthropic = (typeof providerOptions.anthropic === 'object' && providerOptions.anthropic !== null ? providerOptions.anthropic : {}) as Record<string, unknown>
-    messages[target] = { ...message, providerOptions: { ...providerOptions, anthropic: { ...anthropic, cacheControl: cacheControl(ttls[historyAt]) } } }
+    messages[target] = { ...message, providerOptions: { ...providerOptions, anthropic: { ...anthropic, cacheControl: cacheControl(own.get('history')) } } }
   }
   const keptHistory: (M | AISDKSnapshotMessage)[] = history.slice()
   if (snapshot !== '') {

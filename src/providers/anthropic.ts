@@ -10,21 +10,10 @@
  *                        └ tools marker
  */
 
-import {
-  ANTHROPIC_MAX_CACHE_MARKERS,
-  callerTtl,
-  checkCallerOrder,
-  keptCandidates,
-  plannedTtls,
-  ttlPlanOf,
-  walkMarkers,
-  type CacheTtl,
-  type CacheTtlOption,
-  type CallerMarker,
-  type PlannedMarker,
-} from './cache-markers.js'
+import { describeValue } from '../assembly/errors.js'
+import { callerTtl, checkCallerOrder, placeOwnMarkers, ttlPlanOf, walkMarkers, type CacheTtl, type CacheTtlOption, type CallerMarker, type OwnMarker } from './cache-markers.js'
 import { recordHistory } from './request-history.js'
-import { checkHistory, describe, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
+import { checkHistory, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
 
 export { ANTHROPIC_MAX_CACHE_MARKERS } from './cache-markers.js'
 
@@ -38,7 +27,6 @@ export type AnthropicCacheControl = {
 
 /** A text content block (system blocks and the snapshot). */
 export type AnthropicTextBlock = {
-  /** Always `'text'`. */
   type: 'text'
   /** The block's text: one `PromptBlock`'s text, or the snapshot. */
   text: string
@@ -48,9 +36,7 @@ export type AnthropicTextBlock = {
 
 /** A tool declaration of the Messages API. */
 export type AnthropicTool = {
-  /** The tool's name, as the model calls it. */
   name: string
-  /** What the tool does, for the model. */
   description: string
   /** The JSON Schema of the tool's input; always an object schema. */
   input_schema: {
@@ -74,13 +60,11 @@ export type AnthropicContentBlockLike = {
 export type AnthropicMessageLike = {
   /** Who sent the message (`'system'`: a mid-conversation system message). */
   readonly role: 'user' | 'assistant' | 'system'
-  /** The message's text, or its content blocks. */
   readonly content: string | readonly AnthropicContentBlockLike[]
 }
 
 /** The user message promptloom adds when the history does not end with a user turn. */
 export type AnthropicSnapshotMessage = {
-  /** Always `'user'`. */
   role: 'user'
   /** The runtime-context snapshot as a single text block. */
   content: AnthropicTextBlock[]
@@ -166,8 +150,8 @@ function withBlocks<M extends AnthropicMessageLike>(message: M, block: number | 
 
 /**
  * Builds the Messages API request fields for one step. Markers (SPEC §4.3):
- * the caller's (counted at any depth) stay as they are; promptloom's fill the
- * free slots of `ANTHROPIC_MAX_CACHE_MARKERS` in priority order — the history
+ * the caller's (counted at any depth) stay as they are; promptloom's take what
+ * is left of `ANTHROPIC_MAX_CACHE_MARKERS` in priority order — the history
  * breakpoint, the system breakpoints latest first, the last tool's (only when
  * a system block is a breakpoint) — each with the TTL the order rule gives.
  * The snapshot is a text block at the end of the last user turn (after its
@@ -197,7 +181,7 @@ export function toAnthropic<M extends AnthropicMessageLike>(options: AnthropicRe
   const history = options.messages
   checkHistory(FN, 'messages', history, 'required')
   const { historyBreakpoint = true } = options
-  if (typeof historyBreakpoint !== 'boolean') throw new TypeError(`${FN} option "historyBreakpoint" must be a boolean (got ${describe(historyBreakpoint)})`)
+  if (typeof historyBreakpoint !== 'boolean') throw new TypeError(`${FN} option "historyBreakpoint" must be a boolean (got ${describeValue(historyBreakpoint)})`)
   const ttl = ttlPlanOf(FN, options.ttl)
   const callers = callerMarkersOf(history)
   checkCallerOrder(FN, 'messages', callers)
@@ -208,34 +192,15 @@ export function toAnthropic<M extends AnthropicMessageLike>(options: AnthropicRe
   // A block the caller marked already caches the history through it.
   const targetMarked = target !== undefined && target.block !== -1 && (history[target.message]!.content as readonly AnthropicContentBlockLike[])[target.block]!.cache_control != null
   const { blocks } = rendered
-  const systemMarks: number[] = []
-  for (let i = blocks.length - 1; i >= 0; i--) if (blocks[i]!.cacheBreakpoint) systemMarks.push(i)
-  const kept = keptCandidates<'history' | 'tools' | number>(
-    target !== undefined && !targetMarked ? 'history' : undefined,
-    systemMarks,
-    systemMarks.length > 0 && tools.length > 0 ? 'tools' : undefined,
-    ANTHROPIC_MAX_CACHE_MARKERS - callers.length,
-  )
-
-  // Every marker in prefix order, for the TTL rule.
-  const planned: PlannedMarker[] = []
-  const slot = new Map<'history' | 'tools' | number, number>()
-  const own = (key: 'history' | 'tools' | number, wanted: CacheTtl | undefined): void => {
-    if (!kept.has(key)) return
-    slot.set(key, planned.length)
-    planned.push({ own: true, ttl: wanted })
-  }
-  own('tools', ttl.static)
-  blocks.forEach((block, index) => own(index, block.stability === 'static' ? ttl.static : ttl.session))
-  const before = (marker: CallerMarker): boolean => target !== undefined && (marker.message < target.message || (marker.message === target.message && marker.block <= target.block))
-  for (const marker of callers) if (before(marker)) planned.push({ own: false, ttl: marker.ttl })
-  own('history', ttl.history)
-  for (const marker of callers) if (!before(marker)) planned.push({ own: false, ttl: marker.ttl })
-  const ttls = plannedTtls(planned)
-  const markerFor = (key: 'history' | 'tools' | number): AnthropicCacheControl | undefined => {
-    const at = slot.get(key)
-    return at === undefined ? undefined : control(ttls[at])
-  }
+  const own = placeOwnMarkers({
+    blocks,
+    tools: tools.length > 0,
+    history: target !== undefined && !targetMarked,
+    callers,
+    beforeHistory: (marker) => target !== undefined && (marker.message < target.message || (marker.message === target.message && marker.block <= target.block)),
+    ttl,
+  })
+  const markerFor = (place: OwnMarker): AnthropicCacheControl | undefined => (own.has(place) ? control(own.get(place)) : undefined)
 
   const system = blocks.map((block, index): AnthropicTextBlock => {
     const marker = markerFor(index)
@@ -289,6 +254,6 @@ function inputSchemaOf(name: string, parameters: Readonly<Record<string, unknown
   if (parameters.type === 'object') return parameters as AnthropicTool['input_schema']
   if (parameters.type === undefined) return { ...parameters, type: 'object' }
   throw new TypeError(
-    `toAnthropic option "assembly" has tool "${name}" whose parameters have type ${describe(parameters.type)}; the Messages API takes an object schema ({ type: 'object', properties })`,
+    `toAnthropic option "assembly" has tool "${name}" whose parameters have type ${describeValue(parameters.type)}; the Messages API takes an object schema ({ type: 'object', properties })`,
   )
 }

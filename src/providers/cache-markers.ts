@@ -9,14 +9,14 @@
  *
  * At most `ANTHROPIC_MAX_CACHE_MARKERS` in one request, the caller's counted
  * at any depth. The caller's markers are never moved, removed or changed;
- * promptloom's fill the free slots in priority order (history, system latest
+ * promptloom's take what is left in priority order (history, system latest
  * first, tools). Anthropic rejects a longer TTL after a shorter one in prefix
  * order, so each own marker is raised to the longest TTL after it, then
  * lowered to the shortest caller TTL before it: valid whenever the caller's
  * own markers are in order (checked first).
  */
 
-import { describe } from './request-input.js'
+import { describeValue } from '../assembly/errors.js'
 
 /** Anthropic's limit on `cache_control` markers in one request (tools, system and messages together). */
 export const ANTHROPIC_MAX_CACHE_MARKERS = 4
@@ -56,7 +56,7 @@ export function ttlPlanOf(fn: string, ttl: unknown): TtlPlan {
   if (ttl === undefined) return { static: undefined, session: undefined, history: undefined }
   if (TTLS.includes(ttl)) return { static: ttl as CacheTtl, session: ttl as CacheTtl, history: ttl as CacheTtl }
   if (typeof ttl !== 'object' || ttl === null || Array.isArray(ttl)) {
-    throw new TypeError(`${fn} option "ttl" must be '5m', '1h' or { static?, session?, history? } of those (got ${describe(ttl)})`)
+    throw new TypeError(`${fn} option "ttl" must be '5m', '1h' or { static?, session?, history? } of those (got ${describeValue(ttl)})`)
   }
   for (const key of Object.keys(ttl)) {
     if (!(TTL_KINDS as readonly string[]).includes(key)) {
@@ -68,7 +68,7 @@ export function ttlPlanOf(fn: string, ttl: unknown): TtlPlan {
   const record = ttl as Record<string, unknown>
   for (const key of TTL_KINDS) {
     if (record[key] !== undefined && !TTLS.includes(record[key])) {
-      throw new TypeError(`${fn} option "ttl.${key}" must be '5m' or '1h' (got ${describe(record[key])})`)
+      throw new TypeError(`${fn} option "ttl.${key}" must be '5m' or '1h' (got ${describeValue(record[key])})`)
     }
   }
   return { static: record.static as CacheTtl | undefined, session: record.session as CacheTtl | undefined, history: record.history as CacheTtl | undefined }
@@ -106,40 +106,63 @@ export function checkCallerOrder(fn: string, historyName: string, markers: reado
   }
 }
 
-/** One marker of the request in prefix order: promptloom's (with the TTL it asks for) or the caller's. */
-export type PlannedMarker = { readonly own: true; readonly ttl: CacheTtl | undefined } | { readonly own: false; readonly ttl: CacheTtl }
+/** A place promptloom may mark: the tools, the history breakpoint, or a system block by index. */
+export type OwnMarker = 'tools' | 'history' | number
 
-/**
- * The TTL to write on each own marker of `markers` (prefix order), by index;
- * `undefined` writes none (5 minutes). Each is raised to the longest TTL of any
- * marker after it, then lowered to the shortest caller TTL before it.
- */
-export function plannedTtls(markers: readonly PlannedMarker[]): (CacheTtl | undefined)[] {
-  const out = new Array<CacheTtl | undefined>(markers.length)
-  let laterLongest: CacheTtl = '5m'
-  for (let i = markers.length - 1; i >= 0; i--) {
-    const marker = markers[i]!
-    if (marker.own) out[i] = laterLongest === '1h' ? '1h' : marker.ttl
-    if ((marker.own ? out[i] : marker.ttl) === '1h') laterLongest = '1h'
-  }
-  let callerShortest: CacheTtl = '1h'
-  for (let i = 0; i < markers.length; i++) {
-    const marker = markers[i]!
-    if (!marker.own) {
-      if (marker.ttl === '5m') callerShortest = '5m'
-      out[i] = undefined
-    } else if (callerShortest === '5m' && out[i] === '1h') out[i] = '5m'
-  }
-  return out
+/** What `placeOwnMarkers` needs to know about one request. */
+export interface MarkerInput {
+  readonly blocks: readonly { readonly cacheBreakpoint: boolean; readonly stability: string }[]
+  /** The tools marker is wanted (the request declares tools); it is placed only beside a system breakpoint. */
+  readonly tools: boolean
+  /** The history breakpoint is wanted (a markable block the caller has not marked). */
+  readonly history: boolean
+  readonly callers: readonly CallerMarker[]
+  /** Whether a caller's marker comes before the history breakpoint in prefix order. */
+  readonly beforeHistory: (marker: CallerMarker) => boolean
+  readonly ttl: TtlPlan
 }
 
-/** Own candidate slots in priority order: the history breakpoint, the system breakpoints latest first, the tools. */
-export function keptCandidates<T>(history: T | undefined, systemLatestFirst: readonly T[], tools: T | undefined, free: number): Set<T> {
-  const candidates: T[] = []
-  if (history !== undefined) candidates.push(history)
-  candidates.push(...systemLatestFirst)
-  if (tools !== undefined) candidates.push(tools)
-  return new Set(candidates.slice(0, Math.max(0, free)))
+/**
+ * promptloom's markers for one request: the places that get one, each with
+ * the TTL to write (`undefined`: none, Anthropic's 5 minutes). The free
+ * places beside the caller's markers go to the history breakpoint, then the
+ * system breakpoints latest first, then the tools; the TTLs then follow the
+ * order rule of the module header.
+ */
+export function placeOwnMarkers(input: MarkerInput): Map<OwnMarker, CacheTtl | undefined> {
+  const { blocks, callers, ttl } = input
+  const systemLatestFirst: number[] = []
+  for (let i = blocks.length - 1; i >= 0; i--) if (blocks[i]!.cacheBreakpoint) systemLatestFirst.push(i)
+  const candidates: OwnMarker[] = [...(input.history ? ['history' as const] : []), ...systemLatestFirst]
+  if (input.tools && systemLatestFirst.length > 0) candidates.push('tools')
+  const kept = new Set(candidates.slice(0, Math.max(0, ANTHROPIC_MAX_CACHE_MARKERS - callers.length)))
+
+  // Every marker of the request in prefix order: tools, system blocks, then the history with the caller's around it.
+  const planned: { readonly own: OwnMarker | undefined; readonly ttl: CacheTtl | undefined }[] = []
+  const own = (place: OwnMarker, wanted: CacheTtl | undefined): void => {
+    if (kept.has(place)) planned.push({ own: place, ttl: wanted })
+  }
+  own('tools', ttl.static)
+  blocks.forEach((block, index) => own(index, block.stability === 'static' ? ttl.static : ttl.session))
+  for (const marker of callers) if (input.beforeHistory(marker)) planned.push({ own: undefined, ttl: marker.ttl })
+  own('history', ttl.history)
+  for (const marker of callers) if (!input.beforeHistory(marker)) planned.push({ own: undefined, ttl: marker.ttl })
+
+  // Raise each own marker to the longest TTL after it, then lower it to the shortest caller TTL before it.
+  const ttls = planned.map((marker) => marker.ttl)
+  let laterLongest: CacheTtl = '5m'
+  for (let i = planned.length - 1; i >= 0; i--) {
+    if (planned[i]!.own !== undefined && laterLongest === '1h') ttls[i] = '1h'
+    if (ttls[i] === '1h') laterLongest = '1h'
+  }
+  const out = new Map<OwnMarker, CacheTtl | undefined>()
+  let callerShortest: CacheTtl = '1h'
+  planned.forEach((marker, i) => {
+    if (marker.own === undefined) {
+      if (marker.ttl === '5m') callerShortest = '5m'
+    } else out.set(marker.own, callerShortest === '5m' && ttls[i] === '1h' ? '5m' : ttls[i])
+  })
+  return out
 }
 
 /**

@@ -8,26 +8,21 @@
 
 import { promptCacheKeyOf } from './prompt-cache-key.js'
 import { recordHistory } from './request-history.js'
-import { checkHistory, describe, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
+import { describeValue } from '../assembly/errors.js'
+import { checkHistory, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
 
 /** The leading message: `'system'`, or `'developer'` for reasoning models that take instructions that way. */
 export type OpenAIChatInstructionMessage = {
-  /** `'system'`, the default leading role. */
   role: 'system'
-  /** The rendered prompt. */
   content: string
 } | {
-  /** `'developer'`, for reasoning models that take instructions that way. */
   role: 'developer'
-  /** The rendered prompt. */
   content: string
 }
 
 /** The snapshot message promptloom adds after the history. */
 export type OpenAIChatSnapshotMessage = {
-  /** Always `'user'`. */
   role: 'user'
-  /** The runtime-context snapshot. */
   content: string
 }
 
@@ -39,13 +34,9 @@ export type OpenAIChatMessageLike = {
 
 /** A function tool of the Chat Completions API. */
 export type OpenAIChatTool = {
-  /** Always `'function'`. */
   type: 'function'
-  /** The function's declaration. */
   function: {
-    /** The tool's name, as the model calls it. */
     name: string
-    /** What the tool does, for the model. */
     description: string
     /** The JSON Schema of the tool's arguments. */
     parameters: Record<string, unknown>
@@ -107,7 +98,7 @@ export function toOpenAIChat<M extends OpenAIChatMessageLike>(options: OpenAICha
   checkHistory(fn, 'messages', options.messages, 'optional')
   const role = options.role ?? 'system'
   if (role !== 'system' && role !== 'developer') {
-    throw new TypeError(`toOpenAIChat option "role" must be 'system' or 'developer' (got ${describe(role)})`)
+    throw new TypeError(`toOpenAIChat option "role" must be 'system' or 'developer' (got ${describeValue(role)})`)
   }
   const key = promptCacheKeyOf(fn, options.promptCacheKey, tools, rendered)
   const history: (M | OpenAIChatSnapshotMessage)[] = options.messages.slice()

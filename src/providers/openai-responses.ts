@@ -10,19 +10,14 @@ import { checkHistory, resolveRequest, trailingInstructionsStart, type RequestOp
 
 /** The snapshot input item promptloom appends (an easy input message). */
 export type OpenAIResponsesSnapshotItem = {
-  /** Always `'user'`. */
   role: 'user'
-  /** The runtime-context snapshot. */
   content: string
 }
 
 /** A function tool of the Responses API. */
 export type OpenAIResponsesTool = {
-  /** Always `'function'`. */
   type: 'function'
-  /** The tool's name, as the model calls it. */
   name: string
-  /** What the tool does, for the model. */
   description: string
   /** The JSON Schema of the tool's arguments. */
   parameters: Record<string, unknown>
@@ -40,7 +35,6 @@ export interface OpenAIResponsesRequestOptions<I extends object> extends Request
 
 /** The request fields `toOpenAIResponses` returns, ready to spread into `client.responses.create`. */
 export interface OpenAIResponsesRequest<I extends object> {
-  /** The rendered system prompt. */
   instructions: string
   /** `[...input, snapshot item?]`: a new array. */
   input: (I | OpenAIResponsesSnapshotItem)[]

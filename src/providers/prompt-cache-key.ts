@@ -14,7 +14,7 @@
 
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
 import type { ToolSchema } from '../assembly/types.js'
-import { describe } from './request-input.js'
+import { describeValue } from '../assembly/errors.js'
 
 /** The longest `prompt_cache_key` OpenAI accepts. */
 export const PROMPT_CACHE_KEY_MAX_LENGTH = 64
@@ -68,6 +68,6 @@ export function promptCacheKeyOf(fn: string, option: unknown, tools: readonly To
   if (option === true) return derivedCacheKey(tools, rendered)
   if (typeof option === 'string' && option !== '' && option.length <= PROMPT_CACHE_KEY_MAX_LENGTH) return option
   throw new TypeError(
-    `${fn} option "promptCacheKey" must be true (derive it from the tools and the stable prompt) or a non-empty string of at most ${PROMPT_CACHE_KEY_MAX_LENGTH} characters (got ${typeof option === 'string' ? `a string of ${option.length} characters` : describe(option)})`,
+    `${fn} option "promptCacheKey" must be true (derive it from the tools and the stable prompt) or a non-empty string of at most ${PROMPT_CACHE_KEY_MAX_LENGTH} characters (got ${typeof option === 'string' ? `a string of ${option.length} characters` : describeValue(option)})`,
   )
 }

@@ -11,7 +11,7 @@
  * WeakMap keyed by the request object, so a copy of a request has none.
  */
 
-import { describe } from './request-input.js'
+import { describeValue } from '../assembly/errors.js'
 import type { AISDKMessageLike, AISDKRequest, AISDKSnapshotMessage } from './ai-sdk.js'
 import type { AnthropicMessageLike, AnthropicRequest, AnthropicSnapshotMessage } from './anthropic.js'
 import type { OpenAIChatMessageLike, OpenAIChatRequest, OpenAIChatSnapshotMessage } from './openai-chat.js'
@@ -62,13 +62,13 @@ export function historyOf(request: object, options: HistoryOptions = {}): unknow
   const record = typeof request === 'object' && request !== null ? RECORDS.get(request) : undefined
   if (record === undefined) {
     throw new TypeError(
-      `historyOf expects the request object returned by toAnthropic, toAISDK, toOpenAIChat or toOpenAIResponses (got ${describe(request)}); ` +
+      `historyOf expects the request object returned by toAnthropic, toAISDK, toOpenAIChat or toOpenAIResponses (got ${describeValue(request)}); ` +
         'a spread or serialized copy carries no history — keep the returned object and spread it into the SDK call',
     )
   }
   const snapshot = options?.snapshot
   if (snapshot !== undefined && typeof snapshot !== 'boolean') {
-    throw new TypeError(`historyOf option "snapshot" must be a boolean (got ${describe(snapshot)})`)
+    throw new TypeError(`historyOf option "snapshot" must be a boolean (got ${describeValue(snapshot)})`)
   }
   return (snapshot === false ? record.caller : record.withSnapshot).slice()
 }

@@ -6,8 +6,8 @@
  * tokens is a `TypeError` naming the field.
  */
 
-import type { ObservedUsage } from '../surface/step-surface.js'
-import { describe } from './request-input.js'
+import type { ObservedUsage } from '../surface/usage-record.js'
+import { describeValue } from '../assembly/errors.js'
 
 /** The Messages API's `usage` (the SDK's `Usage` fits). */
 export type AnthropicUsageLike = {
@@ -66,7 +66,6 @@ export type DeepSeekUsageLike = {
 export type AISDKUsageLike = {
   /** All input tokens, cached ones included; `undefined` when the provider reported none. */
   readonly inputTokens: number | undefined
-  /** The breakdown of `inputTokens`. */
   readonly inputTokenDetails?: {
     /** Input tokens read from the cache. */
     readonly cacheReadTokens?: number | undefined
@@ -83,18 +82,18 @@ function count(reader: string, field: string, value: unknown, optional: false): 
 function count(reader: string, field: string, value: unknown, optional: boolean): number | undefined {
   if (optional && value == null) return undefined
   if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return value
-  throw new TypeError(`${reader}: usage field "${field}" must be a non-negative number (got ${describe(value)}); pass the response's usage object`)
+  throw new TypeError(`${reader}: usage field "${field}" must be a non-negative number (got ${describeValue(value)}); pass the response's usage object`)
 }
 
 function requireObject(reader: string, usage: unknown): void {
   if (typeof usage !== 'object' || usage === null) {
-    throw new TypeError(`${reader} expects the response's usage object (got ${describe(usage)})`)
+    throw new TypeError(`${reader} expects the response's usage object (got ${describeValue(usage)})`)
   }
 }
 
 function details(reader: string, field: string, value: unknown): Record<string, unknown> | undefined {
   if (value == null) return undefined
-  if (typeof value !== 'object') throw new TypeError(`${reader}: usage field "${field}" must be an object (got ${describe(value)})`)
+  if (typeof value !== 'object') throw new TypeError(`${reader}: usage field "${field}" must be an object (got ${describeValue(value)})`)
   return value as Record<string, unknown>
 }
 

@@ -6,7 +6,7 @@
 
 import { describeValue } from '../assembly/errors.js'
 
-/** What `createTokenBudget` (and later `createStepSurface({ budget })`) accepts. */
+/** What `createStepSurface({ budget })` accepts. */
 export interface BudgetOptions {
   /** The most tokens the system prompt may take: a positive finite number. */
   readonly maxTokens: number
@@ -48,7 +48,7 @@ export interface ValidBudgetOptions {
   readonly restoreTokens: number
 }
 
-/** The headroom when none is given. */
+/** The `headroom` when none is given. */
 export const DEFAULT_BUDGET_HEADROOM = 0.1
 
 const KNOWN_KEYS: readonly string[] = ['maxTokens', 'countTokens', 'headroom', 'shared']

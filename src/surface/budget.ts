@@ -3,40 +3,16 @@
  * the step surface runs on each step's unbudgeted `RenderedPrompt`. Two
  * phases, so a step that fails later leaves the budget untouched:
  * `plan(rendered)` decides and changes nothing; `commit(plan)` adopts it.
- *
- * The withhold order ranks the withholdable parts (neither `required` nor
- * `complete`): lowest `priority` first, and among equal priorities the one
- * later in the prompt first, so the prefix survives. The withheld set is
- * always a prefix of that order:
- *
- *   withhold order   c(p0) b(p0) a(p0) e(p2) d(p5)      a b c d e: prompt order
- *   withheld          ├───────────┘                    k = 3
- *                     over maxTokens → k grows; restoring → k shrinks from the
- *                     right while the prompt with order[k − 1] restored fits
- *                     maxTokens × (1 − headroom); the first that does not stops it
- *
- * With `shared: 'prefer-unshared'` the order first ranks every part after
- * the prefix this agent shares with its siblings (before any inside it), by
- * the same rule within each group:
- *
- *   parts    a  b  c  d  e        shared prefix: a b c (d is the agent's own)
- *   order    e(p0) d(p1) c(p0) b(p0) a(p1)
- *
- * So a section is never sent while a more important one is withheld: a new
- * section ranking below a withheld one is withheld at once, and a small
- * low-priority section waits behind a larger, more important one that cannot
- * be restored yet. Sticky: k is carried by the withheld names from step to
- * step (the prefix through the last of them that is still withholdable), so
- * an unchanged prompt gets the same decision, and the same output, every step.
  */
 
 import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
 import type { ScopeKey } from '../scope/scope-key.js'
-import { describeValue } from '../assembly/errors.js'
 import { validateBudgetOptions, type BudgetOptions, type ValidBudgetOptions } from './budget-options.js'
 import { promptTokenSum } from './budget-sum.js'
 import { keptPrompt, sameParts, sameVariables } from './kept-prompt.js'
 import { TokenCounts, type MeasuredPrompt } from './token-counts.js'
+import { budgetWarnings } from './budget-warnings.js'
+import { checkParts, sameLayoutAs, sharedPrefixCount, withholdOrder } from './withhold-order.js'
 
 /** A budget finding for the step result's warnings. */
 export interface BudgetWarning {
@@ -236,7 +212,7 @@ class Budget implements TokenBudget {
     }
     const output = withheld.length === 0 ? rendered : keptPrompt(keptParts, rendered.variables, last?.rendered)
     const withheldSet = new Set(withheld)
-    const warnings = this.#warningsFor(parts, withheld, withheldSet, overBudget, promptTokens)
+    const warnings = budgetWarnings(this.#options, this.#withheld, { parts, withheld, withheldSet, overBudget, tokens: promptTokens })
     const plan: BudgetPlan = Object.freeze({
       rendered: output,
       withheld: Object.freeze(withheld),
@@ -273,111 +249,4 @@ class Budget implements TokenBudget {
     this.#plans.set(plan, state)
     return plan
   }
-
-  #warningsFor(
-    parts: readonly RenderedPart[],
-    withheld: readonly string[],
-    withheldSet: ReadonlySet<string>,
-    overBudget: boolean,
-    tokens: number,
-  ): BudgetWarning[] {
-    const { maxTokens, restoreTokens, headroom } = this.#options
-    const before = this.#withheld
-    const warnings: BudgetWarning[] = []
-    const added = withheld.filter((name) => !before.has(name))
-    if (added.length > 0) {
-      warnings.push(
-        finding(
-          'withheld',
-          added,
-          `token budget withheld prompt ${sectionList(added)} (${this.#options.shared === 'prefer-unshared' ? 'sections after the prefix shared with sibling agents first, then ' : ''}lowest priority first, later first among equals) to fit maxTokens ${maxTokens}; ` +
-            `the prompt is now ${tokens} tokens; raise a section's priority to keep it longer, or raise maxTokens`,
-        ),
-      )
-    }
-    const restored: string[] = []
-    for (const part of parts) if (before.has(part.name) && !withheldSet.has(part.name)) restored.push(part.name)
-    if (restored.length > 0) {
-      warnings.push(
-        finding(
-          'restored',
-          restored,
-          `token budget restored prompt ${sectionList(restored)}: the prompt is now ${tokens} tokens, ` +
-            `within ${restoreTokens} (maxTokens ${maxTokens} less ${headroom * 100}% headroom)`,
-        ),
-      )
-    }
-    if (overBudget) {
-      warnings.push(
-        finding(
-          'over-budget',
-          withheld,
-          `the prompt is ${tokens} tokens, over maxTokens ${maxTokens} even with every withholdable section withheld` +
-            `${withheld.length > 0 ? ` (${sectionList(withheld)})` : ''}; the rest is required or complete: shorten those sections or raise maxTokens`,
-        ),
-      )
-    }
-    return warnings
-  }
-}
-
-function finding(kind: BudgetWarning['kind'], sections: readonly string[], message: string): BudgetWarning {
-  return Object.freeze({ kind, sections: Object.freeze([...sections]), message })
-}
-
-function sectionList(names: readonly string[]): string {
-  return `${names.length === 1 ? 'section' : 'sections'} ${names.map((name) => `"${name}"`).join(', ')}`
-}
-
-/** Names key the withheld set, so they must be unique; priorities order it, so they must be finite. */
-function checkParts(parts: readonly RenderedPart[]): void {
-  const names = new Set<string>()
-  for (const part of parts) {
-    if (names.has(part.name)) {
-      throw new TypeError(
-        `rendered prompt has two parts named "${part.name}"; the token budget withholds sections by name, so names must be unique (a "system-prompt/assemble" listener may have added a copy)`,
-      )
-    }
-    names.add(part.name)
-    if (typeof part.priority !== 'number' || !Number.isFinite(part.priority)) {
-      throw new TypeError(`rendered part "${part.name}" priority must be a finite number (got ${describeValue(part.priority)})`)
-    }
-  }
-}
-
-/**
- * Parts at or after `sharedCount` first; then lowest priority first; among
- * equal priorities the later part first (the prefix survives).
- */
-function withholdOrder(parts: readonly RenderedPart[], sharedCount: number): number[] {
-  const order: number[] = []
-  for (let i = 0; i < parts.length; i++) if (!parts[i]!.required && !parts[i]!.complete) order.push(i)
-  return order.sort((a, b) => Number(a < sharedCount) - Number(b < sharedCount) || parts[a]!.priority - parts[b]!.priority || b - a)
-}
-
-/**
- * How many leading parts the agent of scope `own` shares with its siblings:
- * those before the first part that its own layer supplies or that fills in a
- * variable its own layer supplies (such a part renders differently per agent).
- */
-function sharedPrefixCount(rendered: RenderedPrompt, own: ScopeKey): number {
-  const ownVariables = new Set<string>()
-  for (const variable of rendered.variables) if (variable.layer === own) ownVariables.add(variable.name)
-  const { parts } = rendered
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i]!
-    if (part.layer === own || part.variables.some((name) => ownVariables.has(name))) return i
-  }
-  return parts.length
-}
-
-/** Same names, priorities and flags at every position: the checks and the withhold order carry over. */
-function sameLayoutAs(parts: readonly RenderedPart[], previous: readonly RenderedPart[]): boolean {
-  if (parts.length !== previous.length) return false
-  for (let i = 0; i < parts.length; i++) {
-    const a = parts[i]!
-    const b = previous[i]!
-    if (a.name !== b.name || a.priority !== b.priority || a.required !== b.required || a.complete !== b.complete) return false
-  }
-  return true
 }

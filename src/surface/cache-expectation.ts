@@ -14,7 +14,6 @@
  *   tools' tokens + those < minimumTokens   0, 'below-minimum'
  */
 
-import { describeValue } from '../assembly/errors.js'
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
 import type { CacheRules } from './cache-rules.js'
 
@@ -84,21 +83,4 @@ export function expectCache(input: ExpectationInput, state: ExpectationState): {
   }
   if (toolsTokens + tokens < rules.minimumTokens) return { expectation: { expectedCachedTokens: 0, cacheNote: 'below-minimum' }, next }
   return { expectation: { expectedCachedTokens: tokens }, next }
-}
-
-/** `countTokens` as the expectation's counter: a throw or a bad count fails the step with an error naming `who`. */
-export function checkedCounter(countTokens: (text: string) => number, who: string): (text: string, subject: string) => number {
-  return (text, subject) => {
-    let value: unknown
-    try {
-      value = countTokens(text)
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error)
-      throw new Error(`${who} threw for ${subject}: ${reason}; countTokens must return a token count for any text`, { cause: error })
-    }
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-      throw new TypeError(`${who} must return a non-negative finite number (got ${describeValue(value)}) for ${subject}`)
-    }
-    return value
-  }
 }

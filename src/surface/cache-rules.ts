@@ -14,7 +14,6 @@ import { describeValue } from '../assembly/errors.js'
 
 /** What a provider caches, by its documentation. */
 export interface CacheRules {
-  /** Whose rules these are. */
   readonly provider: 'anthropic' | 'openai' | 'deepseek'
   /** The shortest prefix the provider caches, in tokens. */
   readonly minimumTokens: number

@@ -9,8 +9,8 @@ import { buildRenderedPrompt, type PartInput, type RenderedPart, type RenderedPr
 
 /**
  * Every `PartInput` field `samePart` compares (offsets follow from the
- * texts). test/budget.test.ts checks this list against the builder's input
- * type, so a new field cannot be skipped silently (a stale reuse).
+ * texts). test/surface/budget.test.ts checks this list against the builder's
+ * input type, so a new field cannot be skipped silently (a stale reuse).
  */
 export const COMPARED_PART_FIELDS = Object.freeze([
   'name',
@@ -74,26 +74,15 @@ export function sameParts(a: readonly RenderedPart[], b: readonly RenderedPart[]
   return true
 }
 
-/** Field by field over `COMPARED_PART_FIELDS`, written out because this runs for every kept part on every step. */
 function samePart(a: PartInput, b: PartInput): boolean {
-  return (
-    a === b ||
-    (a.text === b.text &&
-      a.name === b.name &&
-      a.layer === b.layer &&
-      a.origin === b.origin &&
-      a.stability === b.stability &&
-      a.cacheBreakpoint === b.cacheBreakpoint &&
-      a.required === b.required &&
-      a.complete === b.complete &&
-      a.priority === b.priority &&
-      (a.variables === b.variables ||
-        (a.variables.length === b.variables.length && a.variables.every((name, i) => name === b.variables[i]))) &&
-      (a.substitutions === b.substitutions ||
-        (a.substitutions.length === b.substitutions.length &&
-          a.substitutions.every((s, i) => {
-            const t = b.substitutions[i]!
-            return s.variable === t.variable && s.start === t.start && s.end === t.end
-          }))))
-  )
+  return a === b || COMPARED_PART_FIELDS.every((field) => sameValue(a[field], b[field]))
+}
+
+/** Strict equality, element by element for arrays, and field by field for the plain records inside them (substitutions). */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => sameValue(item, b[i]))
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) || Array.isArray(b)) return false
+  const keys = Object.keys(a)
+  return keys.length === Object.keys(b).length && keys.every((key) => (a as Record<string, unknown>)[key] === (b as Record<string, unknown>)[key])
 }

@@ -1,28 +1,26 @@
 /**
  * The KV-cache prefix report of the step surface: how much of this step's
  * rendered system prompt is identical to the previous step's, and which
- * sections changed. Pure; it reads `RenderedPrompt` parts only, and the
- * render memo's knowledge does the heavy lifting (an unchanged section's
- * text is the same string object as last step).
+ * sections changed. Pure; it reads `RenderedPrompt` parts only.
  */
 
 import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
 import { utf8Length, wholeCodePoints } from '../render/utf8.js'
 
-const SEPARATOR_LENGTH = 2 // '\n\n', ASCII: as many bytes as code units
+const SEPARATOR_LENGTH = 2 // '\n\n'
 
 /** The previous step's rendered prompt, kept to compare against. */
 export interface PromptState {
   readonly rendered: RenderedPrompt | undefined
   readonly outputs: ReadonlyMap<string, string>
-  /** UTF-8 bytes of each part, by position; filled lazily and carried over for unchanged parts. */
-  readonly partBytes: (number | undefined)[]
+  /** UTF-8 bytes of the whole prompt. */
+  readonly bytes: number
   /** The sections that changed in that step; `undefined` on the first step (nothing to compare). */
   readonly changed: ReadonlySet<string> | undefined
 }
 
 /** The state before the first step: no prompt. */
-export const NO_PROMPT: PromptState = { rendered: undefined, outputs: new Map(), partBytes: [], changed: undefined }
+export const NO_PROMPT: PromptState = { rendered: undefined, outputs: new Map(), bytes: 0, changed: undefined }
 
 /** One step's prefix report, and the state the next step compares with. */
 export interface PrefixReport {
@@ -35,44 +33,22 @@ export interface PrefixReport {
 
 const NO_PARTS: readonly RenderedPart[] = []
 
-function bytesAt(state: PromptState, index: number): number {
-  return (state.partBytes[index] ??= utf8Length(state.rendered!.parts[index]!.text))
-}
-
-/** UTF-8 bytes of the whole rendered prompt of `state`. */
-function totalBytes(state: PromptState): number {
-  const parts = state.rendered?.parts ?? NO_PARTS
-  let bytes = parts.length > 0 ? (parts.length - 1) * SEPARATOR_LENGTH : 0
-  for (let i = 0; i < parts.length; i++) bytes += bytesAt(state, i)
-  return bytes
-}
-
 /**
  * Compares this step's render with the previous one. The leading parts whose
- * texts are `===` (mostly pointer compares: the memo hands back the same
- * string objects for unchanged sections) are skipped whole; only from the
- * first differing part on are characters compared, up to the first
- * difference.
+ * texts are equal are skipped whole; only from the first differing part on
+ * are characters compared, up to the first difference.
  */
-export function comparePrompts(prev: PromptState, rendered: RenderedPrompt, hasPrevious: boolean): PrefixReport {
+export function prefixReportOf(prev: PromptState, rendered: RenderedPrompt, hasPrevious: boolean): PrefixReport {
   const { text, parts } = rendered
   if (rendered === prev.rendered && hasPrevious) {
     const next = { ...prev, changed: new Set<string>() }
-    return { length: text.length, bytes: totalBytes(prev), changedSet: next.changed, changedSections: [], next }
+    return { length: text.length, bytes: prev.bytes, changedSet: next.changed, changedSections: [], next }
   }
   const before = prev.rendered?.parts ?? NO_PARTS
-  const partBytes: (number | undefined)[] = []
   let i = 0
   let offset = 0
-  let bytes = 0
   while (i < before.length && i < parts.length && before[i]!.text === parts[i]!.text) {
-    if (i > 0) {
-      offset += SEPARATOR_LENGTH
-      bytes += SEPARATOR_LENGTH
-    }
-    offset += parts[i]!.text.length
-    // The same text as before: its byte length is known already.
-    bytes += partBytes[i] = bytesAt(prev, i)
+    offset += (i > 0 ? SEPARATOR_LENGTH : 0) + parts[i]!.text.length
     i++
   }
   // text and the previous text agree on [0, offset); compare characters from there.
@@ -81,7 +57,7 @@ export function comparePrompts(prev: PromptState, rendered: RenderedPrompt, hasP
   const limit = Math.min(previous.length, text.length)
   while (end < limit && previous.charCodeAt(end) === text.charCodeAt(end)) end++
   const whole = wholeCodePoints(text, previous, end)
-  bytes += whole > offset ? utf8Length(text, offset, whole) : 0
+  const bytes = utf8Length(text, 0, whole)
 
   const outputs = outputsOf(parts)
   const changed = new Set<string>()
@@ -97,7 +73,7 @@ export function comparePrompts(prev: PromptState, rendered: RenderedPrompt, hasP
     bytes,
     changedSet: changed,
     changedSections: inPromptOrder(changed, before, parts),
-    next: { rendered, outputs, partBytes, changed: hasPrevious ? changed : undefined },
+    next: { rendered, outputs, bytes: bytes + utf8Length(text, whole), changed: hasPrevious ? changed : undefined },
   }
 }
 

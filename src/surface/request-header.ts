@@ -35,14 +35,21 @@ export function headerStateOf(tools: readonly unknown[], configJson: string, pre
   return { configJson, tools: tools.slice(), toolJson, names }
 }
 
-/** Why the header changed, or `undefined` when config and tools serialize the same. */
-export function headerChange(before: HeaderState, after: HeaderState): string | undefined {
+/** What changed between two steps' headers; `reason` is `undefined` when config and tools serialize the same. */
+export interface HeaderChange {
+  readonly toolsChanged: boolean
+  readonly configChanged: boolean
+  readonly reason: string | undefined
+}
+
+/** Compares two headers by their serialization, with a readable reason. */
+export function headerChange(before: HeaderState, after: HeaderState): HeaderChange {
+  const toolsChanged = before.toolJson.length !== after.toolJson.length || before.toolJson.some((json, i) => json !== after.toolJson[i])
+  const configChanged = before.configJson !== after.configJson
   const reasons: string[] = []
-  const toolsSame =
-    before.toolJson.length === after.toolJson.length && before.toolJson.every((json, i) => json === after.toolJson[i])
-  if (!toolsSame) reasons.push(toolsChange(before, after))
-  if (before.configJson !== after.configJson) reasons.push('config changed')
-  return reasons.length === 0 ? undefined : reasons.join('; ')
+  if (toolsChanged) reasons.push(toolsChange(before, after))
+  if (configChanged) reasons.push('config changed')
+  return { toolsChanged, configChanged, reason: reasons.length === 0 ? undefined : reasons.join('; ') }
 }
 
 /** How the tool declarations changed between two headers, by name (a repeated name counts once, as first declared). */

@@ -12,7 +12,8 @@
 import type { ToolSchema } from '../assembly/types.js'
 import type { RenderedContextSection } from '../render/render.js'
 import type { SessionLogCacheBreak, SessionLogRecord, SessionLogStepRecord, SessionLogWarning } from './session-log.js'
-import type { ContextSnapshotEvent, RequestHeaderEvent, SystemMessageEvent, UsageRecord } from './step-surface.js'
+import type { ContextSnapshotEvent, RequestHeaderEvent, SystemMessageEvent } from './surface-events.js'
+import type { UsageRecord } from './usage-record.js'
 
 /** A record that breaks the schema; the reader adds the file and line. */
 export class RecordRuleError extends Error {
@@ -214,11 +215,11 @@ const RECORD_TYPES = Object.keys(RECORD_FIELDS) as readonly SessionLogRecord['ty
 /** Any record's table, as `readFields` walks it. */
 type AnyFieldTable = Readonly<Record<string, RequiredField<unknown> | OptionalField<unknown>>>
 
-/** Copies the fields of `table` from `source` into `out` (validated), and returns `out`. */
-function readFields(table: AnyFieldTable, source: Readonly<Record<string, unknown>>, prefix = '', out: Record<string, unknown> = {}): Record<string, unknown> {
+/** Copies the fields of `table` from `record` into `out` (validated), and returns `out`. */
+function readFields(table: AnyFieldTable, record: Readonly<Record<string, unknown>>, prefix = '', out: Record<string, unknown> = {}): Record<string, unknown> {
   for (const key in table) {
     const field = table[key]!
-    const value = source[key]
+    const value = record[key]
     if (value === undefined) {
       if (!field.required) continue
       if (field.fallback === undefined) field.check(value, prefix + key)

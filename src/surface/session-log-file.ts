@@ -9,7 +9,8 @@
 import { appendFileSync, closeSync, fstatSync, openSync, readSync, writeFileSync } from 'node:fs'
 import { SessionLogError, SessionLogReplayer, type SessionLogReplay } from './session-log-replay.js'
 import { serializeStep, serializeUsage } from './session-log.js'
-import type { StepResult, UsageRecord } from './step-surface.js'
+import type { StepResult } from './step-result.js'
+import type { UsageRecord } from './usage-record.js'
 
 /** Appends step results to a JSONL file; made by `createSessionLogWriter`. */
 export interface SessionLogWriter {

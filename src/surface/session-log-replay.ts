@@ -4,22 +4,15 @@
  * line costs time proportional to its own length, whatever came before it:
  * a step keeps what the model held as shared, immutable values rather than
  * copies.
- *
- * Torn lines. A process that dies in the middle of a write leaves the record
- * it was writing cut short: a line that starts like a record (`{`) but is not
- * valid JSON. The reader skips one such line per log, with a warning, when it
- * is the last line of the log, or when the record after it is a step record
- * (a writer that resumed the log starts with its surface's step). When the
- * torn line itself ends in a complete step record (a writer that resumed
- * without starting a new line appended it there), that record is kept. Any
- * other line that is not JSON, including a second torn line, is an error
- * naming the file and the line.
  */
 
 import type { ToolSchema } from '../assembly/types.js'
+import { holdMessages, withMessage, type Held, type HistoryMessage } from './replayed-messages.js'
 import { readRecord, RecordRuleError } from './session-log-fields.js'
+import { TornLines } from './torn-lines.js'
 import type { SessionLogStepRecord } from './session-log.js'
-import type { SurfaceEvent, UsageRecord } from './step-surface.js'
+import type { SurfaceEvent } from './surface-events.js'
+import type { UsageRecord } from './usage-record.js'
 
 /** Step-record fields that logs written before them lack; replay fills them in. */
 type Defaulted = 'toolsChanged' | 'configChanged' | 'reusablePrefixLength' | 'reusablePrefixBytes'
@@ -44,9 +37,7 @@ export interface ReplayedStep extends ReplayedFigures {
   readonly prompt: string
   /** Every live system message, by ascending node (node 0, then in-history appends); built when first read. */
   readonly systemMessages: readonly {
-    /** The surface node. */
     readonly node: number
-    /** The message text. */
     readonly text: string
   }[]
   /** From the latest `request/header` of the session (`[]` before any). */
@@ -63,7 +54,6 @@ export interface ReplayedStep extends ReplayedFigures {
 
 /** Something the reader skipped and kept going: a torn line. */
 export interface SessionLogReadWarning {
-  /** The kind of finding. */
   readonly kind: 'torn-line'
   /** The file read, when the reader was given one. */
   readonly source?: string
@@ -101,65 +91,6 @@ export function logLabel(source: string | undefined): string {
   return source === undefined ? 'session log' : `session log "${source}"`
 }
 
-/**
- * The in-history system messages (node > 0) as an immutable list, highest
- * node first. Every step keeps the version it saw in O(1): an append at a
- * higher node, the common case, shares the whole list below it.
- */
-interface HistoryMessage {
-  readonly node: number
-  readonly text: string
-  readonly below: HistoryMessage | undefined
-}
-
-function withMessage(top: HistoryMessage | undefined, node: number, text: string): HistoryMessage {
-  if (top === undefined || node > top.node) return { node, text, below: top }
-  if (node === top.node) return { node, text, below: top.below }
-  // A write below the newest node copies only the messages above it.
-  const above: HistoryMessage[] = []
-  let rest: HistoryMessage | undefined = top
-  while (rest !== undefined && rest.node > node) {
-    above.push(rest)
-    rest = rest.below
-  }
-  let out: HistoryMessage = { node, text, below: rest !== undefined && rest.node === node ? rest.below : rest }
-  for (let i = above.length - 1; i >= 0; i--) out = { node: above[i]!.node, text: above[i]!.text, below: out }
-  return out
-}
-
-function liveMessages(node0: string | undefined, history: HistoryMessage | undefined): { node: number; text: string }[] {
-  const out: { node: number; text: string }[] = []
-  for (let message = history; message !== undefined; message = message.below) out.push({ node: message.node, text: message.text })
-  if (node0 !== undefined) out.push({ node: 0, text: node0 })
-  return out.reverse()
-}
-
-/** Where a replayed step keeps the system messages it saw, until `systemMessages` is first read. */
-const HELD = Symbol('system messages held')
-
-interface Held {
-  readonly node0: string | undefined
-  readonly history: HistoryMessage | undefined
-}
-
-/**
- * `systemMessages` of every replayed step: built on first read, because
- * copying every live message into every step makes replay quadratic. One
- * shared getter keeps the steps' shapes alike.
- */
-const LIVE_MESSAGES: PropertyDescriptor = {
-  enumerable: true,
-  configurable: true,
-  get(this: { readonly [HELD]: Held }) {
-    const value = liveMessages(this[HELD].node0, this[HELD].history)
-    // A frozen or sealed step keeps the getter: its properties can no longer be redefined.
-    if (Object.getOwnPropertyDescriptor(this, 'systemMessages')?.configurable === true) {
-      Object.defineProperty(this, 'systemMessages', { value, enumerable: true })
-    }
-    return value
-  },
-}
-
 interface OpenStep {
   readonly record: SessionLogStepRecord
   readonly events: SurfaceEvent[]
@@ -169,7 +100,6 @@ interface OpenStep {
 const NO_TOOLS: readonly ToolSchema[] = Object.freeze([])
 const NO_CONFIG: Readonly<Record<string, unknown>> = Object.freeze({})
 const BLANK = /^[ \t\r]*$/
-const GLUED_STEP = '{"type":"step"'
 
 /**
  * Replays a session log fed one line at a time (`line`, without its line
@@ -180,7 +110,6 @@ const GLUED_STEP = '{"type":"step"'
 export class SessionLogReplayer {
   readonly #source: string | undefined
   readonly #steps: ReplayedStep[] = []
-  readonly #warnings: SessionLogReadWarning[] = []
   #lineNumber = 0
   // What the model holds.
   #node0: string | undefined
@@ -198,12 +127,11 @@ export class SessionLogReplayer {
   #lastStep: number | undefined
   /** Step number → index in `#steps` (the open step's index is `#steps.length`), for the current session. */
   readonly #indexOf = new Map<number, number>()
-  // Torn lines: the one skipped, and a line that is not JSON waiting for the record after it.
-  #tornLine: number | undefined
-  #suspect: { readonly line: number; readonly reason: string } | undefined
+  readonly #torn: TornLines
 
   constructor(source?: string) {
     this.#source = source
+    this.#torn = new TornLines(logLabel(source), (line, rule) => this.#error(line, rule))
   }
 
   /** Reads the next line of the log. */
@@ -216,59 +144,20 @@ export class SessionLogReplayer {
     try {
       value = JSON.parse(raw)
     } catch (error) {
-      this.#notJson(raw, number, error instanceof Error ? error.message : String(error))
+      const glued = this.#torn.notJson(raw, number, error instanceof Error ? error.message : String(error))
+      if (glued !== undefined) this.#apply(glued, number)
       return
     }
-    if (this.#suspect !== undefined) this.#settleSuspect((value as { type?: unknown } | null)?.type === 'step')
+    this.#torn.parsed(value)
     this.#apply(value, number)
   }
 
   /** Ends the log: a line still waiting is a torn last line. Returns the replay. */
   end(): SessionLogReplay {
-    if (this.#suspect !== undefined) this.#settleSuspect(true)
+    this.#torn.end()
     this.#finish()
-    return { steps: this.#steps, warnings: this.#warnings }
-  }
-
-  #notJson(raw: string, number: number, reason: string): void {
-    if (this.#suspect !== undefined) this.#settleSuspect(false)
-    if (!raw.startsWith('{')) throw this.#error(number, notJson(reason))
-    const glued = gluedStep(raw)
-    if (this.#tornLine !== undefined) {
-      throw this.#error(
-        number,
-        `${notJson(reason)}; line ${this.#tornLine} was already skipped as a torn line and a log holds at most one (the remains of a write cut short by a crash), so the log is damaged here`,
-      )
-    }
-    if (glued === undefined) {
-      this.#suspect = { line: number, reason }
-      return
-    }
-    this.#skipTorn(number, 'skipped the torn start of the line (a record cut short when the writing process stopped) and kept the step record a resumed writer appended to it')
-    this.#apply(glued, number)
-  }
-
-  /** Decides about the line that was not JSON, now that the record after it (or the end) is known. */
-  #settleSuspect(nextIsStep: boolean): void {
-    const suspect = this.#suspect!
-    this.#suspect = undefined
-    if (!nextIsStep) {
-      throw this.#error(
-        suspect.line,
-        `${notJson(suspect.reason)} (a line cut short by a crash is skipped only as the last line of the log or right before the step record of a writer that resumed it)`,
-      )
-    }
-    this.#skipTorn(suspect.line, 'skipped a torn line (a record cut short when the writing process stopped); the complete records around it were kept')
-  }
-
-  #skipTorn(line: number, what: string): void {
-    this.#tornLine = line
-    this.#warnings.push({
-      kind: 'torn-line',
-      ...(this.#source === undefined ? {} : { source: this.#source }),
-      line,
-      message: `${logLabel(this.#source)} line ${line}: ${what}`,
-    })
+    const warnings = this.#torn.skipped.map(({ line, message }) => ({ kind: 'torn-line' as const, ...(this.#source === undefined ? {} : { source: this.#source }), line, message }))
+    return { steps: this.#steps, warnings }
   }
 
   #apply(value: unknown, number: number): void {
@@ -360,8 +249,7 @@ export class SessionLogReplayer {
     if (this.#held === undefined || this.#held.node0 !== this.#node0 || this.#held.history !== this.#history) {
       this.#held = { node0: this.#node0, history: this.#history }
     }
-    Object.defineProperty(step, HELD, { value: this.#held })
-    Object.defineProperty(step, 'systemMessages', LIVE_MESSAGES)
+    holdMessages(step, this.#held)
     if (open.usage !== undefined) step.usage = open.usage
     this.#steps.push(step as unknown as ReplayedStep)
   }
@@ -369,23 +257,6 @@ export class SessionLogReplayer {
   #error(line: number, rule: string): SessionLogError {
     return new SessionLogError(this.#source, line, rule)
   }
-}
-
-function notJson(reason: string): string {
-  return `not JSON (${reason}); each line holds one JSON object`
-}
-
-/** The complete step record at the end of a torn line, if one is there. */
-function gluedStep(raw: string): unknown {
-  for (let at = raw.indexOf(GLUED_STEP, 1); at > 0; at = raw.indexOf(GLUED_STEP, at + 1)) {
-    try {
-      const value: unknown = JSON.parse(raw.slice(at))
-      if ((value as { type?: unknown } | null)?.type === 'step') return value
-    } catch {
-      // Not where the appended record starts; try the next candidate.
-    }
-  }
-  return undefined
 }
 
 /**

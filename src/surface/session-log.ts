@@ -4,7 +4,9 @@ import type { LayerRef } from '../assembly/entries.js'
 import type { CacheBreak } from './cache-break.js'
 import type { CacheNote } from './cache-expectation.js'
 import type { StabilityWarning } from './stability-lint.js'
-import type { StepResult, StepWarning, SurfaceEvent, UsageRecord } from './step-surface.js'
+import type { StepResult, StepWarning } from './step-result.js'
+import type { SurfaceEvent } from './surface-events.js'
+import type { UsageRecord } from './usage-record.js'
 
 /**
  * The JSONL session log: one JSON object per line. Each step is a `step`
@@ -21,38 +23,27 @@ import type { StepResult, StepWarning, SurfaceEvent, UsageRecord } from './step-
  * Several surfaces may append to one file in turn: a step number at or below
  * the previous one starts the next surface's session. Readers ignore fields
  * they do not know (session-log-fields.ts lists the known ones) and skip one
- * line a crash cut short (session-log-replay.ts says exactly which).
+ * line a crash cut short (torn-lines.ts says exactly which).
+ *
+ * A field named like a `StepResult` field holds that field (layers as
+ * labels); an optional one is absent when the result lacks it or the log was
+ * written before the field existed.
  */
 export interface SessionLogStepRecord {
-  /** The record kind. */
   readonly type: 'step'
-  /** `StepResult.step`. */
   readonly step: number
-  /** `StepResult.compacted`. */
   readonly compacted: boolean
-  /** `StepResult.stablePrefixLength`. */
   readonly stablePrefixLength: number
-  /** `StepResult.stablePrefixBytes`. */
   readonly stablePrefixBytes: number
-  /** `StepResult.changedSections`. */
   readonly changedSections: readonly string[]
-  /** `StepResult.firstChangedSection`. */
   readonly firstChangedSection?: string
-  /** `StepResult.warnings`, with layers as labels. */
   readonly warnings: readonly SessionLogWarning[]
-  /** `StepResult.toolsChanged` (absent in logs written before it existed). */
   readonly toolsChanged?: boolean
-  /** `StepResult.configChanged`. */
   readonly configChanged?: boolean
-  /** `StepResult.reusablePrefixLength`. */
   readonly reusablePrefixLength?: number
-  /** `StepResult.reusablePrefixBytes`. */
   readonly reusablePrefixBytes?: number
-  /** `StepResult.stablePrefixTokens` (only with `countTokens`). */
   readonly stablePrefixTokens?: number
-  /** `StepResult.reusablePrefixTokens` (only with `countTokens`). */
   readonly reusablePrefixTokens?: number
-  /** `StepResult.promptTokens` (only with `countTokens`). */
   readonly promptTokens?: number
   /** The sent section names in prompt order (so a reader tells added, removed and changed apart); absent when unknown. */
   readonly sections?: readonly string[]
@@ -67,15 +58,10 @@ export interface SessionLogStepRecord {
   readonly sectionLayers?: readonly (string | null)[]
   /** `StepResult.partTokens`, parallel to `sections` (only with a budget that gives the token figures). */
   readonly sectionTokens?: readonly number[]
-  /** `StepResult.withheld`: the sections the budget withheld from this step's prompt (only with a budget). */
   readonly withheld?: readonly string[]
-  /** `StepResult.overBudget` (only with a budget). */
   readonly overBudget?: boolean
-  /** `StepResult.expectedCachedTokens` (only with `cacheRules`). */
   readonly expectedCachedTokens?: number
-  /** `StepResult.cacheNote` (only with `cacheRules`). */
   readonly cacheNote?: CacheNote
-  /** `StepResult.cacheBreak`, with its layer as a label; absent when the step lost no reuse. */
   readonly cacheBreak?: SessionLogCacheBreak
 }
 
@@ -90,15 +76,11 @@ export type SessionLogWarning = SessionLogStabilityWarning | BudgetWarning
 
 /** A `StabilityWarning` as logged: the layer becomes `'global'` or the scope's label. */
 export interface SessionLogStabilityWarning {
-  /** `StabilityWarning.kind`. */
   readonly kind: StabilityWarning['kind']
-  /** `StabilityWarning.section`. */
   readonly section: string
   /** `'global'` or the supplying scope's label; absent when unknown. */
   readonly layer?: string
-  /** `StabilityWarning.variable`. */
   readonly variable?: string
-  /** `StabilityWarning.message`. */
   readonly message: string
 }
 
@@ -124,7 +106,9 @@ export function serializeStep(result: StepResult): string {
     configChanged: result.configChanged,
     reusablePrefixLength: result.reusablePrefixLength,
     reusablePrefixBytes: result.reusablePrefixBytes,
-    ...tokenFields(result),
+    ...(result.stablePrefixTokens === undefined ? {} : { stablePrefixTokens: result.stablePrefixTokens }),
+    ...(result.reusablePrefixTokens === undefined ? {} : { reusablePrefixTokens: result.reusablePrefixTokens }),
+    ...(result.promptTokens === undefined ? {} : { promptTokens: result.promptTokens }),
     sections: result.rendered.parts.map((part) => part.name),
     sectionLengths: result.rendered.parts.map((part) => part.text.length),
     sectionLayers: result.rendered.parts.map((part) => (part.layer === undefined ? null : layerLabel(part.layer))),
@@ -147,15 +131,8 @@ export function serializeUsage(record: UsageRecord): string {
   return JSON.stringify(record) + '\n'
 }
 
-function tokenFields(result: StepResult): Pick<SessionLogStepRecord, 'stablePrefixTokens' | 'reusablePrefixTokens' | 'promptTokens'> {
-  const out: { stablePrefixTokens?: number; reusablePrefixTokens?: number; promptTokens?: number } = {}
-  if (result.stablePrefixTokens !== undefined) out.stablePrefixTokens = result.stablePrefixTokens
-  if (result.reusablePrefixTokens !== undefined) out.reusablePrefixTokens = result.reusablePrefixTokens
-  if (result.promptTokens !== undefined) out.promptTokens = result.promptTokens
-  return out
-}
-
-function layerLabel(layer: LayerRef): string {
+/** A layer as the log (and telemetry) shows it: `'global'`, or the scope key's label. */
+export function layerLabel(layer: LayerRef): string {
   return layer === 'global' ? 'global' : scopeLabel(layer)
 }
 

@@ -1,19 +1,20 @@
 import { describeValue } from '../assembly/errors.js'
-import { comparePrompts, NO_PROMPT } from './prefix-report.js'
-import { render, renderContextSections, renderContextSnapshot, type RenderedContextSection } from '../render/render.js'
-import { frozenJson, headerChange, headerStateOf, toolDiff, type HeaderState } from './request-header.js'
-import { lintRestored } from './restored-lint.js'
-import { lintStability, ReportedWarnings, type StabilityWarning } from './stability-lint.js'
-import { configJsonOf, optionalBoolean, requireHistoryLength, updateMode } from './step-options.js'
-import { createTokenBudget, type BudgetPlan, type BudgetWarning } from './budget.js'
-import type { BudgetOptions } from './budget-options.js'
-import { budgetFigures, textFigures, type PromptCountMemo, type TokenFigures } from './step-tokens.js'
-import type { RenderedPrompt } from '../render/rendered-prompt.js'
-import { checkCacheRules, type CacheRules } from './cache-rules.js'
-import { cacheBreakOf, type CacheBreak } from './cache-break.js'
-import { checkedCounter, expectCache, NO_EXPECTATION, type CacheExpectation, type CacheNote, type ExpectationState } from './cache-expectation.js'
-import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
 import { assembledFor } from '../assembly/provenance.js'
+import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
+import { render, renderContextSections, renderContextSnapshot } from '../render/render.js'
+import { createTokenBudget } from './budget.js'
+import type { BudgetOptions } from './budget-options.js'
+import { cacheBreakOf, type CacheBreak } from './cache-break.js'
+import { checkCacheRules, type CacheRules } from './cache-rules.js'
+import { NO_PROMPT, prefixReportOf } from './prefix-report.js'
+import { frozenJson, headerChange, headerStateOf, toolDiff, type HeaderChange, type HeaderState } from './request-header.js'
+import { lintRestored } from './restored-lint.js'
+import { lintStability, ReportedWarnings } from './stability-lint.js'
+import { configJsonOf, optionalBoolean, requireHistoryLength, updateMode } from './step-options.js'
+import { StepCounts } from './step-tokens.js'
+import type { StepResult } from './step-result.js'
+import type { SurfaceEvent } from './surface-events.js'
+import { usageRecordOf, type ObservedUsage, type UsageRecord } from './usage-record.js'
 
 /**
  * How a changed system prompt reaches the model: `'replace'` rewrites
@@ -57,9 +58,6 @@ export interface StepSurfaceOptions {
   readonly cacheRules?: CacheRules
 }
 
-/** A finding on a step result: the cache-stability lint's, or the token budget's. */
-export type StepWarning = StabilityWarning | BudgetWarning
-
 /** What the loop knows about one model step. */
 export interface StepInput {
   /** The step's assembly (normally from `assemble()`, which adds memo and layer info). */
@@ -77,136 +75,6 @@ export interface StepInput {
   readonly historyLength?: number
   /** `true` when compaction rewrote the history since the previous step. */
   readonly compacted?: boolean
-}
-
-/** The rendered system prompt as a surface message. */
-export interface SystemMessageEvent {
-  /** The event kind. */
-  readonly type: 'system/message'
-  /** `'append'` adds a message at `node`; `'replace'` rewrites node 0. */
-  readonly op: 'append' | 'replace'
-  /** The surface node: 0, or the history length for an in-history update. */
-  readonly node: number
-  /** The rendered system prompt. */
-  readonly text: string
-}
-
-/** The request's config and tool declarations (never the prompt). */
-export interface RequestHeaderEvent {
-  /** The event kind. */
-  readonly type: 'request/header'
-  /** A deep-frozen JSON copy of the step's config. */
-  readonly config: Readonly<Record<string, unknown>>
-  /** Deep-frozen JSON copies of the step's tools, in assembly order. */
-  readonly tools: readonly ToolSchema[]
-  /** `'initial'`, or what changed: `tools changed (added grep; removed ls; changed bash; reordered)`, `config changed`, joined by `; `. */
-  readonly reason: string
-}
-
-/** A runtime-context snapshot, recorded after the retained history. */
-export interface ContextSnapshotEvent {
-  /** The event kind. */
-  readonly type: 'context/snapshot'
-  /** `renderContextSnapshot(assembly)`. */
-  readonly text: string
-  /** `renderContextSections(assembly)`. */
-  readonly sections: readonly RenderedContextSection[]
-}
-
-/** One log operation produced by a step. */
-export type SurfaceEvent = SystemMessageEvent | RequestHeaderEvent | ContextSnapshotEvent
-
-/** What one step did to the log and to the reusable prompt prefix. */
-export interface StepResult {
-  /** 1-based step number on this surface. */
-  readonly step: number
-  /** The step's `compacted` flag, echoed for the session log. */
-  readonly compacted: boolean
-  /** In order: `system/message`, `request/header`, `context/snapshot`, each at most once. */
-  readonly events: SurfaceEvent[]
-  /** UTF-16 code units of the rendered prompt identical to the previous step's (0 on the first step). */
-  readonly stablePrefixLength: number
-  /** UTF-8 bytes of that prefix, cut back to whole code points. */
-  readonly stablePrefixBytes: number
-  /**
-   * Sections whose rendered output differs from the previous step's (a missing
-   * section counts as empty output), plus one that only moved to where the
-   * prompt first diverges; in prompt order, a removed section where it was.
-   */
-  readonly changedSections: string[]
-  /** `changedSections[0]`: the section where the prompt first diverges; absent when nothing changed. */
-  readonly firstChangedSection?: string
-  /**
-   * New cache-stability findings (each reported once per surface), then the
-   * budget's: the sections withheld or restored this step, and `over-budget`
-   * on every step the prompt cannot fit.
-   */
-  readonly warnings: StepWarning[]
-  /** The `RenderedPrompt` that was compared and sent: `render(assembly)`, less any withheld sections. */
-  readonly rendered: RenderedPrompt
-  /** The tool declarations serialize differently from the previous step's (`false` on the first step). */
-  readonly toolsChanged: boolean
-  /** The config serializes differently from the previous step's (`false` on the first step). */
-  readonly configChanged: boolean
-  /**
-   * UTF-16 code units of the request prefix a provider cache can reuse:
-   * providers cache tools → system → messages, so 0 when the tools or config
-   * changed, else `stablePrefixLength`.
-   */
-  readonly reusablePrefixLength: number
-  /** UTF-8 bytes of that prefix: 0 when the tools or config changed, else `stablePrefixBytes`. */
-  readonly reusablePrefixBytes: number
-  /** `countTokens` of the stable prefix's text (only with a `countTokens` option). */
-  readonly stablePrefixTokens?: number
-  /** `countTokens` of the reusable prefix's text: 0 when the tools or config changed (only with `countTokens`). */
-  readonly reusablePrefixTokens?: number
-  /** `countTokens` of the whole rendered prompt (only with a `countTokens` option). */
-  readonly promptTokens?: number
-  /**
-   * The token count of each sent part (`rendered.parts`), in prompt order, by
-   * the budget's rule (each part counted on its own); only with a `budget`
-   * whose `countTokens` also gives the token figures.
-   */
-  readonly partTokens?: readonly number[]
-  /** The sections the budget withholds from this step's prompt, in prompt order (only with a `budget`). */
-  readonly withheld?: readonly string[]
-  /** The prompt exceeds `maxTokens` although every withholdable section is withheld (only with a `budget`). */
-  readonly overBudget?: boolean
-  /**
-   * The system-prompt tokens the provider is expected to serve from its cache
-   * on this step, by its `cacheRules` (only with `cacheRules`; SPEC §4.3).
-   */
-  readonly expectedCachedTokens?: number
-  /** Why a reusable prefix is not expected to be cached: `'below-minimum'` or `'no-breakpoint'` (only with `cacheRules`). */
-  readonly cacheNote?: CacheNote
-  /** Why this step lost reuse: the first cause in prefix order; absent when nothing was lost (SPEC §3). */
-  readonly cacheBreak?: CacheBreak
-}
-
-/** What a provider reported about one step's prompt tokens (see `usageFromAnthropic` / `usageFromOpenAI`). */
-export interface ObservedUsage {
-  /** Every prompt token the provider processed, cached ones included. */
-  readonly inputTokens: number
-  /** The prompt tokens read from the provider's cache. */
-  readonly cachedInputTokens: number
-  /** The prompt tokens written to the cache (Anthropic reports them). */
-  readonly cacheWriteTokens?: number
-  /** Of those, the ones written with Anthropic's 5-minute TTL (when the provider splits them). */
-  readonly cacheWrite5mTokens?: number
-  /** Of those, the ones written with Anthropic's 1-hour TTL (when the provider splits them). */
-  readonly cacheWrite1hTokens?: number
-}
-
-/** The record `observeUsage` returns and the session log stores beside its step. */
-export interface UsageRecord extends ObservedUsage {
-  /** The record kind. */
-  readonly type: 'usage'
-  /** The step the usage belongs to (the latest step taken). */
-  readonly step: number
-  /** That step's `reusablePrefixTokens`: what promptloom predicted the cache could reuse (only with `countTokens`). */
-  readonly predictedTokens?: number
-  /** That step's `expectedCachedTokens`: what the provider's rules let it serve from cache (only with `cacheRules`). */
-  readonly expectedTokens?: number
 }
 
 /** A step surface: one per agent loop (one prompt stream). */
@@ -290,16 +158,12 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       'createStepSurface option "cacheRules" needs a "countTokens" option (text) => number: the expected cached tokens are counted with it',
     )
   }
-  const cacheCount = rules === undefined ? undefined : checkedCounter((countTokens ?? budgetCount)!, countTokens === undefined ? 'budget countTokens' : 'createStepSurface option "countTokens"')
-  let expectationState: ExpectationState = NO_EXPECTATION
-  let expected: number | undefined
-  // The figures follow the budget's rule unless a different countTokens was given for them.
-  const figuresFromBudget = budget !== undefined && (countTokens === undefined || countTokens === budgetCount)
-  let countMemo: PromptCountMemo | undefined
+  const counts = new StepCounts(countTokens, budgetCount, rules)
   let predicted: number | undefined
+  let expected: number | undefined
   let steps = 0
   let prompt = NO_PROMPT
-  /** The text of node 0 and the system text the model received last; `undefined` before the first step. */
+  // The text of node 0 and the system text the model received last; undefined before the first step.
   let node0: string | undefined
   let latest: string | undefined
   let header: HeaderState | undefined
@@ -324,12 +188,12 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
 
       // Everything that can throw happens before any state is touched.
       const full = render(assembly)
-      const plan: BudgetPlan | undefined = budget?.plan(full, budgetShares ? assembledFor(assembly)?.scope : undefined)
+      const plan = budget?.plan(full, budgetShares ? assembledFor(assembly)?.scope : undefined)
       const rendered = plan === undefined ? full : plan.rendered
       const { text } = rendered
       const contextText = renderContextSnapshot(assembly)
       const first = steps === 0
-      const compared = comparePrompts(prompt, rendered, !first)
+      const compared = prefixReportOf(prompt, rendered, !first)
       const warnings = lintStability(rendered, compared.changedSet, prompt.changed, reported)
       warnings.push(...lintRestored(rendered, reported))
 
@@ -350,35 +214,16 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       }
 
       const nextHeader = headerStateOf(assembly.tools, configJson, header)
-      const reason = header === undefined ? 'initial' : headerChange(header, nextHeader)
-      const toolsChanged = header !== undefined && !sameStrings(header.toolJson, nextHeader.toolJson)
-      const configChanged = header !== undefined && header.configJson !== nextHeader.configJson
+      const { toolsChanged, configChanged, reason } = header === undefined ? FIRST_HEADER : headerChange(header, nextHeader)
       const reusable = toolsChanged || configChanged ? { length: 0, bytes: 0 } : compared
-      let tokens: TokenFigures | undefined
-      let nextMemo = countMemo
-      if (figuresFromBudget) tokens = budgetFigures(plan!, budgetCount!, compared.length, reusable.length)
-      else if (countTokens !== undefined) {
-        const counted = textFigures(countTokens, text, compared.length, reusable.length, countMemo)
-        tokens = counted.figures
-        nextMemo = counted.memo
-      }
-      let expectation: { readonly expectation: CacheExpectation; readonly next: ExpectationState } | undefined
-      if (rules !== undefined) {
-        expectation = expectCache(
-          {
-            rules,
-            count: cacheCount!,
-            rendered,
-            fresh: first || toolsChanged || configChanged,
-            stableLength: compared.length,
-            stablePrefixTokens: tokens!.stablePrefixTokens,
-            reusablePrefixTokens: tokens!.reusablePrefixTokens,
-            promptTokens: tokens!.promptTokens,
-            toolsJson: `[${nextHeader.toolJson.join(',')}]`,
-          },
-          expectationState,
-        )
-      }
+      const counted = counts.measure({
+        plan,
+        rendered,
+        stableLength: compared.length,
+        reusableLength: reusable.length,
+        fresh: first || toolsChanged || configChanged,
+        toolsJson: `[${nextHeader.toolJson.join(',')}]`,
+      })
       const cacheBreak = first
         ? undefined
         : cacheBreakOf({
@@ -398,7 +243,6 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
           reason,
         })
       }
-
       const contextBaseline = compacted ? undefined : snapshot
       const recordContext = contextText !== '' && contextText !== contextBaseline
       if (recordContext) {
@@ -407,7 +251,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
 
       // Commit (nothing below throws).
       if (plan !== undefined) budget!.commit(plan)
-      countMemo = nextMemo
+      counted.commit()
       steps++
       prompt = compared.next
       node0 = nextNode0
@@ -415,81 +259,42 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       header = nextHeader
       snapshot = recordContext ? contextText : contextBaseline
       reported.commit(warnings)
-      predicted = tokens?.reusablePrefixTokens
-      expected = expectation?.expectation.expectedCachedTokens
-      if (expectation !== undefined) expectationState = expectation.next
-      const result: StepResult = {
+      predicted = counted.fields.reusablePrefixTokens
+      expected = counted.fields.expectedCachedTokens
+      return {
         step: steps,
         compacted,
         events,
         stablePrefixLength: compared.length,
         stablePrefixBytes: compared.bytes,
         changedSections: compared.changedSections,
-        warnings: plan === undefined || plan.warnings.length === 0 ? warnings.map((pending) => pending.warning) : [...warnings.map((pending) => pending.warning), ...plan.warnings],
+        warnings: [...warnings.map((pending) => pending.warning), ...(plan?.warnings ?? [])],
         rendered,
         toolsChanged,
         configChanged,
         reusablePrefixLength: reusable.length,
         reusablePrefixBytes: reusable.bytes,
-        ...tokens,
-        ...(figuresFromBudget ? { partTokens: plan!.partTokens } : {}),
+        ...counted.fields,
         ...(plan === undefined ? {} : { withheld: plan.withheld, overBudget: plan.overBudget }),
-        ...expectation?.expectation,
         ...(cacheBreak === undefined ? {} : { cacheBreak }),
+        ...(compared.changedSections.length > 0 ? { firstChangedSection: compared.changedSections[0]! } : {}),
       }
-      if (compared.changedSections.length > 0) {
-        return { ...result, firstChangedSection: compared.changedSections[0]! }
-      }
-      return result
     },
 
     observeUsage(usage: ObservedUsage): UsageRecord {
       if (steps === 0) {
         throw new Error('observeUsage was called before the first step; call surface.step() for the request, then report its usage')
       }
-      if (typeof usage !== 'object' || usage === null) {
-        throw new TypeError(`observeUsage expects { inputTokens, cachedInputTokens, cacheWriteTokens? } (got ${describeValue(usage)})`)
-      }
-      const inputTokens = tokenCount('inputTokens', usage.inputTokens)
-      const cachedInputTokens = tokenCount('cachedInputTokens', usage.cachedInputTokens)
-      if (cachedInputTokens > inputTokens) {
-        throw new TypeError(
-          `observeUsage field "cachedInputTokens" (${cachedInputTokens}) exceeds "inputTokens" (${inputTokens}); cached tokens are part of the input tokens — read the usage with usageFromAnthropic, usageFromOpenAI, usageFromDeepSeek or usageFromAISDK`,
-        )
-      }
-      const optional = (field: 'cacheWriteTokens' | 'cacheWrite5mTokens' | 'cacheWrite1hTokens') =>
-        usage[field] === undefined ? {} : { [field]: tokenCount(field, usage[field]) }
-      const record: UsageRecord = {
-        type: 'usage',
-        step: steps,
-        inputTokens,
-        cachedInputTokens,
-        ...optional('cacheWriteTokens'),
-        ...optional('cacheWrite5mTokens'),
-        ...optional('cacheWrite1hTokens'),
-        ...(predicted === undefined ? {} : { predictedTokens: predicted }),
-        ...(expected === undefined ? {} : { expectedTokens: expected }),
-      }
-      return record
+      return usageRecordOf(usage, steps, predicted, expected)
     },
   }
 }
 
 const NO_NAMES: readonly string[] = Object.freeze([])
+const FIRST_HEADER: HeaderChange = { toolsChanged: false, configChanged: false, reason: 'initial' }
 
 /** The tool names added, removed and changed between two headers (a reordering alone lists none). */
 function changedToolNames(before: HeaderState, after: HeaderState): NonNullable<CacheBreak['tools']> {
   const { added, removed, changed } = toolDiff(before, after)
   return Object.freeze({ added: Object.freeze(added), removed: Object.freeze(removed), changed: Object.freeze(changed) })
-}
-
-function sameStrings(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((item, i) => item === b[i])
-}
-
-function tokenCount(field: string, value: unknown): number {
-  if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return value
-  throw new TypeError(
-    `observeUsage field "${field}" must be a non-negative finite number (got ${describeValue(value)}); read it with usageFromAnthropic, usageFromOpenAI, usageFromDeepSeek or usageFromAISDK`,
-  )
 }

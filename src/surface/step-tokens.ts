@@ -1,6 +1,7 @@
 /**
  * The step surface's token figures (`stablePrefixTokens`,
- * `reusablePrefixTokens`, `promptTokens`), by one of two rules:
+ * `reusablePrefixTokens`, `promptTokens`) and expected cache reuse, by one of
+ * two count rules:
  *
  *   with a budget whose countTokens does the counting   the budget's count rule:
  *     the sent parts' cached counts plus one separator count between parts,
@@ -13,13 +14,16 @@
  *     unless it is all stable; the last prompt's count is reused while its
  *     text stays the same
  *
- * Pure: each function returns the figures and, where there is one, the memo
- * to keep; the surface keeps it only when the whole step succeeded.
+ * `StepCounts.measure` changes nothing; the surface calls the returned
+ * `commit` only when the whole step succeeded.
  */
 
-import { describeValue } from '../assembly/errors.js'
+import type { RenderedPrompt } from '../render/rendered-prompt.js'
 import type { BudgetPlan } from './budget.js'
 import { checkSafeTotal, TokenSum } from './budget-sum.js'
+import type { CacheRules } from './cache-rules.js'
+import { expectCache, NO_EXPECTATION, type CacheExpectation, type ExpectationState } from './cache-expectation.js'
+import { BUDGET_COUNTER, countWith } from './token-counts.js'
 
 /** One step's token figures. */
 export interface TokenFigures {
@@ -28,93 +32,118 @@ export interface TokenFigures {
   readonly promptTokens: number
 }
 
-/** The last prompt text counted by the joined-text rule, and its count. */
-export interface PromptCountMemo {
-  readonly text: string
-  readonly tokens: number
+/** What one step hands the counter. */
+export interface CountedStep {
+  /** The budget's plan (only with a budget). */
+  readonly plan: BudgetPlan | undefined
+  /** The prompt sent. */
+  readonly rendered: RenderedPrompt
+  /** UTF-16 code units identical to the previous step's prompt, and of those the reusable ones. */
+  readonly stableLength: number
+  readonly reusableLength: number
+  /** Nothing is reusable: the first step, or the tools or config changed. */
+  readonly fresh: boolean
+  /** `JSON.stringify` of the step's tools. */
+  readonly toolsJson: string
 }
 
-const BUDGET = 'budget countTokens'
-
-/** Calls `countTokens`, failing with an error naming `who` and `subject` for a throw or a bad count. */
-function checked(countTokens: (text: string) => number, text: string, who: string, subject: string): number {
-  let value: unknown
-  try {
-    value = countTokens(text)
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error)
-    throw new Error(`${who} threw for ${subject}: ${reason}; countTokens must return a token count for any text`, { cause: error })
-  }
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    // The budget's wording (as in token-counts.ts), or the countTokens option's.
-    throw new TypeError(
-      who === BUDGET
-        ? `${who} returned ${describeValue(value)} for ${subject}; it must return a non-negative finite number of tokens`
-        : `${who} must return a non-negative finite number (got ${describeValue(value)}) for ${subject}`,
-    )
-  }
-  return value
+/** The counted fields of a step result, absent where the surface has no counter. */
+export interface CountedFields extends Partial<TokenFigures>, Partial<CacheExpectation> {
+  readonly partTokens?: readonly number[]
 }
 
-/**
- * The figures of a budgeted step by the budget's count rule. `stableLength`
- * and `reusableLength` are UTF-16 offsets into `plan.rendered.text`; the part
- * of the stable prefix past the last whole part is counted on its own (once,
- * never cached: it is a different slice whenever the prefix moves).
- */
-export function budgetFigures(
-  plan: BudgetPlan,
-  countTokens: (text: string) => number,
-  stableLength: number,
-  reusableLength: number,
-): TokenFigures {
-  const { rendered, partTokens, separatorTokens, promptTokens } = plan
-  let stable: number
-  if (stableLength >= rendered.text.length) stable = promptTokens
-  else {
-    const { parts } = rendered
-    const sum = new TokenSum()
-    let end = 0
-    let i = 0
-    for (; i < parts.length && parts[i]!.end <= stableLength; i++) {
-      if (i > 0) sum.add(separatorTokens)
-      sum.add(partTokens[i]!)
-      end = parts[i]!.end
+const OPTION_COUNTER = 'createStepSurface option "countTokens"'
+
+/** The token figures and expected cache reuse of one surface's steps. */
+export class StepCounts {
+  readonly #countTokens: ((text: string) => number) | undefined
+  readonly #budgetCount: ((text: string) => number) | undefined
+  /** The figures follow the budget's rule unless a different countTokens was given for them. */
+  readonly #fromBudget: boolean
+  readonly #rules: CacheRules | undefined
+  #memo: { readonly text: string; readonly tokens: number } | undefined
+  #expectation: ExpectationState = NO_EXPECTATION
+
+  constructor(countTokens: ((text: string) => number) | undefined, budgetCount: ((text: string) => number) | undefined, rules: CacheRules | undefined) {
+    this.#countTokens = countTokens
+    this.#budgetCount = budgetCount
+    this.#fromBudget = budgetCount !== undefined && (countTokens === undefined || countTokens === budgetCount)
+    this.#rules = rules
+  }
+
+  /** The step's counted fields and the commit that keeps its memos. Throws an error naming the counter for a bad count. */
+  measure(step: CountedStep): { readonly fields: CountedFields; readonly commit: () => void } {
+    let tokens: TokenFigures | undefined
+    let memo = this.#memo
+    if (this.#fromBudget) tokens = this.#budgetFigures(step)
+    else if (this.#countTokens !== undefined) {
+      tokens = this.#textFigures(step)
+      memo = { text: step.rendered.text, tokens: tokens.promptTokens }
     }
-    if (stableLength > end) {
-      const subject = `the stable prefix's end in rendered part "${parts[i]?.name ?? parts[i - 1]!.name}"`
-      sum.add(checked(countTokens, rendered.text.slice(end, stableLength), BUDGET, subject))
+    let expectation: ReturnType<typeof expectCache> | undefined
+    if (this.#rules !== undefined) {
+      const who = this.#countTokens === undefined ? BUDGET_COUNTER : OPTION_COUNTER
+      const counter = (this.#countTokens ?? this.#budgetCount)!
+      expectation = expectCache(
+        { ...step, ...tokens!, rules: this.#rules, count: (text, subject) => countWith(counter, text, who, subject) },
+        this.#expectation,
+      )
     }
-    stable = sum.value
-    checkSafeTotal(stable, BUDGET)
+    const fields: CountedFields = {
+      ...tokens,
+      ...(this.#fromBudget ? { partTokens: step.plan!.partTokens } : {}),
+      ...expectation?.expectation,
+    }
+    return {
+      fields,
+      commit: () => {
+        this.#memo = memo
+        if (expectation !== undefined) this.#expectation = expectation.next
+      },
+    }
   }
-  return { stablePrefixTokens: stable, reusablePrefixTokens: reusableLength === 0 ? 0 : stable, promptTokens }
-}
 
-/**
- * The figures by counting the joined texts with the surface's `countTokens`
- * option, and the memo to keep: `memo` (the last committed prompt's count) is
- * reused when `text` equals its text.
- */
-export function textFigures(
-  countTokens: (text: string) => number,
-  text: string,
-  stableLength: number,
-  reusableLength: number,
-  memo: PromptCountMemo | undefined,
-): { readonly figures: TokenFigures; readonly memo: PromptCountMemo } {
-  const who = 'createStepSurface option "countTokens"'
-  const whole = (): number => (memo !== undefined && memo.text === text ? memo.tokens : checked(countTokens, text, who, 'the rendered prompt'))
-  let stablePrefixTokens: number
-  let promptTokens: number
-  if (stableLength === text.length) {
-    promptTokens = stablePrefixTokens = text.length === 0 ? 0 : whole()
-  } else {
-    stablePrefixTokens = stableLength === 0 ? 0 : checked(countTokens, text.slice(0, stableLength), who, 'the stable prefix')
-    promptTokens = whole()
+  /**
+   * The budget's rule: the part of the stable prefix past the last whole part
+   * is counted on its own (never cached: it is a different slice whenever the
+   * prefix moves).
+   */
+  #budgetFigures({ plan, stableLength, reusableLength }: CountedStep): TokenFigures {
+    const { rendered, partTokens, separatorTokens, promptTokens } = plan!
+    let stable = promptTokens
+    if (stableLength < rendered.text.length) {
+      const { parts } = rendered
+      const sum = new TokenSum()
+      let end = 0
+      let i = 0
+      for (; i < parts.length && parts[i]!.end <= stableLength; i++) {
+        if (i > 0) sum.add(separatorTokens)
+        sum.add(partTokens[i]!)
+        end = parts[i]!.end
+      }
+      if (stableLength > end) {
+        const subject = `the stable prefix's end in rendered part "${parts[i]?.name ?? parts[i - 1]!.name}"`
+        sum.add(countWith(this.#budgetCount!, rendered.text.slice(end, stableLength), BUDGET_COUNTER, subject))
+      }
+      stable = sum.value
+      checkSafeTotal(stable, BUDGET_COUNTER)
+    }
+    return { stablePrefixTokens: stable, reusablePrefixTokens: reusableLength === 0 ? 0 : stable, promptTokens }
   }
-  return {
-    figures: { stablePrefixTokens, reusablePrefixTokens: reusableLength === 0 ? 0 : stablePrefixTokens, promptTokens },
-    memo: { text, tokens: promptTokens },
+
+  /** The joined-text rule; the last committed prompt's count is reused while its text is the same. */
+  #textFigures({ rendered: { text }, stableLength, reusableLength }: CountedStep): TokenFigures {
+    const count = this.#countTokens!
+    const memo = this.#memo
+    const whole = (): number => (memo !== undefined && memo.text === text ? memo.tokens : countWith(count, text, OPTION_COUNTER, 'the rendered prompt'))
+    let stablePrefixTokens: number
+    let promptTokens: number
+    if (stableLength === text.length) {
+      promptTokens = stablePrefixTokens = text.length === 0 ? 0 : whole()
+    } else {
+      stablePrefixTokens = stableLength === 0 ? 0 : countWith(count, text.slice(0, stableLength), OPTION_COUNTER, 'the stable prefix')
+      promptTokens = whole()
+    }
+    return { stablePrefixTokens, reusablePrefixTokens: reusableLength === 0 ? 0 : stablePrefixTokens, promptTokens }
   }
 }

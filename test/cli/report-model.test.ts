@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest'
 import { agentLogOf } from './fixtures.js'
-import { agentModel, buildReport, configChanges, sectionChanges, sharedPrefix, toolChanges } from '../../src/cli/report-model.js'
+import { agentModel, buildReport, sharedPrefix } from '../../src/cli/report-model.js'
+import { configChanges, sectionChanges, toolChanges } from '../../src/cli/step-changes.js'
 import { agentNames } from '../../src/cli/report.js'
 import { budgetLog, jsonl, messageLine, stepLine, threeStepLog, usageLine } from './fixtures.js'
 
