@@ -221,7 +221,7 @@ describe('npm run docs', () => {
       for (const child of reflection.children ?? []) visit(child, `${path}.${child.name}`)
     }
     for (const module of project.children!) visit(module, module.name)
-    expect(pointing).toEqual([])
+    expect(pointing, 'docs that mention src/: a header comment above the first export should be /* … */, not /** … */').toEqual([])
   })
 
   test('every @example type-checks against the current API', () => {
