@@ -8,7 +8,7 @@
  *     `app.systemPrompt`), as the churn step makes them;
  *   - one bare Cordis effect started in the agent's scope and the one started
  *     8 steps earlier disposed (every registration is a Cordis effect, by
- *     contract; started the cheapest way promptloom knows, `fiberEffect`);
+ *     contract, started with `ctx.effect` as promptloom starts it);
  *   - the agent's prompt text built fresh (its own section texts, one slot
  *     replaced, joined) and held as the agent's last prompt until its next
  *     step, with its runtime-context snapshot, as the loop holds them; the
@@ -21,7 +21,6 @@
  * ratio any engine could reach in this run, and `promptloom − this` is
  * promptloom's own share of its churn step.
  */
-import { fiberEffect } from '../src/scope/fiber-effect.js'
 import { compare } from './measure.js'
 import { report } from './report.js'
 import { buildWorld, promptloom, type World } from './workload.js'
@@ -49,7 +48,7 @@ export function nullEngineStep(w: World): { step: () => Promise<void>; held: rea
     const index = n++ % w.agents.length
     const agent = w.agents[index]!
     const scoped = (agent.scope.ctx as unknown as Record<string, unknown>).systemPrompt
-    live.push(fiberEffect(agent.scope.ctx, () => () => undefined, 'systemPrompt.section()'))
+    live.push(agent.scope.ctx.effect(() => () => undefined, 'systemPrompt.section()'))
     if (live.length > 8) live.shift()!()
     const service = root.systemPrompt
     const own = texts[index]!

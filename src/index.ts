@@ -1,3 +1,14 @@
+/**
+ * promptloom: one model step's system prompt, from registrations to a provider request.
+ *
+ * 1. Register: `ctx.systemPrompt.section()/context()/variable()/tools()` (src/assembly/service.ts) insert
+ *    entries into per-scope layers (src/scope/scoped-layers.ts) backed by signals (src/signals).
+ * 2. Assemble: `systemPrompt.assemble({ scope })` (src/assembly/pipeline.ts) reads the scope's memoized
+ *    view (src/assembly/view.ts: one computed per fact, built on the parent's), then the two waterfalls.
+ * 3. Render: `renderPrompt(assembly)` (src/render/render.ts) substitutes variables into a `RenderedPrompt`.
+ * 4. Surface: `createStepSurface().step()` (src/surface/step-surface.ts) decides what a step sends, and why it changed.
+ * 5. Providers: `toAnthropic()`, `toOpenAIChat()`, … (src/providers) build the request with cache markers.
+ */
 export { batch, computed, effect, signal } from '@preact/signals-core'
 export { SignalTable } from './signals/signal-table.js'
 export { isReadonlySignal } from './signals/is-signal.js'

@@ -27,11 +27,14 @@
  */
 
 import { computed, untracked, type ReadonlySignal } from '@preact/signals-core'
-import { labelInLayer, labelOf, layerOf, SourceKind, type ContextEntry, type LayerRef, type SectionEntry } from './entries.js'
+import { labelOf, layerOf, SourceKind, type ContextEntry, type LayerRef, type SectionEntry } from './entries.js'
 import { describeValue } from './errors.js'
 import { volatileReferenceMessage, type StabilityGuard } from './stability-hazard.js'
 import { malformedReference, missingValue, scanGroups, unknownVariable, type TemplateGroup } from './template.js'
 import type { ScopeView, VariablePlan } from './view.js'
+import { breakpointFindings, sharedPrefixFindings } from './order-findings.js'
+
+export { breakpointAfterVolatileMessage } from './order-findings.js'
 
 /** What a diagnostic found. */
 export type PromptDiagnosticKind =
@@ -81,38 +84,37 @@ export interface DiagnosticsOptions {
 type TextEntry = SectionEntry | ContextEntry
 
 const NO_GROUPS: readonly TemplateGroup[] = Object.freeze([])
-const staticScans = new WeakMap<TextEntry, readonly TemplateGroup[]>()
-const signalScans = new WeakMap<TextEntry, ReadonlySignal<readonly TemplateGroup[] | undefined>>()
+
+/** The template groups of entries' texts, scanned once per entry (a signal text once per value). */
+type Scans = WeakMap<TextEntry, readonly TemplateGroup[] | ReadonlySignal<readonly TemplateGroup[] | undefined>>
 
 /**
  * The groups of an entry's text; `undefined` when it cannot be read without
  * calling a provider (a function), or its signal throws or holds a non-string
  * (`prepare` reports that one).
  */
-function groupsOf(entry: TextEntry): readonly TemplateGroup[] | undefined {
+function groupsOf(entry: TextEntry, scans: Scans): readonly TemplateGroup[] | undefined {
   if (entry.kind === SourceKind.Provider) return undefined
   if (!entry.interpolate) return NO_GROUPS
-  if (entry.kind === SourceKind.Static) {
-    let groups = staticScans.get(entry)
-    if (groups === undefined) staticScans.set(entry, (groups = scanGroups(entry.value!)))
-    return groups
-  }
-  let scan = signalScans.get(entry)
+  let scan = scans.get(entry)
   if (scan === undefined) {
-    const source = entry.signal!
-    scan = computed(() => {
-      let text: unknown
-      try {
-        text = source.value
-      } catch {
-        // A throwing signal: `prepare` reports it; caught here so no error is cached.
-        return undefined
-      }
-      return typeof text === 'string' ? scanGroups(text) : undefined
-    })
-    signalScans.set(entry, scan)
+    const source = entry.signal
+    scan =
+      source === undefined
+        ? scanGroups(entry.value!)
+        : computed(() => {
+            let text: unknown
+            try {
+              text = source.value
+            } catch {
+              // A throwing signal: `prepare` reports it; caught here so no error is cached.
+              return undefined
+            }
+            return typeof text === 'string' ? scanGroups(text) : undefined
+          })
+    scans.set(entry, scan)
   }
-  return scan.value
+  return Array.isArray(scan) ? scan : (scan as ReadonlySignal<readonly TemplateGroup[] | undefined>).value
 }
 
 /** Whether the variable's value is known to be `undefined` now (a signal holding it), reading no provider. */
@@ -126,21 +128,16 @@ function hasNoValue(plan: VariablePlan, name: string): boolean {
   }
 }
 
-// The variables record the unknown-variable message lists, once per plan.
-const namesRecords = new WeakMap<VariablePlan, Readonly<Record<string, string>>>()
+/** The variables record the unknown-variable message lists. */
 function namesRecordOf(plan: VariablePlan): Readonly<Record<string, string>> {
-  let record = namesRecords.get(plan)
-  if (record === undefined) {
-    const out: Record<string, string> = {}
-    for (const entry of plan.entries) out[entry.name] = ''
-    namesRecords.set(plan, (record = out))
-  }
-  return record
+  const out: Record<string, string> = {}
+  for (const entry of plan.entries) out[entry.name] = ''
+  return out
 }
 
-function findingsOf(entry: TextEntry, entryKind: 'section' | 'context', plan: VariablePlan, guard: StabilityGuard, out: PromptDiagnostic[]): void {
+function findingsOf(entry: TextEntry, entryKind: 'section' | 'context', plan: VariablePlan, guard: StabilityGuard, scans: Scans, out: PromptDiagnostic[]): void {
   const layer = layerOf(entry.scope)
-  const groups = groupsOf(entry)
+  const groups = groupsOf(entry, scans)
   const owner = labelOf(entry)
   const push = (kind: PromptDiagnosticKind, variable: string | undefined, message: string): void => {
     out.push(Object.freeze(variable === undefined ? { kind, entry: entry.name, entryKind, layer, message } : { kind, entry: entry.name, entryKind, layer, variable, message }))
@@ -176,66 +173,6 @@ function findingsOf(entry: TextEntry, entryKind: 'section' | 'context', plan: Va
   }
 }
 
-/**
- * Why a `cacheBreakpoint` section at or after the first volatile one gets no
- * cache marker (SPEC §4.1): shared by `diagnostics()` and the step surface.
- */
-export function breakpointAfterVolatileMessage(section: string, layer: LayerRef | undefined, volatile: string, volatileLayer: LayerRef | undefined): string {
-  const marked = labelInLayer('prompt section', section, layer)
-  const at = section === volatile ? 'is itself volatile' : `is ordered after volatile ${labelInLayer('prompt section', volatile, volatileLayer)}`
-  return `${marked} has cacheBreakpoint: true but ${at}; no cache marker is placed at or after volatile text (that prefix changes every step, so a marker could only pay for cache writes) — order it before the volatile section, or move the per-step text into a runtime context`
-}
-
-/** A `'breakpoint-after-volatile'` finding for every `cacheBreakpoint` entry at or after the first volatile one (entries in prompt order). */
-function breakpointFindings(entries: readonly SectionEntry[], out: PromptDiagnostic[]): void {
-  const first = entries.findIndex((entry) => entry.stability === 'volatile')
-  if (first === -1) return
-  const volatile = entries[first]!
-  for (let i = first; i < entries.length; i++) {
-    const entry = entries[i]!
-    if (!entry.cacheBreakpoint) continue
-    const layer = layerOf(entry.scope)
-    const message = breakpointAfterVolatileMessage(entry.name, layer, volatile.name, layerOf(volatile.scope))
-    out.push(Object.freeze({ kind: 'breakpoint-after-volatile', entry: entry.name, entryKind: 'section', layer, message }))
-  }
-}
-
-/** Whether a section's text is known to be the empty string (a function text never is; a signal is read, and one that throws is not). */
-function emptyText(entry: SectionEntry): boolean {
-  if (entry.kind === SourceKind.Static) return entry.value === ''
-  if (entry.kind === SourceKind.Provider) return false
-  try {
-    return entry.signal!.value === ''
-  } catch {
-    return false
-  }
-}
-
-/**
- * A `'shared-prefix-split'` finding for every section supplied by a scope
- * layer that is ordered before a global section whose text is not empty
- * (entries in prompt order), naming the first such global section.
- */
-function sharedPrefixFindings(entries: readonly SectionEntry[], out: PromptDiagnostic[]): void {
-  let before: SectionEntry | undefined
-  const found: PromptDiagnostic[] = []
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i]!
-    if (entry.scope === undefined) {
-      if (!emptyText(entry)) before = entry
-      continue
-    }
-    if (before === undefined) continue
-    const layer = layerOf(entry.scope)
-    const message =
-      `${labelInLayer('prompt section', entry.name, layer)} is ordered before global prompt section "${before.name}", so every global section from there on ` +
-      `is no longer part of a prefix this agent shares with its siblings (their cached prefix ends where this section starts) — ` +
-      `order it after the global sections (e.g. at SECTION_ORDERS.DEPLOYMENT_PERSONA_SUFFIX or later), or register it globally`
-    found.push(Object.freeze({ kind: 'shared-prefix-split', entry: entry.name, entryKind: 'section', layer, before: before.name, message }))
-  }
-  for (let i = found.length - 1; i >= 0; i--) out.push(found[i]!)
-}
-
 function sameDiagnostics(a: readonly PromptDiagnostic[], b: readonly PromptDiagnostic[]): boolean {
   if (a.length !== b.length) return false
   for (let i = 0; i < a.length; i++) {
@@ -264,53 +201,61 @@ interface ViewDiagnostics {
   readonly checked: ReadonlySignal<readonly PromptDiagnostic[]>
 }
 
-const memos = new WeakMap<ScopeView, ViewDiagnostics>()
+/** One service's diagnostics (see the module comment): each view's memo, and each entry's scan. */
+export class Diagnostics {
+  readonly #guard: StabilityGuard
+  readonly #memos = new WeakMap<ScopeView, ViewDiagnostics>()
+  readonly #scans: Scans = new WeakMap()
 
-function memoOf(view: ScopeView, guard: StabilityGuard): ViewDiagnostics {
-  let memo = memos.get(view)
-  if (memo !== undefined) return memo
-  let lastAll: readonly PromptDiagnostic[] = Object.freeze([])
-  let lastChecked: readonly PromptDiagnostic[] = lastAll
-  // Read as `.value` to subscribe; `diagnosticsOf` refreshes each fact first,
-  // so these reads find them fresh (farthest-first, whatever the depth).
-  const all = computed(() => {
-    const variables = view.variables.value
-    const out: PromptDiagnostic[] = []
-    const sections = view.sections.value.entries
-    for (const entry of sections) findingsOf(entry, 'section', variables, guard, out)
-    breakpointFindings(sections, out)
-    sharedPrefixFindings(sections, out)
-    const contexts = view.contexts.value
-    for (const entry of view.suppressed.value ? contexts.required : contexts.entries) findingsOf(entry, 'context', variables, guard, out)
-    if (!sameDiagnostics(out, lastAll)) lastAll = Object.freeze(out)
-    return lastAll
-  })
-  const checked = computed(() => {
-    const found = all.value.filter((d) => d.kind !== 'unchecked')
-    if (!sameDiagnostics(found, lastChecked)) lastChecked = Object.freeze(found)
-    return lastChecked
-  })
-  memos.set(view, (memo = { all, checked }))
-  return memo
-}
-
-/**
- * The diagnostics of `view` (see the module comment), memoized per view:
- * the same frozen array while the findings stay equal. `guard` words the
- * stability hazards after the service's config. Throws a `TypeError` for a
- * non-boolean `includeUnchecked`.
- */
-export function diagnosticsOf(view: ScopeView, guard: StabilityGuard, options: DiagnosticsOptions = {}): readonly PromptDiagnostic[] {
-  const includeUnchecked = options?.includeUnchecked
-  if (includeUnchecked !== undefined && typeof includeUnchecked !== 'boolean') {
-    throw new TypeError(`diagnostics option "includeUnchecked" must be a boolean (got ${describeValue(includeUnchecked)})`)
+  /** `guard` words the stability hazards after the service's config. */
+  constructor(guard: StabilityGuard) {
+    this.#guard = guard
   }
-  // Refreshed, not derived: the memo's computeds read these facts as `.value`.
-  view.refresh('variables')
-  view.refresh('sections')
-  view.refresh('contexts')
-  view.refresh('suppressed')
-  const memo = memoOf(view, guard)
-  // Untracked, like `derive`: a caller's effect must not subscribe to the view's chain.
-  return untracked(() => (includeUnchecked === true ? memo.all.value : memo.checked.value))
+
+  #memoOf(view: ScopeView): ViewDiagnostics {
+    let memo = this.#memos.get(view)
+    if (memo !== undefined) return memo
+    const guard = this.#guard
+    const scans = this.#scans
+    let lastAll: readonly PromptDiagnostic[] = Object.freeze([])
+    let lastChecked: readonly PromptDiagnostic[] = lastAll
+    const all = computed(() => {
+      const variables = view.variables.value
+      const out: PromptDiagnostic[] = []
+      const sections = view.sections.value.entries
+      for (const entry of sections) findingsOf(entry, 'section', variables, guard, scans, out)
+      breakpointFindings(sections, out)
+      sharedPrefixFindings(sections, out)
+      const contexts = view.contexts.value
+      for (const entry of view.suppressed.value ? contexts.required : contexts.entries) findingsOf(entry, 'context', variables, guard, scans, out)
+      if (!sameDiagnostics(out, lastAll)) lastAll = Object.freeze(out)
+      return lastAll
+    })
+    const checked = computed(() => {
+      const found = all.value.filter((d) => d.kind !== 'unchecked')
+      if (!sameDiagnostics(found, lastChecked)) lastChecked = Object.freeze(found)
+      return lastChecked
+    })
+    this.#memos.set(view, (memo = { all, checked }))
+    return memo
+  }
+
+  /**
+   * The diagnostics of `view`: the same frozen array while the findings stay
+   * equal. Throws a `TypeError` for a non-boolean `includeUnchecked`.
+   */
+  of(view: ScopeView, options: DiagnosticsOptions = {}): readonly PromptDiagnostic[] {
+    const includeUnchecked = options?.includeUnchecked
+    if (includeUnchecked !== undefined && typeof includeUnchecked !== 'boolean') {
+      throw new TypeError(`diagnostics option "includeUnchecked" must be a boolean (got ${describeValue(includeUnchecked)})`)
+    }
+    // Derived first, so the memo's computeds find these facts fresh whatever the chain's depth.
+    view.derive('variables')
+    view.derive('sections')
+    view.derive('contexts')
+    view.derive('suppressed')
+    const memo = this.#memoOf(view)
+    // Untracked, like `derive`: a caller's effect must not subscribe to the view's chain.
+    return untracked(() => (includeUnchecked === true ? memo.all.value : memo.checked.value))
+  }
 }

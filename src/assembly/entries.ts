@@ -2,7 +2,6 @@ import type { ReadonlySignal } from '@preact/signals-core'
 import { trackedSignalOf } from '../signals/is-signal.js'
 import { AnonymousEntries } from '../scope/anonymous-entries.js'
 import { NamedEntries } from '../scope/named-entries.js'
-import { Revision } from '../scope/revision.js'
 import type { ScopeKey } from '../scope/scope-key.js'
 import { describeValue, entryLabel, inScope, layerPhrase } from './errors.js'
 import { VARIABLE_NAME } from './template.js'
@@ -102,27 +101,13 @@ export interface ToolEntry {
   readonly scope: ScopeKey | undefined
 }
 
-/**
- * One revision per kind of entry, shared by every layer of the process: it
- * moves on each registration and disposal of that kind anywhere, so a view
- * whose fact of another kind was read since can answer it again at once
- * (view.ts `derive`).
- */
-export const layerRevisions = {
-  sections: new Revision(),
-  contexts: new Revision(),
-  variables: new Revision(),
-  tools: new Revision(),
-  suppressors: new Revision(),
-} as const
-
 /** Everything one scope (or the global layer) registered. */
 export class PromptLayer {
   readonly sections: NamedEntries<SectionEntry>
   readonly contexts: NamedEntries<ContextEntry>
   readonly variables: NamedEntries<VariableEntry>
-  readonly tools = new AnonymousEntries<ToolEntry>(layerRevisions.tools)
-  readonly suppressors = new AnonymousEntries<true>(layerRevisions.suppressors)
+  readonly tools = new AnonymousEntries<ToolEntry>()
+  readonly suppressors = new AnonymousEntries<true>()
 
   constructor(scope: ScopeKey | undefined) {
     // Labelled when the error is built: the key is read only then.
@@ -132,9 +117,9 @@ export class PromptLayer {
       scope === undefined
         ? 'dispose the earlier registration first, or register it through a scope to shadow it there'
         : 'dispose the earlier registration first, or register it in a nested scope to shadow it'
-    this.sections = new NamedEntries(duplicate('prompt section', remedy), layerRevisions.sections)
-    this.contexts = new NamedEntries(duplicate('runtime context', remedy), layerRevisions.contexts)
-    this.variables = new NamedEntries(duplicate('prompt variable', remedy), layerRevisions.variables)
+    this.sections = new NamedEntries(duplicate('prompt section', remedy))
+    this.contexts = new NamedEntries(duplicate('runtime context', remedy))
+    this.variables = new NamedEntries(duplicate('prompt variable', remedy))
   }
 
   isEmpty(): boolean {
@@ -217,11 +202,7 @@ function orderedFields(kind: string, input: unknown, scope: ScopeKey | undefined
   }
 }
 
-// Entries are built as explicit literals, never by spreading: the assembly
-// loop reads them on every call, and spread-built objects get a hidden class
-// whose field loads measured several times slower there. They hold plain data
-// only (a `label` getter, even on a shared prototype, measured ~12% slower
-// steady-state assembly); `labelOf` builds the label when a message needs it.
+// Entries are plain data, built as explicit literals; `labelOf` builds a label only when a message needs it.
 
 const SECTION = 'prompt section'
 const CONTEXT = 'runtime context'

@@ -1,7 +1,6 @@
 import type { ResolvedSystemPromptConfig } from './config.js'
 import { labelOf, SourceKind, type ContextEntry, type SectionEntry, type Source, type ToolEntry, type VariableEntry } from './entries.js'
 import { describeValue } from './errors.js'
-import { privateSlot } from './private-slot.js'
 import type { PromptStats } from './stats.js'
 import { collectTools, sameResults, snapshotOf, ToolDetacher, toolProviderLabel } from './tools.js'
 import type { AssembleContext, AssembledContext, ToolSchema } from './types.js'
@@ -39,12 +38,10 @@ export class Evaluation {
   readonly #config: ResolvedSystemPromptConfig
   readonly #views: ViewCache
   readonly #detacher = new ToolDetacher()
-  // Private slots on the (immutable) plans, not WeakMaps: a churn step makes
-  // a new plan, and a short-lived WeakMap key costs every GC (private-slot.ts).
-  /** The last texts `collect` returned for each plan. */
-  readonly #collected = privateSlot<readonly string[]>()
+  /** The last texts `collect` returned for each (immutable) plan. */
+  readonly #collected = new WeakMap<SectionPlan, readonly string[]>()
   /** Each variable plan's static values and dynamic positions. */
-  readonly #variableTemplates = privateSlot<VariableTemplate>()
+  readonly #variableTemplates = new WeakMap<VariablePlan, VariableTemplate>()
 
   constructor(stats: PromptStats, config: ResolvedSystemPromptConfig, views: ViewCache) {
     this.#stats = stats

@@ -94,3 +94,16 @@ export const CONTEXT_ORDERS = Object.freeze({
 export type PromptSectionOrderName = keyof typeof SECTION_ORDERS
 /** A built-in runtime-context placement (config `contextOrders` adds a deployment's own names). */
 export type PromptContextOrderName = keyof typeof CONTEXT_ORDERS
+
+/** A band's order: a built-in one, else a configured one; a `TypeError` listing both for any other name. */
+export function orderOf(
+  kind: 'section' | 'context',
+  name: string,
+  builtIn: Readonly<Record<string, number>>,
+  configured: Readonly<Record<string, number>>,
+): number {
+  if (Object.hasOwn(builtIn, name)) return builtIn[name]!
+  if (Object.hasOwn(configured, name)) return configured[name]!
+  const known = [...Object.keys(builtIn), ...Object.keys(configured)].join(', ')
+  throw new TypeError(`unknown ${kind} order "${String(name)}"; known: ${known}`)
+}

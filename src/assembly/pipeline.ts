@@ -1,11 +1,11 @@
 import { labelOf } from './entries.js'
 import { viewName } from './errors.js'
 import type { Evaluation } from './evaluation.js'
-import { hasListeners, type CordisEventsInternals } from './listeners.js'
-import { deferredAssembly, sectionsOf } from './presentation.js'
+import type { CordisBridge } from './cordis-internals.js'
+import { sectionsOf } from './presentation.js'
 import { pinRequired, restoreRequired } from './required-sections.js'
 import type { StabilityGuard } from './stability-hazard.js'
-import { assembledFor, namedSourcesOf, recordOf, recordScope, sectionSourcesOf, withRecord, type AssemblyProvenance, type DeferredSections } from './provenance.js'
+import { assembledFor, namedSourcesOf, recordOf, recordScope, sectionSourcesOf, withRecord, type AssemblyProvenance } from './provenance.js'
 import type { PromptStats } from './stats.js'
 import type { AssembleContext, AssembledContext, PromptAssembly, PromptPreparation, PromptPresentation } from './types.js'
 import type { ViewCache } from './view-cache.js'
@@ -19,13 +19,6 @@ const ASSEMBLE = 'system-prompt/assemble'
 interface Prepared {
   readonly preparation: PromptPreparation
   readonly provenance: AssemblyProvenance | undefined
-}
-
-/** The slice of Cordis' events service the engine dispatches through (the raw object, no proxy). */
-export interface EventDispatcher extends CordisEventsInternals {
-  waterfall(thisArg: object, name: string, ...args: unknown[]): unknown
-  /** Resolves the listeners of an event without calling them (Cordis 4 rc.10, marked deprecated there). */
-  dispatch(mode: 'emit', args: [name: string]): (() => unknown)[]
 }
 
 function throwIfAborted(signal: AbortSignal | undefined): void {
@@ -43,11 +36,11 @@ export class Pipeline {
   readonly #stats: PromptStats
   readonly #views: ViewCache
   readonly #evaluation: Evaluation
-  readonly #events: EventDispatcher
+  readonly #events: CordisBridge
   /** Config `stabilityGuard`, carried in every assembly's provenance for the render to enforce. */
   readonly #stabilityGuard: StabilityGuard
 
-  constructor(stats: PromptStats, views: ViewCache, evaluation: Evaluation, events: EventDispatcher, stabilityGuard: StabilityGuard) {
+  constructor(stats: PromptStats, views: ViewCache, evaluation: Evaluation, events: CordisBridge, stabilityGuard: StabilityGuard) {
     this.#stabilityGuard = stabilityGuard
     this.#stats = stats
     this.#views = views
@@ -95,7 +88,7 @@ export class Pipeline {
       contexts: namedSourcesOf(contextPlan.entries),
       variables: namedSourcesOf(variablePlan.entries),
     }
-    if (!hasListeners(this.#events, PREPARE)) return this.#prepared(view, context, preparation, preparation, provenance, recorded)
+    if (!this.#events.mayHear(PREPARE)) return this.#prepared(view, context, preparation, preparation, provenance, recorded)
     return this.#waterfall(view, PREPARE, preparation, context).then((result) =>
       this.#prepared(view, context, preparation, result, provenance, recorded),
     )
@@ -159,19 +152,15 @@ export class Pipeline {
       stabilityGuard: this.#stabilityGuard,
     }
     const slot = this.#views.slotOf(view)
-    if (!hasListeners(this.#events, ASSEMBLE)) {
-      // Nobody could change the presentation: it is the result, and its sections are built when read.
+    if (!this.#events.mayHear(ASSEMBLE)) {
+      // Nobody could change the presentation: it is the result.
       throwIfAborted(context.signal)
       const shown = suppressed ? contexts.filter((c) => requiredNames.has(c.name)) : contexts
       recordScope(shown, view.key)
-      if (at >= 0) {
-        // The complete section alone, plus the required sections beside it (SPEC §5).
-        const all = sectionsOf(plan.entries, collected)
-        const { sections } = restoreRequired([{ ...all[at]! }], all, pinRequired(plan.entries, all))
-        return withRecord({ sections, contexts: shown, variables, tools: tools.slice() }, { provenance, slot })
-      }
-      const deferred: DeferredSections = { plan, handedOut: false }
-      return withRecord(deferredAssembly(deferred, collected, shown, variables, tools.slice()), { provenance, slot, deferred })
+      const all = sectionsOf(plan.entries, collected)
+      // The complete section alone, plus the required sections beside it (SPEC §5).
+      const sections = at >= 0 ? restoreRequired([{ ...all[at]! }], all, pinRequired(plan.entries, all)).sections : all
+      return withRecord({ sections, contexts: shown, variables, tools: tools.slice() }, { provenance, slot })
     }
     const sections = sectionsOf(plan.entries, collected)
     const complete = at >= 0 ? { ...sections[at]! } : undefined

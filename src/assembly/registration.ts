@@ -8,30 +8,30 @@ import { PromptLayer } from './entries.js'
 import type { PromptStats } from './stats.js'
 
 /**
- * The layered registry and what tells the service it changed: a revision
- * that moves on every registration, disposal and parent re-link, and a relay
- * over every registered signal-valued input, both read by one change effect.
+ * The layered registry and what tells the service it changed: a signal that
+ * moves on every registration, disposal and parent re-link, and a relay over
+ * it and every registered signal-valued input, read by one change effect.
  */
 export class Registration {
   readonly store: ScopedLayers<PromptLayer>
-  /** Moves on every registration, disposal and parent re-link; watched by `#changes`. */
-  readonly #revision = signal(0)
-  /** Watches the revision and every registered signal-valued input; the change effect reads its pulse. */
+  /** Moves on every registration, disposal and parent re-link; relayed by `#changes`. */
+  readonly #edits = signal(0)
+  /** Watches `#edits` and every registered signal-valued input; the change effect reads its pulse. */
   readonly #changes = new ChangeRelay()
   readonly #stats: PromptStats
   readonly #unwatchParents: () => void
 
   constructor(stats: PromptStats) {
     this.#stats = stats
-    // peek, not value: a registration made inside someone's effect must not subscribe it to the revision.
+    // peek, not value: a registration made inside someone's effect must not subscribe it.
     this.store = new ScopedLayers(
       (scope) => new PromptLayer(scope),
-      () => void (this.#revision.value = this.#revision.peek() + 1),
+      () => void (this.#edits.value = this.#edits.peek() + 1),
     )
-    this.#changes.add(this.#revision)
+    this.#changes.add(this.#edits)
     // Any re-link may change some scope's effective view here (a scope with no
     // layer of its own inherits from its new parent), so every one counts.
-    this.#unwatchParents = watchParentChanges(this.#revision)
+    this.#unwatchParents = watchParentChanges(this.#edits)
   }
 
   /** Stops hearing about parent re-links and registered signals. */

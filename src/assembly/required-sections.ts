@@ -33,7 +33,7 @@
 import type { SectionEntry } from './entries.js'
 import type { AssembledSection } from './types.js'
 
-/** Where the required sections of one sorted plan sit, derived once per plan. */
+/** Where the required sections of one sorted plan sit. */
 interface RequiredLayout {
   /** Each required section's index in the plan. */
   readonly indices: readonly number[]
@@ -43,26 +43,18 @@ interface RequiredLayout {
   readonly gap: ReadonlyMap<string, number>
 }
 
-const NONE: RequiredLayout = { indices: [], rank: new Map(), gap: new Map() }
-const layouts = new WeakMap<readonly SectionEntry[], RequiredLayout>()
-
-function layoutOf(entries: readonly SectionEntry[]): RequiredLayout {
-  let layout = layouts.get(entries)
-  if (layout === undefined) {
-    const indices: number[] = []
-    const rank = new Map<string, number>()
-    const gap = new Map<string, number>()
-    for (let i = 0; i < entries.length; i++) {
-      const entry = entries[i]!
-      if (entry.required) {
-        rank.set(entry.name, indices.length)
-        indices.push(i)
-      } else gap.set(entry.name, indices.length)
-    }
-    layout = indices.length === 0 ? NONE : { indices, rank, gap }
-    layouts.set(entries, layout)
+function layoutOf(entries: readonly SectionEntry[]): RequiredLayout | undefined {
+  const indices: number[] = []
+  const rank = new Map<string, number>()
+  const gap = new Map<string, number>()
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]!
+    if (entry.required) {
+      rank.set(entry.name, indices.length)
+      indices.push(i)
+    } else gap.set(entry.name, indices.length)
   }
-  return layout
+  return indices.length === 0 ? undefined : { indices, rank, gap }
 }
 
 /** The required sections of one assembly as collected, copied before any listener could touch them. */
@@ -79,7 +71,7 @@ export interface PinnedSections {
  */
 export function pinRequired(entries: readonly SectionEntry[], collected: readonly AssembledSection[]): PinnedSections | undefined {
   const layout = layoutOf(entries)
-  if (layout === NONE) return undefined
+  if (layout === undefined) return undefined
   return { layout, sections: layout.indices.map((i) => ({ ...collected[i]! })) }
 }
 

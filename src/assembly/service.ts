@@ -2,40 +2,20 @@ import { Context, Service } from 'cordis'
 import { ownedEffect } from '../signals/owned-effect.js'
 import { scopeKeyOfFiber } from '../scope/create-scope.js'
 import { SCOPE_TAG, scopeOf, type ScopeKey, type Scoped } from '../scope/scope-key.js'
-import {
-  resolveSystemPromptConfig,
-  SystemPromptConfigSchema,
-  type ResolvedSystemPromptConfig,
-  type SystemPromptConfig,
-} from './config.js'
-import { PromptEngine, type EventDispatcher } from './engine.js'
-import { hasListeners } from './listeners.js'
-import { lightenTracker } from './tracker.js'
+import { resolveSystemPromptConfig, SystemPromptConfigSchema, type ResolvedSystemPromptConfig, type SystemPromptConfig } from './config.js'
+import { cordisBridgeOf, lightenTracker, releaseOnDispose } from './cordis-internals.js'
+import { Evaluation } from './evaluation.js'
+import { Pipeline } from './pipeline.js'
+import { Registration } from './registration.js'
+import { ViewCache } from './view-cache.js'
 import { toContextEntry, toSectionEntry, toToolEntry, toVariableEntry } from './entries.js'
-import { diagnosticsOf, type DiagnosticsOptions, type PromptDiagnostic } from './diagnostics.js'
+import { Diagnostics, type DiagnosticsOptions, type PromptDiagnostic } from './diagnostics.js'
 import { inspectView, type PromptInspection } from './inspect.js'
-import {
-  CONTEXT_ORDERS,
-  HARNESS_IDENTITY_SECTION,
-  PERSONA_PREFIX_SECTION,
-  PERSONA_SUFFIX_SECTION,
-  SECTION_ORDERS,
-  type PromptContextOrderName,
-  type PromptSectionOrderName,
-} from './orders.js'
-import type { PromptStats } from './stats.js'
-import type {
-  AssembleContext,
-  PromptAssembly,
-  PromptContext,
-  PromptPreparation,
-  PromptPresentation,
-  PromptSection,
-  RegistrationDisposer,
-  ToolProvider,
-  VariableOptions,
-  VariableSource,
-} from './types.js'
+import { CONTEXT_ORDERS, HARNESS_IDENTITY_SECTION, orderOf, PERSONA_PREFIX_SECTION, PERSONA_SUFFIX_SECTION, SECTION_ORDERS } from './orders.js'
+import type { PromptContextOrderName, PromptSectionOrderName } from './orders.js'
+import { createStats, type PromptStats } from './stats.js'
+import type { AssembleContext, PromptAssembly, PromptContext, PromptPreparation, PromptPresentation } from './types.js'
+import type { PromptSection, RegistrationDisposer, ToolProvider, VariableOptions, VariableSource } from './types.js'
 
 declare module 'cordis' {
   interface Context {
@@ -70,43 +50,37 @@ declare module 'cordis' {
   }
 }
 
-/** Settles once `fiber` finished unloading (its `inertia` chain is empty); never rejects. */
-async function torndown(fiber: { readonly inertia: Promise<void> | undefined }): Promise<void> {
-  // The unload starts right after the disposal is reported, in the same job.
-  await undefined
-  while (fiber.inertia) await fiber.inertia.catch(() => undefined)
+const CHANGE = 'system-prompt/change'
+
+/**
+ * A service's registry and its memoized assembly, free of Cordis' proxies: methods read it once per
+ * call, and everything below is plain objects and signals.
+ *
+ *     Registration ──▶ store ──▶ ViewCache (views, per-view step caches)
+ *                                    ▲
+ *     Pipeline (prepare / assemble / refresh) ──▶ Evaluation (provider reads)
+ */
+export interface Engine {
+  readonly config: ResolvedSystemPromptConfig
+  readonly stats: PromptStats
+  readonly registration: Registration
+  readonly views: ViewCache
+  readonly pipeline: Pipeline
+  readonly diagnostics: Diagnostics
+  /** Set when the service's plugin unloads: a registration then would land in a dead registry. */
+  closed: boolean
 }
 
 /** Where the service keeps its engine; a symbol, because `this` in a method is Cordis' proxy. */
 const ENGINE: unique symbol = Symbol('promptloom.engine')
-const CHANGE = 'system-prompt/change'
-/** The validated config (order tables); a symbol for the same reason. */
-const CONFIG: unique symbol = Symbol('promptloom.config')
-const ORIGINAL = Symbol.for('cordis.original')
 
-/** Engines whose service was unloaded: a registration through one would land in a dead registry. */
-const disposed = new WeakSet<PromptEngine>()
-
-/** The engine of `service`, for a registration; throws once the service's plugin was disposed. */
-function liveEngine(service: SystemPrompt, method: string): PromptEngine {
+/** The registration of `service`, for method `method`; throws once the service's plugin was disposed. */
+function liveRegistration(service: SystemPrompt, method: string): Registration {
   const engine = service[ENGINE]
-  if (!disposed.has(engine)) return engine
+  if (!engine.closed) return engine.registration
   throw new Error(
     `systemPrompt.${method}() cannot register: this "systemPrompt" service is disposed; its plugin was unloaded, so register through the ctx.systemPrompt of a loaded SystemPrompt plugin`,
   )
-}
-
-/** A band's order: a built-in one, else a configured one; a `TypeError` listing both for any other name. */
-function orderOf(
-  kind: 'section' | 'context',
-  name: string,
-  builtIn: Readonly<Record<string, number>>,
-  configured: Readonly<Record<string, number>>,
-): number {
-  if (Object.hasOwn(builtIn, name)) return builtIn[name]!
-  if (Object.hasOwn(configured, name)) return configured[name]!
-  const known = [...Object.keys(builtIn), ...Object.keys(configured)].join(', ')
-  throw new TypeError(`unknown ${kind} order "${String(name)}"; known: ${known}`)
 }
 
 /**
@@ -134,68 +108,47 @@ export class SystemPrompt extends Service {
   static readonly Config = SystemPromptConfigSchema
 
   /** @internal */
-  readonly [ENGINE]: PromptEngine
-  /** @internal */
-  readonly [CONFIG]: ResolvedSystemPromptConfig
+  readonly [ENGINE]: Engine
 
   constructor(ctx: Context, config: SystemPromptConfig = {}) {
     super(ctx, 'systemPrompt')
-    // Methods are handed out unshadowed and without an associated-property
-    // lookup unless one is declared (see tracker.ts for the Cordis contract).
-    const reflect = (ctx.reflect as unknown as Record<symbol, { readonly props: object }>)[ORIGINAL]!
-    lightenTracker(this, Service.tracker, 'systemPrompt', reflect.props)
     const resolved = resolveSystemPromptConfig(config)
     if (resolved.issues) throw new TypeError(`invalid config:\n${resolved.issues.map((i) => `  - ${i.message}`).join('\n')}`)
     const { value } = resolved
-    this[CONFIG] = value
-    const events = (ctx.events as unknown as Record<symbol, EventDispatcher>)[ORIGINAL]!
-    const engine = (this[ENGINE] = new PromptEngine(value, events, this))
+    const bridge = cordisBridgeOf(ctx)
+    lightenTracker(ctx, bridge, this, 'systemPrompt')
+    const stats = createStats()
+    const registration = new Registration(stats)
+    const views = new ViewCache(registration.store, stats, this, value.renderCacheScopes)
+    const pipeline = new Pipeline(stats, views, new Evaluation(stats, value, views), bridge, value.stabilityGuard)
+    const engine: Engine = (this[ENGINE] = { config: value, stats, registration, views, pipeline, diagnostics: new Diagnostics(value.stabilityGuard), closed: false })
     // The configured sections live in the global layer even when the service
     // itself was loaded under a scope.
     const global = ctx.extend({ [SCOPE_TAG]: undefined })
     const configured = (name: string, order: number, text: string): void => {
       const entry = toSectionEntry({ name, order, text }, undefined)
-      engine.register(global, 'systemPrompt config section', undefined, (layer) => layer.sections.insert(name, entry))
+      registration.register(global, 'systemPrompt config section', undefined, (layer) => layer.sections.insert(name, entry))
     }
     if (value.includeHarnessIdentity) configured(HARNESS_IDENTITY_SECTION, SECTION_ORDERS.HARNESS_IDENTITY, value.identity)
     configured(PERSONA_PREFIX_SECTION, SECTION_ORDERS.DEPLOYMENT_PERSONA_PREFIX, value.personaPrefix)
     configured(PERSONA_SUFFIX_SECTION, SECTION_ORDERS.DEPLOYMENT_PERSONA_SUFFIX, value.personaSuffix)
     if (!value.includeRuntimeContext) {
-      engine.register(global, 'systemPrompt config suppressor', undefined, (layer) => layer.suppressors.append(true))
+      registration.register(global, 'systemPrompt config suppressor', undefined, (layer) => layer.suppressors.append(true))
     }
-    // Like `ctx.emit`, but one throwing listener neither reaches the writer of
-    // the change nor keeps the listeners after it from hearing the event; with
-    // nobody listening (nor observing dispatches) there is nothing to resolve.
+    // One throwing listener neither reaches the writer of the change nor keeps the others from hearing it.
     const emit = (): void => {
-      if (!hasListeners(events, CHANGE)) return
-      for (const listener of events.dispatch('emit', [CHANGE])) {
-        try {
-          listener()
-        } catch (error) {
-          ctx.logger('system-prompt').warn(error)
-        }
-      }
+      if (bridge.mayHear(CHANGE)) bridge.emit(CHANGE, (error) => ctx.logger('system-prompt').warn(error))
     }
-    ownedEffect(ctx, engine.changeEffect(emit), 'systemPrompt change effect')
+    ownedEffect(ctx, registration.changeEffect(emit), 'systemPrompt change effect')
     ctx.effect(
       () => () => {
-        disposed.add(engine)
-        engine.close()
+        engine.closed = true
+        registration.close()
       },
       'systemPrompt parent watch',
     )
-    // A disposed scope keeps nothing here, even while its key lives on. Cordis
-    // reports the disposal before it undoes the scope's registrations (one
-    // microtask at a time, each emitting a change), so a change listener that
-    // re-assembles the scope meanwhile builds a fresh view: release it again
-    // once the fiber's teardown has settled.
-    ctx.on('internal/plugin', (fiber) => {
-      if (fiber.uid !== null) return
-      const key = scopeKeyOfFiber(fiber)
-      if (key === undefined) return
-      engine.release(key)
-      void torndown(fiber).then(() => engine.release(key))
-    })
+    // A disposed scope keeps nothing here, even while its key lives on.
+    releaseOnDispose(ctx, bridge, scopeKeyOfFiber, (key) => views.release(key))
   }
 
   /**
@@ -207,10 +160,10 @@ export class SystemPrompt extends Service {
    * is disposed.
    */
   section(section: PromptSection): RegistrationDisposer {
-    const engine = liveEngine(this, 'section')
+    const registration = liveRegistration(this, 'section')
     const ctx = this.ctx
     const entry = toSectionEntry(section, scopeOf(ctx))
-    return engine.register(ctx, 'systemPrompt.section()', entry.signal, (layer) =>
+    return registration.register(ctx, 'systemPrompt.section()', entry.signal, (layer) =>
       layer.sections.insert(entry.name, entry),
     )
   }
@@ -221,10 +174,10 @@ export class SystemPrompt extends Service {
    * Validated like `section()`.
    */
   context(context: PromptContext): RegistrationDisposer {
-    const engine = liveEngine(this, 'context')
+    const registration = liveRegistration(this, 'context')
     const ctx = this.ctx
     const entry = toContextEntry(context, scopeOf(ctx))
-    return engine.register(ctx, 'systemPrompt.context()', entry.signal, (layer) =>
+    return registration.register(ctx, 'systemPrompt.context()', entry.signal, (layer) =>
       layer.contexts.insert(entry.name, entry),
     )
   }
@@ -235,7 +188,7 @@ export class SystemPrompt extends Service {
    * Suppressors are independent of each other.
    */
   suppressRuntimeContext(): RegistrationDisposer {
-    return liveEngine(this, 'suppressRuntimeContext').register(this.ctx, 'systemPrompt.suppressRuntimeContext()', undefined, (layer) =>
+    return liveRegistration(this, 'suppressRuntimeContext').register(this.ctx, 'systemPrompt.suppressRuntimeContext()', undefined, (layer) =>
       layer.suppressors.append(true),
     )
   }
@@ -246,10 +199,10 @@ export class SystemPrompt extends Service {
    * providers all contribute.
    */
   tools(provider: ToolProvider): RegistrationDisposer {
-    const engine = liveEngine(this, 'tools')
+    const registration = liveRegistration(this, 'tools')
     const ctx = this.ctx
     const entry = toToolEntry(provider, scopeOf(ctx))
-    return engine.register(ctx, 'systemPrompt.tools()', entry.signal, (layer) => layer.tools.append(entry))
+    return registration.register(ctx, 'systemPrompt.tools()', entry.signal, (layer) => layer.tools.append(entry))
   }
 
   /**
@@ -258,10 +211,10 @@ export class SystemPrompt extends Service {
    * globals. The provider may yield `undefined` ("no value this assembly").
    */
   variable(name: string, provider: VariableSource, options: VariableOptions = {}): RegistrationDisposer {
-    const engine = liveEngine(this, 'variable')
+    const registration = liveRegistration(this, 'variable')
     const ctx = this.ctx
     const entry = toVariableEntry(name, provider, options?.stability, scopeOf(ctx))
-    return engine.register(ctx, 'systemPrompt.variable()', entry.signal, (layer) =>
+    return registration.register(ctx, 'systemPrompt.variable()', entry.signal, (layer) =>
       layer.variables.insert(entry.name, entry),
     )
   }
@@ -272,7 +225,7 @@ export class SystemPrompt extends Service {
    * known names for any other.
    */
   getSectionOrder(name: PromptSectionOrderName | (string & {})): number {
-    return orderOf('section', name, SECTION_ORDERS, this[CONFIG].sectionOrders)
+    return orderOf('section', name, SECTION_ORDERS, this[ENGINE].config.sectionOrders)
   }
 
   /**
@@ -281,7 +234,7 @@ export class SystemPrompt extends Service {
    * `TypeError` listing the known names for any other.
    */
   getContextOrder(name: PromptContextOrderName | (string & {})): number {
-    return orderOf('context', name, CONTEXT_ORDERS, this[CONFIG].contextOrders)
+    return orderOf('context', name, CONTEXT_ORDERS, this[ENGINE].config.contextOrders)
   }
 
   /**
@@ -292,7 +245,7 @@ export class SystemPrompt extends Service {
    * a provider or listener that throws.
    */
   prepare(context: AssembleContext = {}): Promise<PromptPreparation> {
-    return this[ENGINE].prepare(context)
+    return this[ENGINE].pipeline.prepare(context)
   }
 
   /**
@@ -309,7 +262,7 @@ export class SystemPrompt extends Service {
    * ```
    */
   assemble(context: AssembleContext = {}, preparation?: PromptPreparation): Promise<PromptAssembly> {
-    return this[ENGINE].assemble(context, preparation)
+    return this[ENGINE].pipeline.assemble(context, preparation)
   }
 
   /**
@@ -322,7 +275,7 @@ export class SystemPrompt extends Service {
    * scope than `context.scope`.
    */
   refreshContext<T extends PromptPreparation>(accepted: T, context: AssembleContext = {}): T {
-    return this[ENGINE].refreshContext(accepted, context)
+    return this[ENGINE].pipeline.refreshContext(accepted, context)
   }
 
   /** A snapshot of the cumulative counters that prove the memoization. */
@@ -332,7 +285,7 @@ export class SystemPrompt extends Service {
 
   /** The effective entries of `scope`'s view (the global view without one), with their layers. */
   inspect(scope?: ScopeKey): PromptInspection {
-    return inspectView(this[ENGINE].view(scope))
+    return inspectView(this[ENGINE].views.view(scope))
   }
 
   /**
@@ -345,7 +298,8 @@ export class SystemPrompt extends Service {
    * `'unchecked'` entry per function text.
    */
   diagnostics(scope?: ScopeKey, options?: DiagnosticsOptions): readonly PromptDiagnostic[] {
-    return diagnosticsOf(this[ENGINE].view(scope), this[CONFIG].stabilityGuard, options)
+    const engine = this[ENGINE]
+    return engine.diagnostics.of(engine.views.view(scope), options)
   }
 }
 

@@ -174,26 +174,13 @@ function pushFields(out: unknown[], item: unknown): void {
   } else out.push(undefined, undefined, undefined)
 }
 
-/** The last snapshot taken of each result object: every view whose provider returns that object while it still holds the same things shares it. */
-const lastSnapshots = new WeakMap<object, ResultSnapshot>()
-
-/** The snapshot of one provider result, taken when its tools are built (an earlier one of the same object while it still matches). */
+/** The snapshot of one provider result, taken when its tools are built. */
 export function snapshotOf(result: unknown): ResultSnapshot {
-  const shareable = typeof result === 'object' && result !== null
-  if (shareable) {
-    const held = lastSnapshots.get(result)
-    if (held !== undefined && sameResults([result], [held], [result])) return held
-  }
   const { schemas, knownNames } = (result ?? {}) as { schemas?: unknown; knownNames?: unknown }
-  let snapshot: ResultSnapshot
-  if (!Array.isArray(schemas)) snapshot = { schemas, items: undefined, fields: undefined, knownNames }
-  else {
-    const fields: unknown[] = []
-    for (const item of schemas) pushFields(fields, item)
-    snapshot = { schemas, items: schemas.slice(), fields, knownNames }
-  }
-  if (shareable) lastSnapshots.set(result, snapshot)
-  return snapshot
+  if (!Array.isArray(schemas)) return { schemas, items: undefined, fields: undefined, knownNames }
+  const fields: unknown[] = []
+  for (const item of schemas) pushFields(fields, item)
+  return { schemas, items: schemas.slice(), fields, knownNames }
 }
 
 /** Whether every provider returned what its snapshot holds, so the memoized tools still apply. */

@@ -3,9 +3,8 @@ import type { ScopedLayers } from '../scope/scoped-layers.js'
 import { scopeParentOf } from '../scope/parent-chain.js'
 import type { ScopeKey, Scoped } from '../scope/scope-key.js'
 import { scopeTarget } from '../scope/carrier.js'
-import { structureRevision, type Revision } from '../scope/revision.js'
-import { layerRevisions, type ContextEntry, type PromptLayer, type ToolEntry, type VariableEntry } from './entries.js'
-import { mergedPlan, mergeSorted, patchedPlan, sectionPlanOf, type MergedPlan, type SectionPlan } from './section-plan.js'
+import { type ContextEntry, type PromptLayer, type ToolEntry, type VariableEntry } from './entries.js'
+import { mergeSorted, sectionPlanOf, type SectionPlan } from './section-plan.js'
 import type { PromptStats } from './stats.js'
 
 export type { SectionPlan } from './section-plan.js'
@@ -56,22 +55,6 @@ function sameEntries<E>(a: readonly E[], b: readonly E[]): boolean {
   return true
 }
 
-/**
- * A fact's last derived value, with the revisions it was derived at (`-1`:
- * never derived): the structure revision, which every fact reads, and that of
- * the entry kind it reads (none for `layers`).
- */
-class FactMemo {
-  structure = -1
-  kind = -1
-  value: unknown = undefined
-  readonly revision: Revision | undefined
-
-  constructor(revision: Revision | undefined) {
-    this.revision = revision
-  }
-}
-
 const NO_SECTIONS: SectionPlan = sectionPlanOf([])
 const NO_CONTEXTS: ContextPlan = { entries: [], required: [], byName: new Map(), requiredNames: new Set() }
 const NO_VARIABLES: VariablePlan = { entries: [], byName: new Map() }
@@ -115,15 +98,6 @@ export class ScopeView {
   readonly suppressed: ReadonlySignal<boolean>
 
   readonly #host: ViewHost
-  /** Each fact's last value from `derive`, answered again while neither revision it reads moved. */
-  readonly #memos: Readonly<Record<ViewFact, FactMemo>> = {
-    layers: new FactMemo(undefined),
-    sections: new FactMemo(layerRevisions.sections),
-    contexts: new FactMemo(layerRevisions.contexts),
-    variables: new FactMemo(layerRevisions.variables),
-    tools: new FactMemo(layerRevisions.tools),
-    suppressed: new FactMemo(layerRevisions.suppressors),
-  }
 
   constructor(key: ScopeKey | undefined, store: ScopedLayers<PromptLayer>, stats: PromptStats, carrierBase: object, host: ViewHost) {
     this.key = key
@@ -138,20 +112,12 @@ export class ScopeView {
       const own = this.own.value
       return own === undefined ? base : [...base, own]
     })
-    // The last merge, so that the next one (after a registration or disposal
-    // here, under an unchanged parent) patches it instead of merging again.
-    let merged: MergedPlan | undefined
     this.sections = computed(() => {
       const base = this.parent.value?.sections.value ?? NO_SECTIONS
       const layer = this.own.value
-      if (layer === undefined || layer.sections.size === 0) {
-        merged = undefined
-        return base
-      }
+      if (layer === undefined || layer.sections.size === 0) return base
       stats.structureRecomputes++
-      const own = [...layer.sections.values()]
-      merged = (merged?.base === base ? patchedPlan(merged, own) : undefined) ?? mergedPlan(base, own)
-      return merged.plan
+      return sectionPlanOf(mergeSorted(base.entries, [...layer.sections.values()]))
     })
     this.contexts = computed(() => {
       const base = this.parent.value?.contexts.value ?? NO_CONTEXTS
@@ -209,84 +175,25 @@ export class ScopeView {
    *     (1)       (2)          (N)       read      each one frame deep
    *
    * Untracked, so no caller's effect subscribes to a view (which would make
-   * preact subscribe and notify along the chain recursively, and keep it alive).
-   *
-   * Before any of that, the fact's memo: a view's facts read nothing but
-   * parent links, scope layers and the layers' entry tables, and every write
-   * to those bumps the structure revision or its kind's (revision.ts). While
-   * neither moved, no source of this fact's computed changed, so preact would
-   * return the very value it returned last time: the memo returns it without
-   * the chain walk and the source checks a write elsewhere (a signal in a
-   * section text, another kind of entry, another agent) would cost. A memo
-   * answer leaves the computeds as they were: a caller that goes on to read
-   * `view[fact].value` itself (inside a computed of its own) calls `refresh`.
+   * preact subscribe and notify along the chain recursively, and keep it
+   * alive). After it, reading `view[fact].value` (or an ancestor's) inside a
+   * computed of one's own returns at once too.
    */
   derive<K extends ViewFact>(fact: K): ViewFactValue<K> {
-    return this.#derive(fact, true)
-  }
-
-  /**
-   * Like `derive`, but always brings the chain's computeds of `fact` up to
-   * date in this global version, farthest first: after it, reading
-   * `view[fact].value` (or an ancestor's) directly returns at once, whatever
-   * the depth, instead of refreshing the chain recursively.
-   */
-  refresh<K extends ViewFact>(fact: K): ViewFactValue<K> {
-    return this.#derive(fact, false)
-  }
-
-  #derive<K extends ViewFact>(fact: K, memoized: boolean): ViewFactValue<K> {
     const host = this.#host
     // A view of an abandoned generation (or any view after a cut-short
     // derivation) hands over to the current view of its scope.
-    if (host.deriving || this.generation !== host.generation) return host.current(this.key).#derive(fact, memoized)
-    const memo = this.#memos[fact]
-    const structure = structureRevision.count
-    const kind = memo.revision?.count ?? 0
-    if (memoized && memo.structure === structure && memo.kind === kind) return memo.value as ViewFactValue<K>
+    if (host.deriving || this.generation !== host.generation) return host.current(this.key).derive(fact)
     host.deriving = true
-    deriveView = this
-    deriveFact = fact
-    const value = untracked(refreshChain) as ViewFactValue<K>
+    const value = untracked(() => this.#refreshChain(fact))
     host.deriving = false
-    memo.structure = structure
-    memo.kind = kind
-    memo.value = value
     return value
   }
-}
 
-// The arguments of `refreshChain`, set right before `untracked` calls it (a
-// module function, not a closure per call: a steady step derives about ten
-// facts). It reads them before anything else runs, so nesting is harmless.
-let deriveView: ScopeView | undefined
-let deriveFact: ViewFact = 'layers'
-// The ancestors being refreshed (nearest first), reused across calls so a
-// steady derive allocates nothing; cleared after each use so it keeps no view
-// alive, and dropped after a deep chain so it keeps no long array either. A
-// nested refresh finds it in use and takes its own.
-const SPARE_CHAIN_MAX = 64
-let spareChain: (ScopeView | undefined)[] = []
-let spareChainInUse = false
-
-/** `ScopeView.derive`'s refresh of `deriveView`'s chain, farthest ancestor first, then its `deriveFact`. */
-function refreshChain(): unknown {
-  const view = deriveView!
-  const fact = deriveFact
-  deriveView = undefined
-  const spare = !spareChainInUse
-  const chain = spare ? spareChain : []
-  spareChainInUse = true
-  let length = 0
-  try {
-    for (let at = view.parent.value; at !== undefined; at = at.parent.value) chain[length++] = at
-    for (let i = length - 1; i >= 0; i--) chain[i]![fact].value
-  } finally {
-    if (spare) {
-      if (length > SPARE_CHAIN_MAX) spareChain = []
-      else for (let i = 0; i < length; i++) chain[i] = undefined
-      spareChainInUse = false
-    }
+  #refreshChain<K extends ViewFact>(fact: K): ViewFactValue<K> {
+    const ancestors: ScopeView[] = []
+    for (let at = this.parent.value; at !== undefined; at = at.parent.value) ancestors.push(at)
+    for (let i = ancestors.length - 1; i >= 0; i--) ancestors[i]![fact].value
+    return this[fact].value as ViewFactValue<K>
   }
-  return view[fact].value
 }

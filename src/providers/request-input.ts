@@ -6,12 +6,9 @@
 
 import { describeValue } from '../assembly/errors.js'
 import { TOOL_ORDER_REST } from '../assembly/orders.js'
-import { stillDeferred } from '../assembly/presentation.js'
-import { recordOf } from '../assembly/provenance.js'
-import { renderContextSnapshot } from '../render/render.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
-import { render } from '../render/render.js'
-import { isLazyPrompt, type RenderedPrompt } from '../render/rendered-prompt.js'
+import { render, renderContextSnapshot } from '../render/render.js'
+import type { RenderedPrompt } from '../render/rendered-prompt.js'
 
 /** The part of an assembly a request builder reads. */
 export type RequestAssembly = Pick<PromptAssembly, 'sections' | 'contexts' | 'variables' | 'tools'>
@@ -34,24 +31,10 @@ export interface ResolvedRequest {
   readonly snapshot: string
 }
 
-/** A short description of a wrong value for error messages (`undefined` reads "undefined"). */
-export const describe: (value: unknown) => string = describeValue
-
-/**
- * Whether `assembly` is a result whose `sections` nobody has read yet (its
- * plan's entries, an array by construction): checked without reading them,
- * since a read builds the array and takes render()'s unchanged-prompt
- * answer away from the step.
- */
-function sectionsUnread(assembly: object): boolean {
-  const deferred = recordOf(assembly)?.deferred
-  return deferred !== undefined && stillDeferred(assembly, deferred)
-}
-
 /** Throws a `TypeError` naming the tool (or its index) for a schema a request cannot declare. */
 function checkTool(fn: string, tool: unknown, index: number): void {
   if (typeof tool !== 'object' || tool === null) {
-    throw new TypeError(`${fn} option "assembly" has ${describe(tool)} as tool ${index}; each tool must be a schema { name, description, parameters }`)
+    throw new TypeError(`${fn} option "assembly" has ${describeValue(tool)} as tool ${index}; each tool must be a schema { name, description, parameters }`)
   }
   const { name, parameters } = tool as Partial<ToolSchema>
   if (name === TOOL_ORDER_REST) {
@@ -60,7 +43,7 @@ function checkTool(fn: string, tool: unknown, index: number): void {
   const label = typeof name === 'string' ? `tool "${name}"` : `tool ${index}`
   if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters)) {
     throw new TypeError(
-      `${fn} option "assembly" has ${label} whose parameters are ${describe(parameters)}; a tool's parameters must be a JSON Schema object, e.g. { type: 'object', properties: {} }`,
+      `${fn} option "assembly" has ${label} whose parameters are ${describeValue(parameters)}; a tool's parameters must be a JSON Schema object, e.g. { type: 'object', properties: {} }`,
     )
   }
 }
@@ -76,12 +59,12 @@ export function checkHistory(fn: string, historyName: string, history: readonly 
   for (let i = 0; i < history.length; i++) {
     const message = history[i]
     if (typeof message !== 'object' || message === null || Array.isArray(message)) {
-      throw new TypeError(`${fn} option "${historyName}" has ${describe(message)} at index ${i}; every element must be a message object of the provider's format`)
+      throw new TypeError(`${fn} option "${historyName}" has ${describeValue(message)} at index ${i}; every element must be a message object of the provider's format`)
     }
     const { content } = message as { content?: unknown }
     if (typeof content === 'string' || Array.isArray(content) || (rule === 'optional' && content == null)) continue
     throw new TypeError(
-      `${fn} option "${historyName}" has a message at index ${i} whose content is ${describe(content)}; content must be a string or an array of content parts`,
+      `${fn} option "${historyName}" has a message at index ${i} whose content is ${describeValue(content)}; content must be a string or an array of content parts`,
     )
   }
 }
@@ -103,23 +86,22 @@ export function trailingInstructionsStart(history: readonly unknown[], roles: re
  */
 export function resolveRequest(fn: string, options: RequestOptions, history: unknown, historyName: string): ResolvedRequest {
   if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`${fn} expects an options object { assembly, ${historyName}, … } (got ${describe(options)})`)
+    throw new TypeError(`${fn} expects an options object { assembly, ${historyName}, … } (got ${describeValue(options)})`)
   }
   const { assembly, snapshot } = options
-  if (typeof assembly !== 'object' || assembly === null || !Array.isArray(assembly.tools) || !(sectionsUnread(assembly) || Array.isArray(assembly.sections))) {
-    throw new TypeError(`${fn} option "assembly" must be a prompt assembly (got ${describe(assembly)}); pass the result of systemPrompt.assemble()`)
+  if (typeof assembly !== 'object' || assembly === null || !Array.isArray(assembly.tools) || !Array.isArray(assembly.sections)) {
+    throw new TypeError(`${fn} option "assembly" must be a prompt assembly (got ${describeValue(assembly)}); pass the result of systemPrompt.assemble()`)
   }
   assembly.tools.forEach((tool: unknown, index) => checkTool(fn, tool, index))
   if (!Array.isArray(history)) {
-    throw new TypeError(`${fn} option "${historyName}" must be an array of the provider's messages (got ${describe(history)}); pass [] for none`)
+    throw new TypeError(`${fn} option "${historyName}" must be an array of the provider's messages (got ${describeValue(history)}); pass [] for none`)
   }
   if (snapshot !== undefined && snapshot !== false && typeof snapshot !== 'string') {
-    throw new TypeError(`${fn} option "snapshot" must be a string, or false for none (got ${describe(snapshot)})`)
+    throw new TypeError(`${fn} option "snapshot" must be a string, or false for none (got ${describeValue(snapshot)})`)
   }
   const rendered = options.rendered ?? render(assembly)
-  // A prompt render() made is checked without reading `text` (a join the blocks-based requests never need).
-  if (typeof rendered !== 'object' || rendered === null || (!isLazyPrompt(rendered) && (typeof rendered.text !== 'string' || !Array.isArray(rendered.blocks)))) {
-    throw new TypeError(`${fn} option "rendered" must be a RenderedPrompt (got ${describe(rendered)}); pass StepResult.rendered or omit it`)
+  if (typeof rendered !== 'object' || rendered === null || typeof rendered.text !== 'string' || !Array.isArray(rendered.blocks)) {
+    throw new TypeError(`${fn} option "rendered" must be a RenderedPrompt (got ${describeValue(rendered)}); pass StepResult.rendered or omit it`)
   }
   const text = snapshot === undefined ? renderContextSnapshot(assembly) : snapshot === false ? '' : snapshot
   return { rendered, tools: assembly.tools, snapshot: text }

@@ -10,7 +10,6 @@ import { commonPrefixLength, utf8Length, wholeCodePoints } from './utf8.js'
 
 /** What produced one character of a rendered prompt. */
 export interface PromptExplanation {
-  /** The part containing the character. */
   readonly part: RenderedPart
   /** The character's offset inside `part.text`. */
   readonly offsetInPart: number
@@ -29,12 +28,7 @@ export interface PromptComparison {
    * prompt; absent when one prompt is a prefix of the other or the
    * divergence falls on a separator.
    */
-  readonly firstDifferentPart?: {
-    /** The name of the part in prompt `a`. */
-    readonly a: string
-    /** The name of the part in prompt `b`. */
-    readonly b: string
-  }
+  readonly firstDifferentPart?: { readonly a: string; readonly b: string }
 }
 
 /** The index of the part whose `[start, end)` holds `offset`, or -1 (a separator, or out of range). */

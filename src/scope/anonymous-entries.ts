@@ -1,6 +1,5 @@
 import { SignalTable } from '../signals/signal-table.js'
 import type { Undo } from './named-entries.js'
-import type { Revision } from './revision.js'
 
 /**
  * Anonymous, insertion-ordered entries of one layer, signal-backed. Every
@@ -9,12 +8,8 @@ import type { Revision } from './revision.js'
  */
 export class AnonymousEntries<V> {
   // Keyed by a fresh token per append, so equal values never collide.
-  readonly #table: SignalTable<object, V>
 
-  /** `revision`, when given, is bumped on every append and removal (by the table). */
-  constructor(revision?: Revision) {
-    this.#table = new SignalTable(revision)
-  }
+  readonly #table = new SignalTable<object, V>()
 
   /** Adds `value` at the end; the returned undo is idempotent and removes only this append. */
   append(value: V): Undo {

@@ -1,5 +1,4 @@
 import { SignalTable } from '../signals/signal-table.js'
-import type { Revision } from './revision.js'
 
 /** A removal capability: removes exactly one insertion, once; later calls do nothing. */
 export type Undo = () => void
@@ -15,13 +14,11 @@ interface Slot<V> {
  * so the message can name its own kind of entry.
  */
 export class NamedEntries<V> {
-  readonly #table: SignalTable<string, Slot<V>>
+  readonly #table = new SignalTable<string, Slot<V>>()
   readonly #duplicateError: (name: string) => Error
 
-  /** `revision`, when given, is bumped on every insertion and removal (by the table). */
-  constructor(duplicateError: (name: string) => Error, revision?: Revision) {
+  constructor(duplicateError: (name: string) => Error) {
     this.#duplicateError = duplicateError
-    this.#table = new SignalTable(revision)
   }
 
   /**

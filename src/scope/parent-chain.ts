@@ -1,5 +1,4 @@
 import { batch, signal, type Signal } from '@preact/signals-core'
-import { structureRevision } from './revision.js'
 import { scopeLabel, type ScopeKey } from './scope-key.js'
 
 /**
@@ -107,7 +106,6 @@ function setLink(key: ScopeKey, parent: ScopeKey | undefined): void {
   if (last === parent) return
   if (last !== undefined) childCounts.set(last, childCounts.get(last)! - 1)
   if (parent !== undefined) childCounts.set(parent, (childCounts.get(parent) ?? 0) + 1)
-  structureRevision.bump()
   batch(() => {
     link.value = parent
     for (const ref of watchers) {

@@ -1,9 +1,7 @@
 import { batch, signal, untracked, type Signal } from '@preact/signals-core'
 import type { Context } from 'cordis'
-import { fiberEffect } from './fiber-effect.js'
 import type { NamedEntries, Undo } from './named-entries.js'
 import { scopeChainOf } from './parent-chain.js'
-import { structureRevision } from './revision.js'
 import { scopeOf, type ScopeKey } from './scope-key.js'
 
 /** What a layer must answer so `ScopedLayers` can reclaim it. */
@@ -127,8 +125,7 @@ export class ScopedLayers<L extends ScopeLayer> {
    *   and the error reaches the caller; the rollback does not notify again.
    * - Undoing empties and reclaims the exact layer when it was its last entry.
    *
-   * Returns the exact `ctx.effect` disposer (the effect is started through
-   * `fiberEffect`, the same call at a fraction of its cost).
+   * Returns the exact `ctx.effect` disposer.
    */
   effect(ctx: Context, action: (layer: L) => Undo, options: LayerEffectOptions): () => Promise<void> {
     const scope = scopeOf(ctx)
@@ -137,13 +134,12 @@ export class ScopedLayers<L extends ScopeLayer> {
     // listener that just failed is not called a second time for the rollback.
     let rollingBack = false
     return batch(() => {
-      const dispose = fiberEffect(ctx, () => {
+      const dispose = ctx.effect(() => {
         const slot = scope === undefined ? undefined : this.#slot(scope)
         const existing = slot === undefined ? this.global : slot.peek()
         const layer = existing ?? this.#createLayer(scope)
         const undo = action(layer)
         if (slot !== undefined && existing === undefined) {
-          structureRevision.bump()
           slot.value = layer
         }
         let undone = false
@@ -153,8 +149,7 @@ export class ScopedLayers<L extends ScopeLayer> {
           batch(() => {
             undo()
             if (slot !== undefined && slot.peek() === layer && untracked(() => layer.isEmpty())) {
-              structureRevision.bump()
-              slot.value = undefined
+                  slot.value = undefined
             }
             if (notify && !rollingBack) this.#onChange?.()
           })

@@ -23,20 +23,9 @@ const EMPTY: ReadonlyMap<unknown, unknown> = new Map()
  */
 export class SignalTable<K, V> {
   // Shared while empty: most tables of a scope's layer (its tools, its
-  // suppressors) never get an entry, and an empty Map is ~180 bytes each.
+  // suppressors) never get an entry, so they hold no map of their own.
   #cells = EMPTY as Map<K, Signal<V>>
   readonly #version = signal(0)
-  readonly #writes: { bump(): void } | undefined
-
-  /**
-   * `writes`, when given, is bumped on every insertion, removal and
-   * overwrite, before the table notifies anyone: a plain counter a reader can
-   * compare without subscribing (the scope views' memo reads one per kind of
-   * entry).
-   */
-  constructor(writes?: { bump(): void }) {
-    this.#writes = writes
-  }
 
   /** Moves on every insertion, removal and overwrite. */
   get version(): ReadonlySignal<number> {
@@ -80,7 +69,6 @@ export class SignalTable<K, V> {
     const cell = this.#cells.get(key)
     if (cell !== undefined) {
       if (Object.is(cell.peek(), value)) return
-      this.#writes?.bump()
       batch(() => {
         cell.value = value
         this.#version.value++
@@ -88,7 +76,6 @@ export class SignalTable<K, V> {
       return
     }
     if ((this.#cells as ReadonlyMap<unknown, unknown>) === EMPTY) this.#cells = new Map()
-    this.#writes?.bump()
     this.#cells.set(key, signal(value))
     this.#version.value++
   }
@@ -101,7 +88,6 @@ export class SignalTable<K, V> {
   delete(key: K): boolean {
     const cell = this.#cells.get(key)
     if (cell === undefined) return false
-    this.#writes?.bump()
     this.#cells.delete(key)
     // A drained table starts a new generation (and gives its map back).
     if (this.#cells.size === 0) this.#cells = EMPTY as Map<K, Signal<V>>

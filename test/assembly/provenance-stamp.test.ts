@@ -1,14 +1,14 @@
 /**
- * The record beside a result (and the scope beside its contexts array) is a
- * private-field stamp: it behaves like a WeakMap keyed by the exact object
- * and leaves no trace a caller could see or copy.
+ * The record of a result (and the scope of its contexts array) lives in a
+ * WeakMap keyed by the exact object: it leaves no trace a caller could see
+ * or copy, and a copy has none.
  */
 import { describe, expect, test } from 'vitest'
 import { assembledFor, recordOf, recordScope, withRecord, type AssemblyRecord } from '../../src/assembly/provenance.js'
 import { createStats } from '../../src/assembly/stats.js'
 
 function record(scope: object | undefined): AssemblyRecord {
-  const none = { list: [], byName: new Map(), indexOf: new Map() }
+  const none = { list: [], indexOf: new Map() }
   return { provenance: { scope, contexts: none, variables: none }, slot: { stats: createStats() } }
 }
 

@@ -1,6 +1,6 @@
 import { Context } from 'cordis'
 import { describe, expect, test } from 'vitest'
-import type { PromptEngine } from '../../src/assembly/engine.js'
+import type { Engine } from '../../src/assembly/service.js'
 import {
   createScope,
   render,
@@ -18,10 +18,10 @@ import {
 const SCOPES = 10
 
 /** The service's engine, reached through its private symbol (internals on purpose: the render slots). */
-function engineOf(app: Context): PromptEngine {
+function engineOf(app: Context): Engine {
   const service = app.systemPrompt as unknown as Record<symbol, unknown>
   const symbol = Object.getOwnPropertySymbols(service).find((s) => s.description === 'promptloom.engine')!
-  return service[symbol] as PromptEngine
+  return service[symbol] as Engine
 }
 
 interface World {
@@ -74,12 +74,12 @@ describe('config renderCacheScopes', () => {
     for (let r = 0; r < 3; r++) {
       for (const key of w.keys) {
         render(await w.app.systemPrompt.assemble({ scope: key }))
-        expect(engine.renderSlots().kept).toBeLessThanOrEqual(3)
+        expect(engine.views.renderSlots().kept).toBeLessThanOrEqual(3)
       }
-      expect(engine.renderSlots().kept).toBe(3)
+      expect(engine.views.renderSlots().kept).toBe(3)
     }
     // Every step after the first three created a slot and released the oldest.
-    expect(engine.renderSlots().released).toBe(3 * SCOPES - 3)
+    expect(engine.views.renderSlots().released).toBe(3 * SCOPES - 3)
   })
 
   test('a released scope renders from scratch, equal to a render without memo', async () => {
@@ -109,7 +109,7 @@ describe('config renderCacheScopes', () => {
     const second = await round(w)
     expect(w.app.systemPrompt.stats().sectionRenders - before.sectionRenders).toBe(0)
     for (let i = 0; i < SCOPES; i++) expect(second[i]!.rendered).toBe(first[i]!.rendered)
-    expect(engineOf(w.app).renderSlots().released).toBe(0)
+    expect(engineOf(w.app).views.renderSlots().released).toBe(0)
   })
 
   test('a result assembled before its scope was released still renders through its own slot', async () => {
@@ -134,10 +134,10 @@ describe('config renderCacheScopes', () => {
   test('the default keeps 1000 scopes; Infinity keeps every one and orders none', async () => {
     const bounded = await world({})
     await round(bounded)
-    expect(engineOf(bounded.app).renderSlots()).toEqual({ kept: SCOPES, released: 0 })
+    expect(engineOf(bounded.app).views.renderSlots()).toEqual({ kept: SCOPES, released: 0 })
     const unbounded = await world({ renderCacheScopes: Infinity })
     await round(unbounded)
-    expect(engineOf(unbounded.app).renderSlots()).toEqual({ kept: 0, released: 0 })
+    expect(engineOf(unbounded.app).views.renderSlots()).toEqual({ kept: 0, released: 0 })
   })
 
   test.each([

@@ -3,10 +3,9 @@ import { describe, expect, test } from 'vitest'
 import { bindScopeParent } from '../../src/index.js'
 import { BARE, family, mintScope, mount, names, ownSections } from './system-prompt.fixtures.js'
 
-// A view answers a fact again from its memo while neither the structure
-// revision nor the fact's kind revision moved (view.ts `derive`). These pin
-// the writers each revision must hear: a memo that missed one would answer
-// with the fact as it was before the write.
+// A view's facts are computeds over parent links, scope layers and entry
+// tables (view.ts). These pin the writers each fact must hear: a fact that
+// missed one would answer with the fact as it was before the write.
 describe('the view memo of derived facts', () => {
   test('inspect sees a scope layer appear with its first registration and vanish with its last', async () => {
     const app = await mount(BARE)

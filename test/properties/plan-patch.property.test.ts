@@ -4,15 +4,14 @@ import fc from 'fast-check'
 import { expect, it } from 'vitest'
 import { createScope, SystemPrompt } from '../../src/index.js'
 
-// A scope's section plan after a registration or disposal in its own layer
-// is patched from its last plan (cut out what left, put back what it had
-// shadowed, insert what came), not merged again. Here one agent under a
-// preset, both under a global layer, sees random batches of registrations
-// and disposals in all three layers (names shared between layers, so
-// entries shadow and un-shadow each other; equal orders, so the name breaks
-// ties; static, function and signal texts; `complete` and `required`
-// flags), and after every batch its assembled sections must equal a plain
-// model: nearest layer wins a name, sorted by order then code-unit name.
+// A scope's section plan after registrations and disposals in its own layer,
+// its parent's and the global one. Here one agent under a preset, both under
+// a global layer, sees random batches of registrations and disposals in all
+// three layers (names shared between layers, so entries shadow and un-shadow
+// each other; equal orders, so the name breaks ties; static, function and
+// signal texts; `complete` and `required` flags), and after every batch its
+// assembled sections must equal a plain model: nearest layer wins a name,
+// sorted by order then code-unit name.
 
 const numRuns = Number(process.env.PROPERTY_RUNS ?? 150)
 

@@ -112,7 +112,7 @@ async function world(listened: boolean) {
   return { app, key, who }
 }
 
-describe('the deferred sections of an assemble() result', () => {
+describe('the sections of an assemble() result with and without a listener', () => {
   it('behave like a plain array under reads, copies and in-place edits, and never leak into a later assembly', async () => {
     const deferred = await world(false)
     const eager = await world(true)

@@ -150,10 +150,8 @@ const step = fc.record({ ops: fc.array(op, { minLength: 1, maxLength: 3 }), read
 type Step = { readonly ops: readonly Op[]; readonly readSections: boolean; readonly readBlocks: boolean; readonly readParts: boolean }
 
 /**
- * Drives one scope through `steps` against from-scratch renders. Without a
- * listener (`listening` false), an unread result's sections stay deferred and
- * the memo renders the plan's entries (the entry-identity edits of
- * entry-edits.ts); with one, it renders the presentation's items.
+ * Drives one scope through `steps` against from-scratch renders, with or
+ * without a listener on the assemble waterfall (`listening`).
  */
 async function drift(listening: boolean, initial: readonly Spec[], steps: readonly Step[]): Promise<void> {
   const world = await mountWorld()
@@ -205,7 +203,7 @@ describe('the memoized render of a changing scope', () => {
     )
   })
 
-  it('equals a from-scratch render after every change when no listener runs (deferred sections: the memo follows the plan entries)', async () => {
+  it('equals a from-scratch render after every change when no listener runs', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(spec, { maxLength: 12 }), fc.array(step, { minLength: 1, maxLength: 10 }), (initial, steps) => drift(false, initial, steps)),
       { numRuns },

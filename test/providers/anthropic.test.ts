@@ -1,8 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { startSimulator, type Simulator } from '../../examples/simulator/index.js'
-import { stillDeferred } from '../../src/assembly/presentation.js'
-import { recordOf } from '../../src/assembly/provenance.js'
 import { createStepSurface, render, toAnthropic, TOOL_ORDER_REST, usageFromAnthropic } from '../../src/index.js'
 import { BARE, mount } from '../assembly/system-prompt.fixtures.js'
 import { ASSEMBLY, assemblyOf, PROMPT, promptOf, SNAPSHOT, tool } from './fixtures.js'
@@ -109,14 +107,12 @@ describe('toAnthropic', () => {
     expect(request.tools.some((t) => t.cache_control !== undefined)).toBe(false)
   })
 
-  test("a steady step's assembly is sent without building its sections, and renders as the unchanged prompt", async () => {
+  test("a steady step's assembly renders as the unchanged prompt", async () => {
     const app = await mount(BARE)
     app.systemPrompt.section({ name: 'policy', order: 0, text: 'Run the tests.', cacheBreakpoint: true })
     const first = render(await app.systemPrompt.assemble())
     const assembly = await app.systemPrompt.assemble()
     const request = toAnthropic({ assembly, messages: [] })
-    const record = recordOf(assembly)!
-    expect(stillDeferred(assembly, record.deferred!)).toBe(true)
     expect(render(assembly)).toBe(first)
     expect(request.system).toEqual([{ type: 'text', text: 'Run the tests.', cache_control: EPHEMERAL }])
   })

@@ -1,6 +1,6 @@
 import { Context } from 'cordis'
 import { describe, expect, test, vi } from 'vitest'
-import type { PromptEngine } from '../../src/assembly/engine.js'
+import type { Engine } from '../../src/assembly/service.js'
 import { bindScopeParent, createScope, type Scope, type ScopeKey } from '../../src/index.js'
 import { BARE, mount, names, ownSections } from '../assembly/system-prompt.fixtures.js'
 
@@ -14,10 +14,10 @@ import { BARE, mount, names, ownSections } from '../assembly/system-prompt.fixtu
 const DEPTH = 10_000
 
 /** The service's engine, reached through its private symbol (internals on purpose: the layer store). */
-function engineOf(app: Context): PromptEngine {
+function engineOf(app: Context): Engine {
   const service = app.systemPrompt as unknown as Record<symbol, unknown>
   const symbol = Object.getOwnPropertySymbols(service).find((s) => s.description === 'promptloom.engine')!
-  return service[symbol] as PromptEngine
+  return service[symbol] as Engine
 }
 
 async function minter(app: Context): Promise<Context> {
@@ -106,7 +106,7 @@ describe('a fault while deriving a view is not cached', () => {
     const ctx = await minter(app)
     const key = { name: 'agent' }
     createScope(ctx, key).ctx.systemPrompt.section({ name: 'task', order: 0, text: 'task text' })
-    const store = engineOf(app).store
+    const store = engineOf(app).registration.store
     const peek = store.peek.bind(store)
     vi.spyOn(store, 'peek').mockImplementationOnce((scope) => {
       peek(scope)

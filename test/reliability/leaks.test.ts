@@ -2,7 +2,7 @@ import { signal } from '@preact/signals-core'
 import { Context } from 'cordis'
 import { describe, expect, test } from 'vitest'
 import { collectedCount as collected } from './collect.js'
-import type { PromptEngine } from '../../src/assembly/engine.js'
+import type { Engine } from '../../src/assembly/service.js'
 import {
   createScope,
   renderContextSnapshot,
@@ -24,10 +24,10 @@ import { census, growth, type Census } from './census.js'
 
 
 /** The service's engine, reached through its private symbol (internals on purpose: layer slots). */
-function engineOf(app: Context): PromptEngine {
+function engineOf(app: Context): Engine {
   const service = app.systemPrompt as unknown as Record<symbol, unknown>
   const symbol = Object.getOwnPropertySymbols(service).find((s) => s.description === 'promptloom.engine')!
-  return service[symbol] as PromptEngine
+  return service[symbol] as Engine
 }
 
 /** The counts a test compares; labels and names, so a failure says what leaked. */
@@ -64,7 +64,7 @@ async function furnish(app: Context, scope: Scope, key: ScopeKey, text = signal(
   renderPrompt(assembly)
   renderContextSnapshot(assembly)
   app.systemPrompt.inspect(key)
-  return new WeakRef(engineOf(app).view(key))
+  return new WeakRef(engineOf(app).views.view(key))
 }
 
 describe('disposing a scope releases everything promptloom held for it', () => {
@@ -86,9 +86,9 @@ describe('disposing a scope releases everything promptloom held for it', () => {
     const key = { name: 'agent' }
     const scope = createScope(minter, key, { parent: preset })
     await furnish(app, scope, key)
-    expect(engineOf(app).store.peek(key)).toBeDefined()
+    expect(engineOf(app).registration.store.peek(key)).toBeDefined()
     await scope.dispose()
-    expect(engineOf(app).store.peek(key)).toBeUndefined()
+    expect(engineOf(app).registration.store.peek(key)).toBeUndefined()
     expect(app.systemPrompt.inspect(key)).toEqual(app.systemPrompt.inspect(preset))
     expect(await app.systemPrompt.assemble({ scope: key })).toEqual(await app.systemPrompt.assemble({ scope: preset }))
   })
@@ -116,7 +116,7 @@ describe('disposing a scope releases everything promptloom held for it', () => {
     const views = [await furnish(app, outer, outerKey), await furnish(app, inner, innerKey)]
     await outer.dispose()
     expect(books(app)).toEqual(before)
-    expect([engineOf(app).store.peek(outerKey), engineOf(app).store.peek(innerKey)]).toEqual([undefined, undefined])
+    expect([engineOf(app).registration.store.peek(outerKey), engineOf(app).registration.store.peek(innerKey)]).toEqual([undefined, undefined])
     expect(await collected(views)).toBe(2)
   })
 })
@@ -134,7 +134,7 @@ describe('views created while a scope is torn down', () => {
     const stop = app.on('system-prompt/change', () => {
       const assembly = app.systemPrompt.assemble({ scope: key })
       // assemble() took its view synchronously: this is that view, not a new one.
-      views.push(new WeakRef(engineOf(app).view(key)))
+      views.push(new WeakRef(engineOf(app).views.view(key)))
       reassemblies.push(assembly)
     })
     await scope.dispose()
@@ -165,7 +165,7 @@ describe('unloading a plugin releases everything it registered', () => {
     await fiber.dispose()
     expect(books(app)).toEqual(before)
     expect(app.systemPrompt.inspect()).toEqual(inspection)
-    expect(keys.map((key) => engineOf(app).store.peek(key))).toEqual([undefined, undefined])
+    expect(keys.map((key) => engineOf(app).registration.store.peek(key))).toEqual([undefined, undefined])
     expect(await collected(views)).toBe(2)
   })
 
@@ -194,7 +194,7 @@ describe('unreachable scope keys', () => {
         const assembly = await app.systemPrompt.assemble({ scope: key })
         renderPrompt(assembly)
         app.systemPrompt.inspect(key)
-        refs.push(new WeakRef(engineOf(app).view(key)))
+        refs.push(new WeakRef(engineOf(app).views.view(key)))
       }
       return refs
     })()

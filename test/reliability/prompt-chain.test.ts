@@ -4,8 +4,8 @@ import { isCollected } from './collect.js'
 import { render, type RenderedPrompt } from '../../src/index.js'
 import { BARE, mount } from '../assembly/system-prompt.fixtures.js'
 
-// A RenderedPrompt reuses the blocks of the prompt before it, but must not
-// keep that prompt: a loop that reads only `text` would otherwise keep a
+// A RenderedPrompt reuses the unchanged parts of the prompt before it, but must
+// not keep that prompt: a loop that reads only `text` would otherwise keep a
 // chain of every prompt it ever rendered (each one holding its joined text).
 
 const collected = (ref: WeakRef<object>): Promise<boolean> => isCollected(ref, 10)
@@ -35,7 +35,7 @@ describe('a rendered prompt does not keep the one before it', () => {
     expect(kept[2]!.text).toContain('note 4')
   })
 
-  test('a loop reading blocks reuses the unchanged block and still lets the earlier prompt go', async () => {
+  test('a loop reading blocks gets the unchanged block again and still lets the earlier prompt go', async () => {
     const step = await loop()
     // The earlier prompt is only held weakly here (its first block is kept, through `stable` and `next`).
     const { ref, stable } = await (async () => {
@@ -43,7 +43,7 @@ describe('a rendered prompt does not keep the one before it', () => {
       return { ref: new WeakRef(earlier), stable: earlier.blocks[0]! }
     })()
     const next = await step('blocks')
-    expect(next.blocks[0]).toBe(stable)
+    expect(next.blocks[0]).toEqual(stable)
     expect(next.blocks[1]!.text).toBe('note 2')
     expect(await collected(ref)).toBe(true)
   })

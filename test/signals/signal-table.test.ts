@@ -267,25 +267,3 @@ describe('SignalTable', () => {
     expect(log).toEqual([undefined, 1, 2, undefined])
   })
 })
-
-describe('SignalTable write counter', () => {
-  test('is bumped once per insertion, overwrite and removal, before any reader reruns; not for a no-op', () => {
-    let count = 0
-    const writes = { bump: () => void count++ }
-    const table = new SignalTable<string, number>(writes)
-    const seen: number[] = []
-    const stop = effect(() => {
-      table.size
-      seen.push(count)
-    })
-    table.set('a', 1)
-    table.set('a', 1)
-    table.set('a', 2)
-    table.delete('a')
-    table.delete('a')
-    stop()
-    expect(count).toBe(3)
-    // The effect reran after each write and already saw it counted.
-    expect(seen).toEqual([0, 1, 2, 3])
-  })
-})

@@ -1,24 +1,26 @@
 /**
- * Pins the Cordis 4 events contract `hasListeners` relies on (see the comment
- * in src/assembly/listeners.ts) on a real Context, so a Cordis upgrade that
- * moves listeners, changes how `waterfall` resolves them or how
- * `internal/dispatch` observes dispatches fails here first.
+ * Pins the Cordis contract src/assembly/cordis-internals.ts names in its header on a real Context, so a
+ * Cordis upgrade that moves listeners, changes how `waterfall` resolves them, how `internal/dispatch`
+ * observes dispatches or how a disposed fiber is reported fails here first.
  */
-import { Context } from 'cordis'
-import { describe, expect, test, vi } from 'vitest'
-import { hasListeners, type CordisEventsInternals } from '../../src/assembly/listeners.js'
+import { Context, Service } from 'cordis'
+import { afterEach, describe, expect, test, vi } from 'vitest'
+import { cordisBridgeOf, hasListeners as hasHooks } from '../../src/assembly/cordis-internals.js'
 import { createScope, SystemPrompt, type PromptPreparation } from '../../src/index.js'
 
 const PREPARE = 'system-prompt/prepare'
 const ASSEMBLE = 'system-prompt/assemble'
 
-interface RawEvents extends CordisEventsInternals {
+interface RawEvents {
+  readonly _hooks: Readonly<Record<string | symbol, unknown>>
   waterfall(thisArg: object, name: string, ...args: unknown[]): unknown
 }
 
 function rawEvents(ctx: Context): RawEvents {
   return (ctx.events as unknown as Record<symbol, RawEvents>)[Symbol.for('cordis.original')]!
 }
+
+const hasListeners = (events: RawEvents, name: string | symbol): boolean => hasHooks(events._hooks, name)
 
 const preparation = (): PromptPreparation => ({ variables: {}, contexts: [] })
 
@@ -193,8 +195,117 @@ describe('hasListeners over Cordis 4 events internals', () => {
     expect(hasListeners(events, PREPARE)).toBe(false)
   })
 
-  test('answers true for an events object whose internals it does not recognize', () => {
-    expect(hasListeners({}, PREPARE)).toBe(true)
-    expect(hasListeners({ _hooks: { [PREPARE]: { not: 'an array' } } }, PREPARE)).toBe(true)
+  test('answers true for a hook list that is not an array (a layout it does not know)', () => {
+    expect(hasHooks({ [PREPARE]: { not: 'an array' } }, PREPARE)).toBe(true)
+  })
+})
+
+describe('the Cordis bridge', () => {
+  test('takes the internal path on the pinned Cordis', () => {
+    expect(cordisBridgeOf(new Context()).path).toBe('internal')
+  })
+
+  test('takes the public path when the raw events service is not where the contract puts it', () => {
+    const app = new Context()
+    const events = new Proxy(app.events, { get: (target, prop, receiver) => (prop === Symbol.for('cordis.original') ? undefined : Reflect.get(target, prop, receiver)) })
+    const ctx = new Proxy(app, { get: (target, prop, receiver) => (prop === 'events' ? events : Reflect.get(target, prop, receiver)) })
+    const bridge = cordisBridgeOf(ctx)
+    expect(bridge.path).toBe('public')
+    expect(bridge.mayHear(PREPARE)).toBe(true)
+  })
+
+  test('dispatch("emit") resolves the listeners of an event, bound and in order, without calling them', () => {
+    const app = new Context()
+    const raw = rawEvents(app) as RawEvents & { dispatch(mode: 'emit', args: [string]): (() => unknown)[] }
+    const log: string[] = []
+    app.on('bridge/probe' as 'system-prompt/change', () => void log.push('first'))
+    app.on('bridge/probe' as 'system-prompt/change', () => void log.push('second'))
+    const listeners = raw.dispatch('emit', ['bridge/probe'])
+    expect(log).toEqual([])
+    for (const listener of listeners) listener()
+    expect(log).toEqual(['first', 'second'])
+  })
+
+  test('reports a disposed plugin fiber through internal/plugin with uid null, and its unload through inertia', async () => {
+    const app = new Context()
+    const seen: [uid: unknown, unloading: boolean][] = []
+    app.on('internal/plugin', (fiber) => {
+      const raw = fiber as unknown as { uid: unknown; inertia: unknown }
+      seen.push([raw.uid, raw.inertia instanceof Promise])
+    })
+    let finish!: () => void
+    const unloading = new Promise<void>((resolve) => (finish = resolve))
+    const fiber = app.plugin((ctx: Context) => void ctx.effect(() => () => unloading))
+    await fiber
+    seen.length = 0
+    const raw = fiber as unknown as { inertia: Promise<void> | undefined }
+    const done = fiber.dispose()
+    expect(seen).toEqual([[null, false]])
+    await undefined
+    expect(raw.inertia).toBeInstanceOf(Promise)
+    finish()
+    await done
+    expect(raw.inertia).toBeUndefined()
+  })
+})
+
+const ORIGINAL = Symbol.for('cordis.original')
+
+interface ReflectHandler {
+  get(target: object, prop: string | symbol, receiver: object): unknown
+}
+
+let restoreHandler: (() => void) | undefined
+afterEach(() => {
+  restoreHandler?.()
+  restoreHandler = undefined
+})
+
+/** Counts `ctx.reflect` reads through Cordis' context proxy (the static handler of its ReflectService) while `run` runs. */
+function countReflectReads(app: Context, run: () => void): number {
+  const handler = (app.reflect as unknown as Record<symbol, { constructor: { handler: ReflectHandler } }>)[ORIGINAL]!.constructor.handler
+  const original = handler.get
+  let reads = 0
+  handler.get = (target, prop, receiver) => {
+    if (prop === 'reflect') reads++
+    return original(target, prop, receiver)
+  }
+  restoreHandler = () => void (handler.get = original)
+  try {
+    run()
+  } finally {
+    restoreHandler()
+    restoreHandler = undefined
+  }
+  return reads
+}
+
+describe('the systemPrompt service tracker', () => {
+  test('Cordis keeps it under Service.tracker with property "ctx"; the service sets noShadow and clears associate', async () => {
+    const app = new Context()
+    await app.plugin(SystemPrompt)
+    const raw = (app.systemPrompt as unknown as Record<symbol, Record<symbol, { property?: string; noShadow?: boolean; associate?: string }>>)[ORIGINAL]!
+    const tracker = raw[Service.tracker]!
+    expect(tracker.property).toBe('ctx')
+    expect(tracker.noShadow).toBe(true)
+    expect(tracker.associate).toBeUndefined()
+  })
+
+  test('hands out methods unshadowed, and a method read does not read ctx.reflect', async () => {
+    const app = new Context()
+    await app.plugin(SystemPrompt)
+    const sp = app.systemPrompt
+    expect(sp.assemble).toBe(SystemPrompt.prototype.assemble)
+    expect(countReflectReads(app, () => void sp.assemble)).toBe(0)
+  })
+
+  test('a declared systemPrompt.* accessor is read through the context, and only while declared', async () => {
+    const app = new Context()
+    await app.plugin(SystemPrompt)
+    const withdraw = app.reflect.accessor('systemPrompt.extra', { get: () => 42 })
+    const sp = app.systemPrompt as unknown as Record<string, unknown>
+    expect(sp.extra).toBe(42)
+    withdraw()
+    expect(sp.extra).toBeUndefined()
   })
 })
