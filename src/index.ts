@@ -1,4 +1,4 @@
-/**
+/*
  * promptloom: one model step's system prompt, from registrations to a provider request.
  *
  * 1. Register: `ctx.systemPrompt.section()/context()/variable()/tools()` (src/assembly/service.ts) insert

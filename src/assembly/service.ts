@@ -90,6 +90,18 @@ function liveRegistration(service: SystemPrompt, method: string): Registration {
  * A registration method called through a scoped context (`scope.ctx`, or a
  * plugin loaded under it) registers into that scope's layer and is owned by
  * the caller's fiber; each returns the exact Cordis effect disposer.
+ *
+ * @example
+ * ```ts
+ * import { Context } from 'cordis'
+ * import { renderPrompt, SECTION_ORDERS, SystemPrompt } from 'promptloom'
+ *
+ * const app = new Context()
+ * await app.plugin(SystemPrompt, { personaPrefix: 'You work for {{team}}.' })
+ * app.systemPrompt.variable('team', 'the platform team')
+ * app.systemPrompt.section({ name: 'plan', order: SECTION_ORDERS.PLAN_POLICY, text: 'Plan before you edit.' })
+ * console.log(renderPrompt(await app.systemPrompt.assemble()))
+ * ```
  */
 export class SystemPrompt extends Service {
   /** Cordis runs this Standard Schema before construction: bad config fails at load. */
@@ -241,6 +253,13 @@ export class SystemPrompt extends Service {
    * (preparing first when no `preparation` is given) and runs the
    * scope-filtered `system-prompt/assemble` waterfall. Every call returns a
    * fresh, mutable result; tools are detached, deep-frozen copies.
+   *
+   * @example
+   * ```ts
+   * // Before every model step of the agent whose scope key is `agent`:
+   * const assembly = await app.systemPrompt.assemble({ scope: agent })
+   * console.log(assembly.sections.map((section) => section.name), assembly.tools.map((tool) => tool.name))
+   * ```
    */
   assemble(context: AssembleContext = {}, preparation?: PromptPreparation): Promise<PromptAssembly> {
     return this[ENGINE].pipeline.assemble(context, preparation)

@@ -46,6 +46,17 @@ const ACTIVE_SPAN_MODES: readonly ActiveSpanMode[] = ['child', 'events']
  * figures to that step's span. Results, return values and errors are the
  * surface's own, unchanged; telemetry never throws (see docs/opentelemetry.md).
  * Throws a `TypeError` for a bad surface or option.
+ *
+ * @example
+ * ```ts
+ * import { trace } from '@opentelemetry/api'
+ * import { createStepSurface } from 'promptloom'
+ * import { withTracing } from 'promptloom/otel'
+ *
+ * // Spans go to the registered tracer provider (the OpenTelemetry Node SDK, say).
+ * const surface = withTracing(createStepSurface(), { tracer: trace.getTracer('my-harness'), agent: 'agent-1' })
+ * const result = surface.step({ assembly }) // the surface's own result; the step is a promptloom.step span
+ * ```
  */
 export function withTracing(surface: StepSurface, options: TracingOptions = {}): TracedStepSurface {
   if (typeof surface !== 'object' || surface === null || typeof surface.step !== 'function' || typeof surface.observeUsage !== 'function') {

@@ -130,6 +130,18 @@ function cacheControl(ttl: CacheTtl | undefined): AISDKCacheControlOptions['anth
  * history index at fault. Inline message literals keep their literal roles
  * and part types (`M` is a `const` type parameter), so the result spreads
  * into `generateText` without annotations.
+ *
+ * @example
+ * ```ts
+ * import { anthropic } from '@ai-sdk/anthropic'
+ * import { generateText } from 'ai'
+ * import { toAISDK, usageFromAISDK } from 'promptloom'
+ *
+ * const result = surface.step({ assembly })
+ * const request = toAISDK({ assembly, rendered: result.rendered, messages: [{ role: 'user', content: 'Which test fails?' }] })
+ * const reply = await generateText({ model: anthropic('claude-sonnet-4-6'), ...request })
+ * surface.observeUsage(usageFromAISDK(reply.usage))
+ * ```
  */
 export function toAISDK<const M extends AISDKMessageLike>(options: AISDKRequestOptions<M>): AISDKRequest<M> {
   const { rendered, snapshot } = resolveRequest(FN, options, options?.messages, 'messages')

@@ -160,6 +160,21 @@ function withBlocks<M extends AnthropicMessageLike>(message: M, block: number | 
  * such a message to come last or before an assistant turn). Throws a
  * `TypeError` for bad options, naming the tool or the history index at fault,
  * and for caller markers whose TTLs are out of order.
+ *
+ * @example
+ * ```ts
+ * import Anthropic from '@anthropic-ai/sdk'
+ * import { historyOf, toAnthropic, usageFromAnthropic } from 'promptloom'
+ *
+ * const client = new Anthropic()
+ * let history: Anthropic.MessageParam[] = [{ role: 'user', content: 'Which test fails?' }]
+ * const result = surface.step({ assembly })
+ * const snapshot = result.events.find((event) => event.type === 'context/snapshot')?.text ?? false
+ * const request = toAnthropic({ assembly, rendered: result.rendered, messages: history, snapshot })
+ * const reply = await client.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 1024, ...request })
+ * history = [...historyOf(request), { role: 'assistant', content: reply.content }] // as sent, without the cache markers
+ * surface.observeUsage(usageFromAnthropic(reply.usage))
+ * ```
  */
 export function toAnthropic<M extends AnthropicMessageLike>(options: AnthropicRequestOptions<M>): AnthropicRequest<M> {
   const { rendered, tools, snapshot } = resolveRequest(FN, options, options?.messages, 'messages')

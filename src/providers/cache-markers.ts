@@ -30,7 +30,16 @@ export type CacheTtl = '5m' | '1h'
  * system blocks, the `history` breakpoint; the tools marker takes `static`).
  * A kind left out writes no `ttl` (5 minutes), unless the order rule raises it.
  */
-export type CacheTtlOption = CacheTtl | { readonly static?: CacheTtl; readonly session?: CacheTtl; readonly history?: CacheTtl }
+export type CacheTtlOption =
+  | CacheTtl
+  | {
+      /** The TTL of the markers on `static` system blocks and on the tools. */
+      readonly static?: CacheTtl
+      /** The TTL of the markers on `session` system blocks. */
+      readonly session?: CacheTtl
+      /** The TTL of the history breakpoint. */
+      readonly history?: CacheTtl
+    }
 
 /** A resolved `ttl` option: the TTL to ask for per kind of own marker (`undefined`: none written). */
 export interface TtlPlan {

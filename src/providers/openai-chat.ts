@@ -76,6 +76,21 @@ export interface OpenAIChatRequest<M extends OpenAIChatMessageLike> {
  * `resolveRequest`; a history element that is not a message names its
  * index), a `role` other than `'system'` / `'developer'`, or a bad
  * `promptCacheKey`.
+ *
+ * @example
+ * ```ts
+ * import OpenAI from 'openai'
+ * import { historyOf, toOpenAIChat, usageFromOpenAI } from 'promptloom'
+ *
+ * const client = new OpenAI()
+ * let history: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Which test fails?' }]
+ * const result = surface.step({ assembly })
+ * const snapshot = result.events.find((event) => event.type === 'context/snapshot')?.text ?? false
+ * const request = toOpenAIChat({ assembly, rendered: result.rendered, messages: history, snapshot, promptCacheKey: true })
+ * const completion = await client.chat.completions.create({ model: 'gpt-5', ...request })
+ * history = [...historyOf(request), completion.choices[0]!.message] // as sent, without the system message
+ * surface.observeUsage(usageFromOpenAI(completion.usage!))
+ * ```
  */
 export function toOpenAIChat<M extends OpenAIChatMessageLike>(options: OpenAIChatRequestOptions<M>): OpenAIChatRequest<M> {
   const fn = 'toOpenAIChat'

@@ -50,6 +50,19 @@ export interface OpenAIResponsesRequest<I extends object> {
  * run of system or developer messages. Throws a `TypeError` for bad options
  * (see `resolveRequest`; an input element that is not an object names its
  * index) or a bad `promptCacheKey`.
+ *
+ * @example
+ * ```ts
+ * import OpenAI from 'openai'
+ * import { toOpenAIResponses, usageFromOpenAI } from 'promptloom'
+ *
+ * const input: OpenAI.Responses.ResponseInputItem[] = [{ role: 'user', content: 'Which test fails?' }]
+ * const result = surface.step({ assembly })
+ * const snapshot = result.events.find((event) => event.type === 'context/snapshot')?.text ?? false
+ * const request = toOpenAIResponses({ assembly, rendered: result.rendered, input, snapshot, promptCacheKey: true })
+ * const response = await new OpenAI().responses.create({ model: 'gpt-5', ...request })
+ * surface.observeUsage(usageFromOpenAI(response.usage!))
+ * ```
  */
 export function toOpenAIResponses<I extends object>(options: OpenAIResponsesRequestOptions<I>): OpenAIResponsesRequest<I> {
   const fn = 'toOpenAIResponses'

@@ -112,7 +112,10 @@ function checkCached(reader: string, inputField: string, cachedField: string, in
  * `cache_creation` is present (its sum must equal the creations). Missing or
  * `null` cache fields count 0. Throws a `TypeError` naming a bad field.
  */
-export function usageFromAnthropic(usage: AnthropicUsageLike): ObservedUsage & { readonly cacheWriteTokens: number } {
+export function usageFromAnthropic(usage: AnthropicUsageLike): ObservedUsage & {
+  /** The input tokens written to the cache (`cache_creation_input_tokens`; 0 when absent). */
+  readonly cacheWriteTokens: number
+} {
   const reader = 'usageFromAnthropic'
   requireObject(reader, usage)
   const input = count(reader, 'input_tokens', usage.input_tokens, false)

@@ -73,6 +73,15 @@ function sameAsLast(last: LastPrompt | undefined, fills: readonly Fill[], record
  * that scope, and a changed one keeps the parts before the change. Any other
  * object (a copy, say) renders from scratch, and its parts carry no layer
  * (`origin: 'waterfall'`, default options).
+ *
+ * @example
+ * ```ts
+ * import { render } from 'promptloom'
+ *
+ * const rendered = render(await app.systemPrompt.assemble({ scope: agent }))
+ * for (const part of rendered.parts) console.log(part.name, part.layer, part.stability, part.text.length)
+ * for (const block of rendered.blocks) console.log(block.cacheBreakpoint ? 'breakpoint' : '-', block.parts.length)
+ * ```
  */
 export function render(assembly: Pick<PromptPresentation, 'sections' | 'variables'>): RenderedPrompt {
   const record = recordOf(assembly)

@@ -79,6 +79,21 @@ export function scopeKeyOfFiber(fiber: object): ScopeKey | undefined {
  * With `options.parent`, the parent link is bound first. A key that is already
  * bound to that same parent (a scope minted again for the same agent) is
  * accepted; a different existing parent throws "already bound".
+ *
+ * @example
+ * ```ts
+ * import { Context } from 'cordis'
+ * import { createScope, SystemPrompt } from 'promptloom'
+ *
+ * const app = new Context()
+ * await app.plugin(SystemPrompt)
+ * const agent = { name: 'agent-1' } // the scope key: any object, compared by reference
+ * await app.inject(['systemPrompt'], (ctx) => {
+ *   const scope = createScope(ctx, agent)
+ *   scope.ctx.systemPrompt.section({ name: 'workspace', order: 10_000, text: 'Work in /work/agent-1.' })
+ * })
+ * const assembly = await app.systemPrompt.assemble({ scope: agent }) // the global sections and agent-1's
+ * ```
  */
 export function createScope(ctx: Context, key: ScopeKey, options: CreateScopeOptions = {}): Scope {
   if (typeof key !== 'object' || key === null) {

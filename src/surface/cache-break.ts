@@ -24,13 +24,21 @@ export type CacheBreakCause = 'tools' | 'config' | 'withheld' | 'restored' | 'se
  * changed; `tools` lists the tool names when the tools changed.
  */
 export interface CacheBreak {
+  /** The first thing that broke the reusable prefix, in prefix order. */
   readonly cause: CacheBreakCause
+  /** The section at the first difference, or the one the budget withheld or restored. */
   readonly section?: string
+  /** The layer that supplied `section`: `'global'` or its scope key. */
   readonly layer?: LayerRef
+  /** Set when `section`'s template is unchanged and this referenced variable's value changed. */
   readonly variable?: string
+  /** With `cause: 'tools'`: the tool names by what changed (all three empty when the tools were only reordered). */
   readonly tools?: {
+    /** Tools declared now and not on the previous step. */
     readonly added: readonly string[]
+    /** Tools declared on the previous step and not now. */
     readonly removed: readonly string[]
+    /** Tools declared on both steps whose declarations serialize differently. */
     readonly changed: readonly string[]
   }
 }

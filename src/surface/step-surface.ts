@@ -91,6 +91,18 @@ export interface StepSurface {
    * a `UsageRecord`. Throws a `TypeError` naming a field that is not a
    * non-negative finite number or more cached than input tokens, and an
    * `Error` before the first step.
+   *
+   * @example
+   * ```ts
+   * import Anthropic from '@anthropic-ai/sdk'
+   * import { toAnthropic, usageFromAnthropic } from 'promptloom'
+   *
+   * const result = surface.step({ assembly })
+   * const request = toAnthropic({ assembly, rendered: result.rendered, messages: [{ role: 'user', content: 'Which test fails?' }] })
+   * const reply = await new Anthropic().messages.create({ model: 'claude-sonnet-4-6', max_tokens: 1024, ...request })
+   * const usage = surface.observeUsage(usageFromAnthropic(reply.usage))
+   * console.log(`cached ${usage.cachedInputTokens} of ${usage.inputTokens} input tokens`)
+   * ```
    */
   observeUsage(usage: ObservedUsage): UsageRecord
 }
@@ -115,6 +127,18 @@ export interface StepSurface {
  *   reads the budgeted prompt; the plan is committed only with the step.
  *
  * Throws a `TypeError` for a bad option (a bad `budget` names its field).
+ *
+ * @example
+ * ```ts
+ * import { createStepSurface } from 'promptloom'
+ *
+ * const surface = createStepSurface() // one per agent loop
+ * for (let turn = 1; turn <= 3; turn++) {
+ *   const assembly = await app.systemPrompt.assemble({ scope: agent })
+ *   const result = surface.step({ assembly }) // then send result.rendered with toAnthropic, toOpenAIChat, …
+ *   console.log(`step ${result.step}: ${result.reusablePrefixLength} chars reusable, changed: ${result.changedSections.join(', ')}`)
+ * }
+ * ```
  */
 export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface {
   if (typeof options !== 'object' || options === null) {
