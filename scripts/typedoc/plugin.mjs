@@ -8,9 +8,6 @@
 //   (`promptloom`, `promptloom/node`, …) instead of its file name;
 // - apiGroups: the exports are grouped by task, in the configured order; an
 //   export in no group is a warning (an error under treatWarningsAsErrors);
-// - apiHiddenParameters: constructor or function parameters that are not part
-//   of the public contract are left out of their signatures, with the
-//   paragraphs of the signature's comment that name them;
 // - members a class inherits from a dependency (SystemPrompt's Cordis
 //   `Service` statics and symbols) are left out: they are Cordis' API.
 import { readFileSync } from 'node:fs'
@@ -54,18 +51,11 @@ export function load(app) {
     type: ParameterType.Mixed,
     defaultValue: [],
   })
-  app.options.addDeclaration({
-    name: 'apiHiddenParameters',
-    help: 'promptloom: { "Class.member": ["parameter", …] } left out of the signatures (absent ones are ignored).',
-    type: ParameterType.Mixed,
-    defaultValue: {},
-  })
 
   app.converter.on(Converter.EVENT_RESOLVE_BEGIN, (context) => {
     const { project } = context
     renameModules(app, project)
     hideExternalInheritedMembers(project)
-    hideParameters(app, project)
     addLanding(app, project)
   })
   // After TypeDoc's GroupPlugin (priority -100) has grouped every container.
@@ -98,39 +88,6 @@ function hideExternalInheritedMembers(project) {
       if (member.flags.isInherited && member.flags.isExternal) project.removeReflection(member)
     }
   }
-}
-
-function hideParameters(app, project) {
-  const hidden = objectOption(app, 'apiHiddenParameters')
-  for (const [path, names] of Object.entries(hidden)) {
-    const [owner, member] = path.split('.')
-    for (const module of modulesOf(project)) {
-      const declaration = module.getChildByName([owner, member])
-      if (!declaration) continue
-      for (const signature of declaration.getAllSignatures()) {
-        for (const parameter of [...(signature.parameters ?? [])]) {
-          if (!names.includes(parameter.name)) continue
-          signature.parameters = signature.parameters.filter((p) => p !== parameter)
-          project.removeReflection(parameter)
-          if (signature.comment) signature.comment.summary = withoutParagraphsNaming(signature.comment.summary, parameter.name)
-        }
-      }
-    }
-  }
-}
-
-/** A hidden parameter's description goes with it: the paragraphs of `parts` that name `name` in code are dropped. */
-function withoutParagraphsNaming(parts, name) {
-  const paragraphs = [[]]
-  for (const part of parts) {
-    const pieces = part.kind === 'text' ? part.text.split(/(?<=\n\n)/) : [part.text]
-    pieces.forEach((text, i) => {
-      if (i > 0) paragraphs.push([])
-      paragraphs.at(-1).push({ ...part, text })
-    })
-  }
-  const kept = paragraphs.filter((paragraph) => !paragraph.some((part) => part.kind === 'code' && part.text === `\`${name}\``))
-  return kept.flat().filter((part) => part.text !== '')
 }
 
 function addLanding(app, project) {

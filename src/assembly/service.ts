@@ -24,9 +24,8 @@ declare module 'cordis' {
 
   interface Events {
     /**
-     * Preparation waterfall over resolved variables and runtime contexts,
-     * before a step is accepted. Scope-filtered: scoped listeners hear only
-     * their scope and its descendants.
+     * Preparation waterfall over resolved variables and runtime contexts, before a step is accepted.
+     * Scope-filtered: scoped listeners hear only their scope and its descendants.
      */
     'system-prompt/prepare'(
       this: Scoped<SystemPrompt>,
@@ -35,9 +34,9 @@ declare module 'cordis' {
       next: () => Promise<PromptPreparation>,
     ): Promise<PromptPreparation>
     /**
-     * Presentation waterfall over assembled sections, contexts and variables.
-     * Scope-filtered. Its result is authoritative except for tools (provider
-     * owned) and a complete section (restored afterwards).
+     * Presentation waterfall over assembled sections, contexts and variables. Scope-filtered. Its
+     * result is authoritative except for tools (provider owned) and a complete section (restored
+     * afterwards).
      */
     'system-prompt/assemble'(
       this: Scoped<SystemPrompt>,
@@ -84,12 +83,12 @@ function liveRegistration(service: SystemPrompt, method: string): Registration {
 }
 
 /**
- * The `systemPrompt` service: the registry of prompt sections, runtime
- * contexts, tool providers and variables, and the memoized assembly over them.
+ * The `systemPrompt` service: the registry of prompt sections, runtime contexts, tool providers and
+ * variables, and the memoized assembly over them.
  *
- * A registration method called through a scoped context (`scope.ctx`, or a
- * plugin loaded under it) registers into that scope's layer and is owned by
- * the caller's fiber; each returns the exact Cordis effect disposer.
+ * A registration method called through a scoped context (`scope.ctx`, or a plugin loaded under it)
+ * registers into that scope's layer and is owned by the caller's fiber; each returns the exact Cordis
+ * effect disposer.
  *
  * @example
  * ```ts
@@ -152,12 +151,10 @@ export class SystemPrompt extends Service {
   }
 
   /**
-   * Registers an ordered system-prompt section in the caller's scope. A scoped
-   * section shadows a same-named global or ancestor section in that scope's
-   * assemblies. Throws a `TypeError` for a bad name, a non-finite order or a
-   * text that is not a string, signal or function, and an `Error` ("already
-   * registered") for a duplicate name in the same layer, or when the service
-   * is disposed.
+   * Registers an ordered system-prompt section in the caller's scope. A scoped section shadows a
+   * same-named global or ancestor section in that scope's assemblies. Throws a `TypeError` for a bad
+   * name, a non-finite order or a text that is not a string, signal or function, and an `Error`
+   * ("already registered") for a duplicate name in the same layer, or when the service is disposed.
    */
   section(section: PromptSection): RegistrationDisposer {
     const registration = liveRegistration(this, 'section')
@@ -169,9 +166,8 @@ export class SystemPrompt extends Service {
   }
 
   /**
-   * Registers dynamic runtime context in the caller's scope, rendered by the
-   * loop as a user-role snapshot. `required: true` survives suppression.
-   * Validated like `section()`.
+   * Registers dynamic runtime context in the caller's scope, rendered by the loop as a user-role
+   * snapshot. `required: true` survives suppression. Validated like `section()`.
    */
   context(context: PromptContext): RegistrationDisposer {
     const registration = liveRegistration(this, 'context')
@@ -183,9 +179,8 @@ export class SystemPrompt extends Service {
   }
 
   /**
-   * Suppresses optional runtime contexts in the caller's scope and its
-   * descendants (globally when unscoped) while the returned disposer lives.
-   * Suppressors are independent of each other.
+   * Suppresses optional runtime contexts in the caller's scope and its descendants (globally when
+   * unscoped) while the returned disposer lives. Suppressors are independent of each other.
    */
   suppressRuntimeContext(): RegistrationDisposer {
     return liveRegistration(this, 'suppressRuntimeContext').register(this.ctx, 'systemPrompt.suppressRuntimeContext()', undefined, (layer) =>
@@ -194,9 +189,8 @@ export class SystemPrompt extends Service {
   }
 
   /**
-   * Registers a tool-schema provider in the caller's scope: a function
-   * evaluated on every assembly, or a signal of its result. Global and chain
-   * providers all contribute.
+   * Registers a tool-schema provider in the caller's scope: a function evaluated on every assembly, or
+   * a signal of its result. Global and chain providers all contribute.
    */
   tools(provider: ToolProvider): RegistrationDisposer {
     const registration = liveRegistration(this, 'tools')
@@ -206,9 +200,9 @@ export class SystemPrompt extends Service {
   }
 
   /**
-   * Registers the prompt variable `name` (`/^[a-z][a-z0-9_]*$/`, else
-   * "invalid prompt variable name") in the caller's scope; scoped values shadow
-   * globals. The provider may yield `undefined` ("no value this assembly").
+   * Registers the prompt variable `name` (`/^[a-z][a-z0-9_]*$/`, else "invalid prompt variable name")
+   * in the caller's scope; scoped values shadow globals. The provider may yield `undefined` ("no value
+   * this assembly").
    */
   variable(name: string, provider: VariableSource, options: VariableOptions = {}): RegistrationDisposer {
     const registration = liveRegistration(this, 'variable')
@@ -220,39 +214,35 @@ export class SystemPrompt extends Service {
   }
 
   /**
-   * The numeric order of a section band: a built-in `PromptSectionOrderName`
-   * or a name from config `sectionOrders`. Throws a `TypeError` listing the
-   * known names for any other.
+   * The numeric order of a section band: a built-in `PromptSectionOrderName` or a name from config
+   * `sectionOrders`. Throws a `TypeError` listing the known names for any other.
    */
   getSectionOrder(name: PromptSectionOrderName | (string & {})): number {
     return orderOf('section', name, SECTION_ORDERS, this[ENGINE].config.sectionOrders)
   }
 
   /**
-   * The numeric order of a runtime-context band: a built-in
-   * `PromptContextOrderName` or a name from config `contextOrders`. Throws a
-   * `TypeError` listing the known names for any other.
+   * The numeric order of a runtime-context band: a built-in `PromptContextOrderName` or a name from
+   * config `contextOrders`. Throws a `TypeError` listing the known names for any other.
    */
   getContextOrder(name: PromptContextOrderName | (string & {})): number {
     return orderOf('context', name, CONTEXT_ORDERS, this[ENGINE].config.contextOrders)
   }
 
   /**
-   * Resolves every effective variable and (unless suppressed) runtime context
-   * of `context.scope`, then runs the scope-filtered `system-prompt/prepare`
-   * waterfall. Reads no section and no tool. Rejects with `signal.reason` when
-   * the signal is aborted before or after the waterfall, and with the error of
-   * a provider or listener that throws.
+   * Resolves every effective variable and (unless suppressed) runtime context of `context.scope`, then
+   * runs the scope-filtered `system-prompt/prepare` waterfall. Reads no section and no tool. Rejects
+   * with `signal.reason` when the signal is aborted before or after the waterfall, and with the error
+   * of a provider or listener that throws.
    */
   prepare(context: AssembleContext = {}): Promise<PromptPreparation> {
     return this[ENGINE].pipeline.prepare(context)
   }
 
   /**
-   * Assembles sections, contexts, variables and tools for `context.scope`
-   * (preparing first when no `preparation` is given) and runs the
-   * scope-filtered `system-prompt/assemble` waterfall. Every call returns a
-   * fresh, mutable result; tools are detached, deep-frozen copies.
+   * Assembles sections, contexts, variables and tools for `context.scope` (preparing first when no
+   * `preparation` is given) and runs the scope-filtered `system-prompt/assemble` waterfall. Every call
+   * returns a fresh, mutable result; tools are detached, deep-frozen copies.
    *
    * @example
    * ```ts
@@ -266,13 +256,11 @@ export class SystemPrompt extends Service {
   }
 
   /**
-   * Returns a copy of `accepted` whose runtime contexts are re-read from their
-   * current registrations: gone registrations are dropped, listener-added ones
-   * keep their text, suppression applies, and missing required registrations
-   * are appended in registry order. Never mutates `accepted`. Works on a
-   * refreshed result and on copies (spread, `structuredClone`, JSON); throws
-   * an `Error` naming both scopes when `accepted` is known to be for another
-   * scope than `context.scope`.
+   * Returns a copy of `accepted` whose runtime contexts are re-read from their current registrations:
+   * gone registrations are dropped, listener-added ones keep their text, suppression applies, and
+   * missing required registrations are appended in registry order. Never mutates `accepted`. Works on a
+   * refreshed result and on copies (spread, `structuredClone`, JSON); throws an `Error` naming both
+   * scopes when `accepted` is known to be for another scope than `context.scope`.
    */
   refreshContext<T extends PromptPreparation>(accepted: T, context: AssembleContext = {}): T {
     return this[ENGINE].pipeline.refreshContext(accepted, context)
@@ -289,13 +277,11 @@ export class SystemPrompt extends Service {
   }
 
   /**
-   * The render errors `scope`'s registry would meet (the global view without
-   * one), found without calling any provider: malformed references, unknown
-   * variables, variables whose static or signal value is `undefined`, and
-   * stability-guard hazards, over every effective section and unsuppressed
-   * context with a string or signal text (SPEC §5). Memoized: the same frozen
-   * array until a change alters the findings. `includeUnchecked` adds one
-   * `'unchecked'` entry per function text.
+   * The render errors `scope`'s registry would meet (the global view without one), found without
+   * calling any provider: malformed references, unknown variables, variables whose static or signal
+   * value is `undefined`, and stability-guard hazards, over every effective section and unsuppressed
+   * context with a string or signal text (SPEC §5). Memoized: the same frozen array until a change
+   * alters the findings. `includeUnchecked` adds one `'unchecked'` entry per function text.
    */
   diagnostics(scope?: ScopeKey, options?: DiagnosticsOptions): readonly PromptDiagnostic[] {
     const engine = this[ENGINE]
