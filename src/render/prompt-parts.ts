@@ -95,7 +95,7 @@ export function partsOf(
   fills: readonly Fill[],
   record: AssemblyRecord | undefined,
   previous: PreviousParts | undefined,
-): { readonly inputs: (PartInput | RenderedPart)[]; readonly fills: Fill[]; readonly sources: (SectionSource | undefined)[] } {
+): { readonly inputs: (PartInput | RenderedPart)[]; readonly fills: readonly Fill[]; readonly sources: (SectionSource | undefined)[] } {
   const inputs: (PartInput | RenderedPart)[] = []
   const kept: Fill[] = []
   const sources: (SectionSource | undefined)[] = []
@@ -131,7 +131,8 @@ export function partsOf(
     sources.push(label.source)
     offset = start + fill.output.length
   }
-  return { inputs, fills: kept, sources }
+  // With no empty output, the non-empty fills are `fills` itself: one array kept, not two equal ones.
+  return { inputs, fills: kept.length === fills.length ? (fills as Fill[]) : kept, sources }
 }
 
 /** Makes each of `parts` the shared part of its registration in `sources` (parallel to `parts`; `undefined`: none). */
