@@ -36,10 +36,14 @@ export interface NamedSource {
   readonly stability: Stability | undefined
 }
 
-/** Sources in plan order, with each name's index in `list`. */
+/**
+ * Sources in plan order. No name index beside `list`: every scope holds its
+ * own tables, and an item is almost always at its own position in the plan
+ * (`sourceIndex` looks there first), so a per-scope map would cost memory
+ * for lookups that rarely happen.
+ */
 export interface SourceTable<S extends { readonly name: string }> {
   readonly list: readonly S[]
-  readonly indexOf: ReadonlyMap<string, number>
 }
 
 /** The provenance of one `prepare()` or `assemble()` result. */
@@ -125,12 +129,23 @@ export function assembledFor(result: { readonly contexts: object }): AssembledFo
 }
 
 function tableOf<S extends { readonly name: string }>(list: readonly S[]): SourceTable<S> {
-  return { list, indexOf: new Map(list.map((source, index) => [source.name, index])) }
+  return { list }
 }
 
-/** The index in `table` of the source named `name`, looked for at `near` first (an item's own position). */
+/**
+ * The index in `table` of the source named `name`, looked for at `near` (an
+ * item's own position) first and then ever farther from it on both sides, so
+ * items a listener shifted by a few places are found after a few steps.
+ */
 export function sourceIndex(table: SourceTable<{ readonly name: string }>, name: string, near = -1): number | undefined {
-  return table.list[near]?.name === name ? near : table.indexOf.get(name)
+  const { list } = table
+  const from = near < 0 ? 0 : near
+  if (list[from]?.name === name) return from
+  for (let d = 1; from - d >= 0 || from + d < list.length; d++) {
+    if (list[from + d]?.name === name) return from + d
+    if (list[from - d]?.name === name) return from - d
+  }
+  return undefined
 }
 
 /** The source named `name` in `table`, looked for at `near` first. */

@@ -5,7 +5,10 @@
  * previous prompt's part at the same position (the same fill, options and
  * offset: everything before the first change) is that part, the same frozen
  * object, so consumers that keep something per part (the OpenTelemetry
- * instructions, say) redo nothing for it.
+ * instructions, say) redo nothing for it. Likewise a part equal in every
+ * field to the last part made for the same registration in any scope is
+ * that part, so scopes that share a global section at the same offset hold
+ * one part for it, not one each.
  */
 
 import { sourceIndex, sourceNamed, type AssemblyRecord, type SectionSource } from '../assembly/provenance.js'
@@ -22,6 +25,27 @@ function namesOf(template: Template | undefined): readonly string[] {
   let names = namesByTemplate.get(template)
   if (names === undefined) namesByTemplate.set(template, (names = Object.freeze([...new Set(template.refs)])))
   return names
+}
+
+/**
+ * The last part made for each registration (its provenance source, one object
+ * per registration, shared by every scope that sees it), next to the memo's
+ * shared fills (render-memo.ts). A part is only taken from here when it equals
+ * the one this render would make, field for field; entries go with their
+ * registration.
+ */
+const sharedParts = new WeakMap<SectionSource, RenderedPart>()
+
+/** Whether `part` is what section `fill`, labelled `label`, at `start` would be. */
+function samePart(part: RenderedPart, fill: Fill, label: Label, start: number): boolean {
+  return (
+    part.start === start &&
+    part.name === fill.name &&
+    part.text === fill.output &&
+    part.substitutions === fill.substitutions &&
+    part.variables === namesOf(fill.template) &&
+    sameLabel(part, label)
+  )
 }
 
 /** What a part knows besides its fill: where it came from. */
@@ -64,15 +88,17 @@ export interface PreviousParts {
 /**
  * The part inputs of `fills` (empty outputs dropped), in order: `previous`'s
  * part where its fill, label and offset are this one's, else a fresh input.
- * Also returns the non-empty fills, for the next render's `previous`.
+ * Also returns the non-empty fills, for the next render's `previous`,
+ * and each input's registration (for `shareParts`).
  */
 export function partsOf(
   fills: readonly Fill[],
   record: AssemblyRecord | undefined,
   previous: PreviousParts | undefined,
-): { readonly inputs: (PartInput | RenderedPart)[]; readonly fills: Fill[] } {
+): { readonly inputs: (PartInput | RenderedPart)[]; readonly fills: readonly Fill[]; readonly sources: (SectionSource | undefined)[] } {
   const inputs: (PartInput | RenderedPart)[] = []
   const kept: Fill[] = []
+  const sources: (SectionSource | undefined)[] = []
   let offset = 0
   for (let i = 0; i < fills.length; i++) {
     const fill = fills[i]!
@@ -81,7 +107,9 @@ export function partsOf(
     const start = k === 0 ? 0 : offset + PART_SEPARATOR.length
     const label = labelOf(record, i, fill)
     const old = previous?.fills[k] === fill ? previous.parts[k] : undefined
+    const shared = label.source === undefined ? undefined : sharedParts.get(label.source)
     if (old !== undefined && old.start === start && sameLabel(old, label)) inputs.push(old)
+    else if (shared !== undefined && samePart(shared, fill, label, start)) inputs.push(shared)
     else {
       const { source, origin, restored } = label
       inputs.push({
@@ -100,9 +128,19 @@ export function partsOf(
       })
     }
     kept.push(fill)
+    sources.push(label.source)
     offset = start + fill.output.length
   }
-  return { inputs, fills: kept }
+  // With no empty output, the non-empty fills are `fills` itself: one array kept, not two equal ones.
+  return { inputs, fills: kept.length === fills.length ? (fills as Fill[]) : kept, sources }
+}
+
+/** Makes each of `parts` the shared part of its registration in `sources` (parallel to `parts`; `undefined`: none). */
+export function shareParts(parts: readonly RenderedPart[], sources: readonly (SectionSource | undefined)[]): void {
+  for (let i = 0; i < parts.length; i++) {
+    const source = sources[i]
+    if (source !== undefined) sharedParts.set(source, parts[i]!)
+  }
 }
 
 /** The variables `inputs` reference, in first-use order, with their supplying layer and declared stability. */

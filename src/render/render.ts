@@ -1,7 +1,7 @@
 import { labelInLayer } from '../assembly/entries.js'
 import { recordOf, sourceNamed, type AssemblyRecord, type RenderSlot, type SourceTable } from '../assembly/provenance.js'
 import type { PromptPresentation } from '../assembly/types.js'
-import { partsOf, variablesOf, type PreviousParts } from './prompt-parts.js'
+import { partsOf, shareParts, variablesOf, type PreviousParts } from './prompt-parts.js'
 import { fillOf, ownerOfKind, RenderMemo, type Fill, type RenderItem, type RenderOwner } from './render-memo.js'
 import { buildRenderedPrompt, PART_SEPARATOR, type RenderedPrompt } from './rendered-prompt.js'
 import { guardStability } from './stability-guard.js'
@@ -95,10 +95,11 @@ export function render(assembly: Pick<PromptPresentation, 'sections' | 'variable
   const all = cache.sections.render(assembly.sections, assembly.variables, ownerIn(sections, 'prompt section'), record.slot.stats, sections)
   const last = cache.prompt
   if (sameAsLast(last, all, record)) return last!.prompt
-  const { inputs, fills } = partsOf(all, record, last)
+  const { inputs, fills, sources } = partsOf(all, record, last)
   const prompt = buildRenderedPrompt(inputs, variablesOf(inputs, record), last?.prompt)
   // Config `stabilityGuard: 'error'` (SPEC §5), carried by the provenance; a prompt that fails it is never kept.
   if (record.provenance.stabilityGuard === 'error') guardStability(prompt)
+  shareParts(prompt.parts, sources)
   cache.prompt = { all, fills, parts: prompt.parts, record, prompt }
   return prompt
 }

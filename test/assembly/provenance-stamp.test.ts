@@ -8,7 +8,7 @@ import { assembledFor, recordOf, recordScope, withRecord, type AssemblyRecord } 
 import { createStats } from '../../src/assembly/stats.js'
 
 function record(scope: object | undefined): AssemblyRecord {
-  const none = { list: [], indexOf: new Map() }
+  const none = { list: [] }
   return { provenance: { scope, contexts: none, variables: none }, slot: { stats: createStats() } }
 }
 

@@ -2,7 +2,7 @@ import { inspect } from 'node:util'
 import { signal } from '@preact/signals-core'
 import { describe, expect, test } from 'vitest'
 import { render } from '../../src/index.js'
-import { BARE, mount } from '../assembly/system-prompt.fixtures.js'
+import { BARE, family, mount } from '../assembly/system-prompt.fixtures.js'
 
 describe('render(assembly): plain results', () => {
   test('a prompt holds the values of its own step: a later write to the result or a new value changes nothing in it', async () => {
@@ -99,5 +99,23 @@ describe('render(assembly): a changed step', () => {
     expect(render(assembly).text).toBe('Replaced.')
     const frozen = Object.freeze(await app.systemPrompt.assemble())
     expect(render(frozen).text).toBe('Hello.\n\nBye.')
+  })
+})
+
+describe('render(assembly): scopes that share a global section', () => {
+  test('hold one part for it when it lands at the same offset with the same label, and their own part when the offset differs', async () => {
+    const app = await mount(BARE)
+    const { keys, scopes } = await family(app)
+    app.systemPrompt.section({ name: 'rules', order: 10, text: 'Be brief.' })
+    scopes.agent.ctx.systemPrompt.section({ name: 'role', order: 0, text: 'Agent A.' })
+    scopes.agent2.ctx.systemPrompt.section({ name: 'role', order: 0, text: 'Agent B.' })
+    scopes.sub.ctx.systemPrompt.section({ name: 'role', order: 0, text: 'The sub-agent.' })
+    const a = render(await app.systemPrompt.assemble({ scope: keys.agent }))
+    const b = render(await app.systemPrompt.assemble({ scope: keys.agent2 }))
+    const sub = render(await app.systemPrompt.assemble({ scope: keys.sub }))
+    expect(b.parts[1]).toBe(a.parts[1])
+    expect(b.parts[0]).not.toBe(a.parts[0])
+    expect(sub.parts[1]).not.toBe(a.parts[1])
+    expect(sub.parts[1]).toMatchObject({ name: 'rules', text: 'Be brief.', start: 16, layer: 'global' })
   })
 })
