@@ -2,7 +2,6 @@ import { scopeLabel } from '../scope/scope-key.js'
 import type { BudgetWarning } from './budget.js'
 import type { LayerRef } from '../assembly/entries.js'
 import type { CacheBreak } from './cache-break.js'
-import type { CacheNote } from './cache-expectation.js'
 import type { StabilityWarning } from './stability-lint.js'
 import type { StepResult, StepWarning } from './step-result.js'
 import type { SurfaceEvent } from './surface-events.js'
@@ -29,7 +28,7 @@ import type { UsageRecord } from './usage-record.js'
  * labels); an optional one is absent when the result lacks it or the log was
  * written before the field existed.
  */
-export interface SessionLogStepRecord {
+export interface SessionLogStepRecord extends Pick<StepResult, 'withheld' | 'overBudget' | 'expectedCachedTokens' | 'cacheNote'> {
   readonly type: 'step'
   readonly step: number
   readonly compacted: boolean
@@ -58,10 +57,6 @@ export interface SessionLogStepRecord {
   readonly sectionLayers?: readonly (string | null)[]
   /** `StepResult.partTokens`, parallel to `sections` (only with a budget that gives the token figures). */
   readonly sectionTokens?: readonly number[]
-  readonly withheld?: readonly string[]
-  readonly overBudget?: boolean
-  readonly expectedCachedTokens?: number
-  readonly cacheNote?: CacheNote
   readonly cacheBreak?: SessionLogCacheBreak
 }
 
