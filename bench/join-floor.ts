@@ -15,7 +15,7 @@ import { buildWorld, promptloom } from './workload.js'
  * the prompt pays to hand its loop `text`), and the highest churn ratio a
  * step costing only that join could reach against `referenceChurnMs`.
  */
-export async function joinFloorScenario(G: number, rounds: number, time: number, referenceChurnMs: number | undefined): Promise<void> {
+export async function joinFloorScenario(G: number, rounds: number, time: number, referenceChurnMs: number | undefined, row = 'churn'): Promise<void> {
   const w = await buildWorld(promptloom, { G, A: 100 })
   for (const agent of w.agents) await w.step(agent)
   const prompt = w.agents[1]!.prompt
@@ -35,7 +35,7 @@ export async function joinFloorScenario(G: number, rounds: number, time: number,
     promptloom_ms: ms,
     ...(referenceChurnMs === undefined ? {} : { ratio: referenceChurnMs / ms, display: `${(referenceChurnMs / ms).toFixed(1)}× ceiling` }),
     target: 'baseline',
-    note: 'the reference joins it too; ceiling = reference churn step / this join',
+    note: `the reference joins it too; ceiling = reference ${row} step / this join`,
   })
 }
 

@@ -23,25 +23,37 @@
  */
 import { compare } from './measure.js'
 import { report } from './report.js'
-import { buildWorld, promptloom, type World } from './workload.js'
+import { buildWorld, promptloom, type PromptRead, type World } from './workload.js'
 
 /**
  * The null engine's churn step on `w` (a world already stepped once per
  * agent, so each agent holds a `RenderedPrompt` whose part texts it reuses),
  * with `held`, the texts it keeps as the agents' last prompts, and `close`,
  * which disposes its live effects (and checks what the steps read).
+ *
+ * `read` is what the loop reads, as in the churn rows: `'text'` joins the
+ * whole prompt; `'blocks'` rebuilds only the cache block holding the changed
+ * part (its parts' texts concatenated, as promptloom builds a block) and reads
+ * every block, the way a provider request built from `render()` blocks does.
  */
-export function nullEngineStep(w: World): { step: () => Promise<void>; held: readonly string[]; close: () => void } {
-  const texts = w.agents.map((agent) => {
+export function nullEngineStep(w: World, read: PromptRead = 'text'): { step: () => Promise<void>; held: readonly string[]; close: () => void } {
+  const prompts = w.agents.map((agent) => {
     const prompt = agent.prompt
     if (prompt === undefined || typeof prompt === 'string') throw new Error('loop floor: an agent has no RenderedPrompt')
-    return prompt.parts.map((part) => part.text)
+    return prompt
   })
+  const texts = prompts.map((prompt) => prompt.parts.map((part) => part.text))
+  const blocks = prompts.map((prompt) => prompt.blocks.map((block) => block.text))
   const snapshots = w.agents.map((agent) => agent.snapshot ?? '')
   const held: string[] = w.agents.map(() => '')
   const root = w.app as unknown as Record<string, unknown>
   const live: (() => unknown)[] = []
   const slot = texts[0]!.length >> 1
+  // The block holding the changed part, as the part range [from, to).
+  let from = 0
+  let changed = 0
+  for (; from + prompts[0]!.blocks[changed]!.parts.length <= slot; changed++) from += prompts[0]!.blocks[changed]!.parts.length
+  const to = from + prompts[0]!.blocks[changed]!.parts.length
   let n = 0
   let sink = 0
   const step = async () => {
@@ -53,9 +65,18 @@ export function nullEngineStep(w: World): { step: () => Promise<void>; held: rea
     const service = root.systemPrompt
     const own = texts[index]!
     own[slot] = `Churn ${n} uses the model.`
-    const text = own.join('\n\n')
-    held[index] = text
-    sink += text.length + text.charCodeAt(text.length >> 1) + snapshots[index]!.length + (scoped === service ? 1 : 0)
+    if (read === 'text') {
+      const text = own.join('\n\n')
+      held[index] = text
+      sink += text.length + text.charCodeAt(text.length >> 1)
+    } else {
+      let text = own[from]!
+      for (let j = from + 1; j < to; j++) text = text + '\n\n' + own[j]!
+      blocks[index]![changed] = text
+      held[index] = text
+      for (const block of blocks[index]!) sink += block.length + block.charCodeAt(block.length >> 1)
+    }
+    sink += snapshots[index]!.length + (scoped === service ? 1 : 0)
   }
   const close = () => {
     for (const dispose of live.splice(0)) dispose()
@@ -75,12 +96,13 @@ export async function loopFloorScenario(
   time: number,
   referenceMs: number | undefined,
   churn: (w: World) => () => Promise<unknown>,
+  read: PromptRead = 'text',
 ): Promise<void> {
   const w = await buildWorld(promptloom, { G, A: 100 })
   const own = await buildWorld(promptloom, { G, A: 100 })
   const churnStep = churn(own)
   for (const agent of w.agents) await w.step(agent)
-  const { step, held, close } = nullEngineStep(w)
+  const { step, held, close } = nullEngineStep(w, read)
   for (let i = 0; i < 2 * w.agents.length; i++) await step()
   for (let i = 0; i < 2 * own.agents.length; i++) await churnStep()
   const result = await compare({ name: 'null engine', fn: step }, { name: 'promptloom', fn: churnStep }, rounds, time)
@@ -91,7 +113,10 @@ export async function loopFloorScenario(
   const ours = result.means.promptloom!
   const kb = (held[0]!.length / 1024).toFixed(0)
   report({
-    scenario: `floor: a churn step with a null engine (Cordis reads, a bare Cordis effect, the ${kb} KiB text joined and held; G=${G}, in the benchmark world), alternating with promptloom's churn step`,
+    scenario:
+      read === 'text'
+        ? `floor: a churn step with a null engine (Cordis reads, a bare Cordis effect, the ${kb} KiB text joined and held; G=${G}, in the benchmark world), alternating with promptloom's churn step`
+        : `floor: a churn step with a null engine reading blocks (Cordis reads, a bare Cordis effect, the ${kb} KiB block holding the change rebuilt, every block read; G=${G}), alternating with promptloom's churn step reading blocks`,
     reference_ms: ours,
     promptloom_ms: floor,
     ...(referenceMs === undefined ? {} : { ratio: referenceMs / floor, display: `${(referenceMs / floor).toFixed(1)}× ceiling` }),

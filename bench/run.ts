@@ -230,9 +230,12 @@ for (const G of [200, 1000]) {
   // row's promptloom step, which made a ceiling against that row meaningless: G=200 only.
   if (G === 200) await loopFloorScenario(G, ROUNDS, TIME, means.reference, churnStep)
 }
-await side('churn G=200 A=100, promptloom reading render() blocks (a provider request), the reference its joined string', (w) => churnStep(w, 'blocks'), 200, 100, (ratio) => atLeast(12, ratio))
+const blocksRow = await side('churn G=200 A=100, promptloom reading render() blocks (a provider request), the reference its joined string', (w) => churnStep(w, 'blocks'), 200, 100, (ratio) => atLeast(12, ratio))
+await loopFloorScenario(200, ROUNDS, TIME, blocksRow.reference, (w) => churnStep(w, 'blocks'), 'blocks')
 await side('changed prompt G=200 A=100 (a late section changes every step; promptloom reads render() blocks, reference the joined string)', changed, 200, 100, () => noTarget)
-await side('signal G=200 A=100 (a per-step signal in 2 sections + a context)', signalStep('turn'), 200, 100, (ratio) => atLeast(8, ratio))
+const signalRow = await side('signal G=200 A=100 (a per-step signal in 2 sections + a context)', signalStep('turn'), 200, 100, (ratio) => atLeast(8, ratio))
+// The signal row's loop reads `text`, which every step changes: the same join bounds it.
+await joinFloorScenario(200, ROUNDS, TIME, signalRow.reference, 'signal')
 await side('signal G=200 A=100 (a per-step signal in a context only)', signalStep('contextTurn'), 200, 100, () => noTarget)
 await side('registration (section() + dispose, G=200 A=10)', registration, 200, 10, (ratio) => atLeast(2, ratio))
 await floorScenario(ROUNDS, TIME)
