@@ -7,15 +7,10 @@ export interface AgentAssembleContext<A extends ScopeKey = ScopeKey> extends Ass
   agent: A
   /** The same object as `agent`: the agent is its own scope key. */
   scope: A
-  /** The caller's cancellation, when given. */
   signal: AbortSignal | undefined
 }
 
-/**
- * The assemble context for `agent`, as the original harness's helper built
- * it: `{ agent, scope: agent, signal }`. The agent object is the registry's
- * scope key, and many plugins read `context.agent`. Returns a fresh object.
- */
+/** A fresh assemble context `{ agent, scope: agent, signal }`: the agent is the scope key, and plugins read `context.agent`. */
 export function assembleContextFor<A extends ScopeKey>(agent: A, signal?: AbortSignal): AgentAssembleContext<A> {
   return { agent, scope: agent, signal }
 }

@@ -19,17 +19,17 @@
  *    table (raw via point 1; a null-prototype object whose keys are the declared `name.<prop>`) while
  *    `tracker.associate` is set.
  *
- * What they buy: an event nobody can hear is not dispatched (1–3: the assembly's two waterfalls and the
- * change event), a throwing change listener is logged at once without stopping the others (3), and a
- * disposed scope's views are released while its key lives on (4); a method read costs one proxy trap (5:
- * the service's methods read no service through `this.ctx`, so the shadow changes nothing for them, and
- * the associated-property lookup is made only while one is declared). When the shapes do not match at load,
- * the bridge takes the public path: every waterfall goes through `ctx.waterfall` and every change through
- * `ctx.parallel`, with the same results and listener order; a throwing change listener is then logged one
- * microtask later, and a disposed scope's views go when its key is collected.
+ * What they buy: an event nobody can hear is not dispatched (1–3), a throwing change listener is
+ * logged at once without stopping the others (3), a disposed scope's views are released while its
+ * key lives on (4), and a method read costs one proxy trap (5). When the shapes do not match at load,
+ * the bridge takes the public path (`ctx.waterfall`, `ctx.parallel`): the same results and listener
+ * order; a throwing change listener is then logged a microtask later, and a disposed scope's views go
+ * when its key is collected.
  */
 
 import { Service, type Context } from 'cordis'
+import { scopeKeyOfFiber } from '../scope/create-scope.js'
+import type { ScopeKey } from '../scope/scope-key.js'
 
 const ORIGINAL = Symbol.for('cordis.original')
 const DISPATCH_OBSERVER = 'internal/dispatch'
@@ -53,12 +53,8 @@ export interface CordisBridge {
   readonly path: 'internal' | 'public'
   /** Whether dispatching `name` could reach a listener or a dispatch observer; always `true` on the public path. */
   mayHear(name: string): boolean
-  /** `ctx.waterfall(thisArg, name, …args)`. */
   waterfall(thisArg: object, name: string, ...args: unknown[]): unknown
-  /**
-   * `ctx.emit(name)`, except that a listener that throws is reported to `failed` and the listeners after
-   * it still hear the event; nothing reaches the caller.
-   */
+  /** `ctx.emit(name)`, except that a throwing listener is reported to `failed` and the ones after it still hear it. */
   emit(name: string, failed: (error: unknown) => void): void
 }
 
@@ -72,15 +68,11 @@ function rawEventsOf(ctx: Context): RawEvents | undefined {
 
 function hookCount(hooks: RawEvents['_hooks'], name: string | symbol): number {
   const list = hooks[name]
-  if (list === undefined) return 0
   // Not an array: a layout we do not know; count it as a listener (never skip wrongly).
-  return Array.isArray(list) ? list.length : 1
+  return list === undefined ? 0 : Array.isArray(list) ? list.length : 1
 }
 
-/**
- * Whether a dispatch of `name` over `hooks` (contract point 2) could reach anyone. Filters are not
- * consulted, so a listener a scope filter would accept is never skipped.
- */
+/** Whether a dispatch of `name` over `hooks` (contract point 2) could reach anyone; filters are not consulted. */
 export function hasListeners(hooks: RawEvents['_hooks'], name: string | symbol): boolean {
   if (hookCount(hooks, name) > 0) return true
   const observed = typeof name !== 'string' || !name.startsWith('internal/')
@@ -121,20 +113,15 @@ export function cordisBridgeOf(ctx: Context, publicOnly = false): CordisBridge {
 }
 
 /**
- * Calls `release(key)` when a fiber `keyOf` knows is disposed, and again once its unload settled
+ * Calls `release(key)` when the fiber of a minted scope is disposed, and again once its unload settled
  * (contract point 4): Cordis reports the disposal before it undoes the fiber's effects, and a listener
  * reacting to those undos may build the scope's view again meanwhile. Does nothing on the public path.
  */
-export function releaseOnDispose(
-  ctx: Context,
-  bridge: CordisBridge,
-  keyOf: (fiber: object) => object | undefined,
-  release: (key: object) => void,
-): void {
+export function releaseOnDispose(ctx: Context, bridge: CordisBridge, release: (key: ScopeKey) => void): void {
   if (bridge.path === 'public' || !('uid' in ctx.fiber)) return
   ctx.on('internal/plugin', (fiber) => {
     if ((fiber as unknown as RawFiber).uid !== null) return
-    const key = keyOf(fiber)
+    const key = scopeKeyOfFiber(fiber)
     if (key === undefined) return
     release(key)
     void torndown(fiber as unknown as RawFiber).then(() => release(key))

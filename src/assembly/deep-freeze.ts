@@ -1,8 +1,6 @@
 /**
- * Freezes `value` and everything reachable from it through own properties
- * (symbols included), in place, and returns it. An object that is frozen
- * already is taken as frozen all the way down (a detached schema, say), so
- * shared subtrees are walked once.
+ * Freezes `value` and everything reachable through own properties (symbols included), in place, and
+ * returns it. An object already frozen is taken as frozen all the way down, so shared subtrees are walked once.
  */
 export function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {

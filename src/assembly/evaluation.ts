@@ -2,54 +2,29 @@ import type { ResolvedSystemPromptConfig } from './config.js'
 import { labelOf, SourceKind, type ContextEntry, type SectionEntry, type Source, type ToolEntry, type VariableEntry } from './entries.js'
 import { describeValue } from './errors.js'
 import type { PromptStats } from './stats.js'
-import { collectTools, sameResults, snapshotOf, ToolDetacher, toolProviderLabel } from './tools.js'
+import { collectTools, sameResults, snapshotOf, ToolDetacher, toolProviderLabel, type ToolMemo } from './tools.js'
 import type { AssembleContext, AssembledContext, ToolSchema } from './types.js'
-import type { ViewCache } from './view-cache.js'
 import type { ScopeView, SectionPlan, VariablePlan } from './view.js'
 
-/** A variable plan's record with every static value in place (dynamic ones `undefined`), and the dynamic positions. */
-interface VariableTemplate {
-  readonly values: Readonly<Record<string, string | undefined>>
-  readonly dynamic: readonly number[]
-}
-
-function variableTemplateOf(plan: VariablePlan): VariableTemplate {
-  const values: Record<string, string | undefined> = {}
-  const dynamic: number[] = []
-  plan.entries.forEach((entry, i) => {
-    if (entry.kind === SourceKind.Static) values[entry.name] = entry.value
-    else {
-      values[entry.name] = undefined
-      dynamic.push(i)
-    }
-  })
-  return { values, dynamic }
-}
-
 /**
- * Reads registered providers for one call: section and context texts,
- * variable values and tool results, each checked for its type (the error
- * names the entry) and counted in `stats.providerEvaluations` when a function
- * provider ran. Tools are collected and detached here, and reused while every
- * provider returns what it returned last time.
+ * Reads registered providers for one call: section and context texts, variable values and tool
+ * results, each type-checked (the error names the entry) and counted in `stats.providerEvaluations`
+ * when a function ran. Collected texts and detached tools are reused while every provider returns what it returned last time.
  */
 export class Evaluation {
   readonly #stats: PromptStats
   readonly #config: ResolvedSystemPromptConfig
-  readonly #views: ViewCache
   readonly #detacher = new ToolDetacher()
-  /** The last texts `collect` returned for each (immutable) plan. */
   readonly #collected = new WeakMap<SectionPlan, readonly string[]>()
-  /** Each variable plan's static values and dynamic positions. */
-  readonly #variableTemplates = new WeakMap<VariablePlan, VariableTemplate>()
+  /** Keyed by a view's provider list: views without providers of their own share their parent's list, and so its memo. */
+  readonly #toolMemos = new WeakMap<readonly ToolEntry[], ToolMemo>()
 
-  constructor(stats: PromptStats, config: ResolvedSystemPromptConfig, views: ViewCache) {
+  constructor(stats: PromptStats, config: ResolvedSystemPromptConfig) {
     this.#stats = stats
     this.#config = config
-    this.#views = views
   }
 
-  #read<T>(entry: Source<T>, context: AssembleContext): unknown {
+  #read(entry: Source<unknown> | ToolEntry, context: AssembleContext): unknown {
     if (entry.kind === SourceKind.Static) return entry.value
     if (entry.kind === SourceKind.Signal) return entry.signal!.value
     this.#stats.providerEvaluations++
@@ -58,7 +33,7 @@ export class Evaluation {
 
   /** The current text of a section or context; a `TypeError` naming the entry when it is not a string. */
   text(entry: SectionEntry | ContextEntry, context: AssembleContext): string {
-    const text = entry.kind === SourceKind.Static ? entry.value! : this.#read(entry, context)
+    const text = this.#read(entry, context)
     if (typeof text === 'string') return text
     throw new TypeError(
       `${labelOf(entry)} text ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(text)}; it must be a string`,
@@ -75,34 +50,15 @@ export class Evaluation {
   }
 
   /**
-   * A fresh record of every variable of `plan` by name, in plan order: the
-   * static values copied from a per-plan template, then each signal and
-   * function entry read in plan order (the same reads, in the same order, as
-   * evaluating every entry). Throws what `variable` throws.
+   * A fresh record of every variable of `view`'s current plan by name, and that plan: the plan's
+   * static values, then each dynamic entry read in plan order. A variable a provider
+   * registers meanwhile is read in this same call, as a live iteration of the registry would reach
+   * it; each entry is read once. Throws what `variable` throws.
    */
-  variables(plan: VariablePlan, context: AssembleContext): Record<string, string | undefined> {
-    let template = this.#variableTemplates.get(plan)
-    if (template === undefined) this.#variableTemplates.set(plan, (template = variableTemplateOf(plan)))
-    const out = { ...template.values }
-    const { entries } = plan
-    const { dynamic } = template
-    for (let k = 0; k < dynamic.length; k++) {
-      const entry = entries[dynamic[k]!]!
-      out[entry.name] = this.variable(entry, context)
-    }
-    return out
-  }
-
-  /**
-   * `variables` of `view`'s current plan, and the plan they follow. A
-   * variable that a provider registers while they are read is read in this
-   * same call, as a live iteration of the registry would reach it; each entry
-   * is read once, and the record follows the plan as it stands once no read
-   * registers anything more.
-   */
-  viewVariables(view: ScopeView, context: AssembleContext): { plan: VariablePlan; values: Record<string, string | undefined> } {
+  variables(view: ScopeView, context: AssembleContext): { plan: VariablePlan; values: Record<string, string | undefined> } {
     let plan = view.derive('variables')
-    let values = this.variables(plan, context)
+    let values = { ...plan.values }
+    for (const i of plan.dynamic) values[plan.entries[i]!.name] = this.variable(plan.entries[i]!, context)
     for (let now = view.derive('variables'); now !== plan; now = view.derive('variables')) {
       const read = new Set(plan.entries)
       const caught: Record<string, string | undefined> = {}
@@ -122,19 +78,16 @@ export class Evaluation {
   }
 
   /**
-   * The texts of `plan`'s sections by position, as collected now: the plan's
-   * static texts, with every signal and function entry read in plan order.
-   * Read-only and shared: while every dynamic text equals what the last
-   * collect of `plan` read, that same array is returned (the plan's own
-   * `texts` when it has no dynamic entry), so a steady step copies nothing.
+   * The texts of `plan`'s sections by position: its static texts, with every dynamic entry read in
+   * plan order. Read-only and shared: while every dynamic text equals what the last collect of `plan`
+   * read, that same array is returned (`plan.texts` without dynamic entries).
    */
   collect(plan: SectionPlan, context: AssembleContext): readonly string[] {
     const { entries, dynamic } = plan
     if (dynamic.length === 0) return plan.texts
     const last = this.#collected.get(plan)
     let texts: string[] | undefined
-    for (let k = 0; k < dynamic.length; k++) {
-      const i = dynamic[k]!
+    for (const i of dynamic) {
       const text = this.text(entries[i]!, context)
       if (texts === undefined) {
         if (last !== undefined && last[i] === text) continue
@@ -150,22 +103,13 @@ export class Evaluation {
   /** The detached, ordered tools of `view`; the same array while no provider's result changed. */
   tools(view: ScopeView, context: AssembleContext): readonly ToolSchema[] {
     const entries = view.derive('tools')
-    const results = new Array<unknown>(entries.length)
-    for (let i = 0; i < entries.length; i++) results[i] = this.#toolResult(entries[i]!, context)
-    const memo = this.#views.toolMemoOf(entries)
-    if (memo !== undefined && memo.entries === entries && sameResults(memo.results, memo.snapshot, results)) {
-      return memo.tools
-    }
+    const results = entries.map((entry) => this.#read(entry, context))
+    const memo = this.#toolMemos.get(entries)
+    if (memo !== undefined && sameResults(memo.results, memo.snapshot, results)) return memo.tools
     const provided = results.map((result, i) => ({ result, label: toolProviderLabel(entries, i) }))
     const tools = collectTools(provided, this.#config.toolOrder, this.#detacher)
     this.#stats.toolClones = this.#detacher.clones
-    this.#views.keepToolMemo(entries, { entries, results, snapshot: results.map(snapshotOf), tools })
+    this.#toolMemos.set(entries, { entries, results, snapshot: results.map(snapshotOf), tools })
     return tools
-  }
-
-  #toolResult(entry: ToolEntry, context: AssembleContext): unknown {
-    if (entry.kind === SourceKind.Signal) return entry.signal!.value
-    this.#stats.providerEvaluations++
-    return entry.fn!(context)
   }
 }

@@ -9,16 +9,12 @@ export type { LayerRef } from './entries.js'
 
 /** One effective named entry of a view, with where it came from. */
 export interface InspectedEntry {
-  /** The entry's name. */
   readonly name: string
   /** The layer that supplies it: `'global'` or the supplying scope key. */
   readonly layer: LayerRef
   /** The layers whose same-named entries it hides, farthest first. */
   readonly shadows: readonly LayerRef[]
-  /**
-   * Present (and `true`) on a section registered with `required: true`, which
-   * no assemble listener can remove or change (SPEC §5). Sections only.
-   */
+  /** `true` on a section registered with `required: true`, which no assemble listener can remove or change (SPEC §5). */
   readonly required?: true
 }
 
@@ -53,10 +49,6 @@ function shadowsIn<V extends { readonly scope: ScopeKey | undefined }>(
   return out
 }
 
-function flagged(entry: InspectedEntry, required: boolean): InspectedEntry {
-  return required ? { ...entry, required: true } : entry
-}
-
 /** Builds the inspection of `view` from its current layers; reads without subscribing. */
 export function inspectView(view: ScopeView): PromptInspection {
   return untracked(() => {
@@ -69,7 +61,10 @@ export function inspectView(view: ScopeView): PromptInspection {
       layer.tools.forEach((entry, index) => tools.push({ layer: layerOf(entry.scope), index }))
     }
     return {
-      sections: view.derive('sections').entries.map((entry) => flagged(sections.get(entry.name)!, entry.required)),
+      sections: view.derive('sections').entries.map((entry) => {
+        const inspected = sections.get(entry.name)!
+        return entry.required ? { ...inspected, required: true as const } : inspected
+      }),
       contexts: view.derive('contexts').entries.map((entry) => contexts.get(entry.name)!),
       variables: [...variables.values()],
       tools,

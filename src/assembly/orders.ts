@@ -9,68 +9,43 @@ export const PERSONA_PREFIX_SECTION = 'deployment:persona-prefix'
 export const PERSONA_SUFFIX_SECTION = 'deployment:persona-suffix'
 
 /**
- * Centrally owned placements of system-prompt sections. The persona prefix
- * and suffix bracket first-party guidance so the reusable prefix stays
- * byte-identical across agents whose paths or URLs differ (KV-cache reuse).
+ * Centrally owned placements of system-prompt sections (`TOOL_*`: that tool's guidance). The persona
+ * prefix and suffix bracket first-party guidance so the reusable prefix stays byte-identical across
+ * agents whose paths or URLs differ (KV-cache reuse).
  */
 export const SECTION_ORDERS = Object.freeze({
   /** The harness identity section (`harness:identity`). */
   HARNESS_IDENTITY: -1000,
   /** The deployment persona prefix, before first-party guidance. */
   DEPLOYMENT_PERSONA_PREFIX: 0,
-  /** Planning policy. */
   PLAN_POLICY: 500,
-  /** Team policy. */
   TEAM_POLICY: 600,
   /** Programmatic-tool-calling-only guidance. */
   PTC_ONLY: 800,
-  /** How to reference files. */
   FILE_REFERENCE: 900,
-  /** Guidance on using tools. */
   TOOL_GUIDANCE: 1000,
-  /** The bash tool's guidance. */
   TOOL_BASH: 1000,
-  /** The PowerShell tool's guidance. */
   TOOL_PWSH: 1010,
-  /** The read tool's guidance. */
   TOOL_READ: 1100,
-  /** The write tool's guidance. */
   TOOL_WRITE: 1200,
-  /** The edit tool's guidance. */
   TOOL_EDIT: 1300,
-  /** The glob tool's guidance. */
   TOOL_GLOB: 1400,
-  /** The grep tool's guidance. */
   TOOL_GREP: 1500,
-  /** The background-jobs tool's guidance. */
   TOOL_JOBS: 1600,
-  /** The pseudo-terminal tool's guidance. */
   TOOL_PTY: 1700,
-  /** The web-search tool's guidance. */
   TOOL_WEB_SEARCH: 2000,
-  /** The web-fetch tool's guidance. */
   TOOL_WEB_FETCH: 2100,
-  /** The language-server tool's guidance. */
   TOOL_LSP: 2200,
-  /** The session-query tool's guidance. */
   TOOL_SESSION_QUERY: 2300,
-  /** The goal tool's guidance. */
   TOOL_GOAL: 2400,
-  /** The Cordis tool's guidance. */
   TOOL_CORDIS: 2500,
-  /** The workflow tool's guidance. */
   TOOL_WORKFLOW: 2600,
-  /** The Ralph-loop tool's guidance. */
   TOOL_RALPH: 2700,
-  /** The sub-agent tool's guidance. */
   TOOL_SUBAGENT: 2800,
-  /** The report tool's guidance. */
   TOOL_REPORT: 2900,
   /** The generated tool SDK. */
   TOOLS_SDK: 5000,
-  /** References to the deliverable files. */
   DELIVERABLE_FILE_REFERENCES: 9000,
-  /** Structured-output guidance. */
   STRUCTURED_OUTPUT: 9900,
   /** Where the harness checkout lives (environment suffix). */
   HARNESS_SOURCE: 10000,
@@ -82,11 +57,8 @@ export const SECTION_ORDERS = Object.freeze({
 
 /** Centrally owned placements of runtime contexts. */
 export const CONTEXT_ORDERS = Object.freeze({
-  /** Sandbox policy context. */
   SANDBOX_POLICY: 110,
-  /** Approval policy context. */
   APPROVAL_POLICY: 115,
-  /** Sub-agent delegation context. */
   SUBAGENT_DELEGATION: 120,
 } as const)
 

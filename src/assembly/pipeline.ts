@@ -1,13 +1,11 @@
-import { labelOf } from './entries.js'
+import { labelOf, type SectionEntry } from './entries.js'
 import { viewName } from './errors.js'
 import type { Evaluation } from './evaluation.js'
 import type { CordisBridge } from './cordis-internals.js'
-import { sectionsOf } from './presentation.js'
 import { pinRequired, restoreRequired } from './required-sections.js'
 import type { StabilityGuard } from './stability-hazard.js'
-import { assembledFor, namedSourcesOf, recordOf, recordScope, sectionSourcesOf, withRecord, type AssemblyProvenance } from './provenance.js'
-import type { PromptStats } from './stats.js'
-import type { AssembleContext, AssembledContext, PromptAssembly, PromptPreparation, PromptPresentation } from './types.js'
+import { assembledFor, recordOf, recordScope, withRecord, type AssemblyProvenance } from './provenance.js'
+import type { AssembleContext, AssembledContext, AssembledSection, PromptAssembly, PromptPreparation, PromptPresentation } from './types.js'
 import type { ViewCache } from './view-cache.js'
 import type { ScopeView } from './view.js'
 import { checkWaterfallResult } from './waterfall-result.js'
@@ -25,38 +23,38 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason
 }
 
+/** Fresh, mutable sections for `entries` with their collected `texts`, index for index. */
+function sectionsOf(entries: readonly SectionEntry[], texts: readonly string[]): AssembledSection[] {
+  return entries.map(({ name, order, interpolate, complete }, i) => {
+    const section: AssembledSection = { name, order, text: texts[i]! }
+    if (!interpolate) section.interpolate = false
+    if (complete) section.complete = true
+    return section
+  })
+}
+
 /**
- * One step's calls over the views: `prepare` (variables and contexts, then
- * the prepare waterfall), `assemble` (sections and tools, then the assemble
- * waterfall, then the complete section and suppression enforced) and
- * `refreshContext`. Every result carries its provenance and its scope's
- * render slot (see provenance.ts).
+ * One step's calls over the views: `prepare` (variables and contexts, then the prepare waterfall),
+ * `assemble` (sections and tools, then the assemble waterfall, then the complete section and
+ * suppression enforced) and `refreshContext`. Every result is recorded with its provenance and its
+ * scope's render slot (see provenance.ts).
  */
 export class Pipeline {
-  readonly #stats: PromptStats
   readonly #views: ViewCache
   readonly #evaluation: Evaluation
   readonly #events: CordisBridge
   /** Config `stabilityGuard`, carried in every assembly's provenance for the render to enforce. */
   readonly #stabilityGuard: StabilityGuard
 
-  constructor(stats: PromptStats, views: ViewCache, evaluation: Evaluation, events: CordisBridge, stabilityGuard: StabilityGuard) {
+  constructor(views: ViewCache, evaluation: Evaluation, events: CordisBridge, stabilityGuard: StabilityGuard) {
     this.#stabilityGuard = stabilityGuard
-    this.#stats = stats
     this.#views = views
     this.#evaluation = evaluation
     this.#events = events
   }
 
-  async #waterfall<T extends PromptPreparation | PromptPresentation>(
-    view: ScopeView,
-    name: string,
-    value: T,
-    context: AssembleContext,
-  ): Promise<T> {
-    const result = (await this.#events.waterfall(view.carrier, name, value, context, () =>
-      Promise.resolve(value),
-    )) as unknown
+  async #waterfall<T extends PromptPreparation | PromptPresentation>(view: ScopeView, name: string, value: T, context: AssembleContext): Promise<T> {
+    const result: unknown = await this.#events.waterfall(view.carrier, name, value, context, () => Promise.resolve(value))
     checkWaterfallResult(name, 'sections' in value, result)
     return result as T
   }
@@ -68,60 +66,38 @@ export class Pipeline {
   }
 
   /**
-   * Prepares for `view`: synchronously when nobody listens to the prepare
-   * waterfall (its result would be this very preparation, and our own output
-   * needs no validation), else after the waterfall. `recorded`: tie the
-   * result to its scope and provenance (a preparation `assemble` makes for
-   * itself is never handed out, so it is not).
+   * Prepares for `view`: synchronously when nobody listens to the prepare waterfall, else after it.
+   * `recorded`: tie the result to its scope and provenance (not for the preparation `assemble` makes
+   * for itself, which is never handed out).
    */
   #prepare(view: ScopeView, context: AssembleContext, recorded: boolean): Prepared | Promise<Prepared> {
     throwIfAborted(context.signal)
-    const evaluation = this.#evaluation
-    const { plan: variablePlan, values: variables } = evaluation.viewVariables(view, context)
+    const { plan: variablePlan, values: variables } = this.#evaluation.variables(view, context)
     const contextPlan = view.derive('contexts')
-    const suppressed = view.derive('suppressed')
-    const registered = suppressed ? contextPlan.required : contextPlan.entries
-    const contexts = registered.map((entry) => evaluation.context(entry, context))
+    const registered = view.derive('suppressed') ? contextPlan.required : contextPlan.entries
+    const contexts = registered.map((entry) => this.#evaluation.context(entry, context))
     const preparation: PromptPreparation = { variables, contexts }
-    const provenance: AssemblyProvenance = {
-      scope: view.key,
-      contexts: namedSourcesOf(contextPlan.entries),
-      variables: namedSourcesOf(variablePlan.entries),
+    const provenance: AssemblyProvenance = { scope: view.key, contexts: contextPlan.sources, variables: variablePlan.sources }
+    // The end of a prepare: the abort check, and suppression as of now (a prepare listener may have registered a suppressor).
+    const done = (result: PromptPreparation): Prepared => {
+      throwIfAborted(context.signal)
+      const requiredNames = view.derive('contexts').requiredNames
+      const enforced = view.derive('suppressed') ? result.contexts.filter((c) => requiredNames.has(c.name)) : result.contexts
+      const out = result === preparation && enforced === result.contexts ? result : { ...result, contexts: enforced }
+      if (!recorded) return { preparation: out, provenance }
+      // Only an array this call made is tied to the scope (a listener's might be shared).
+      if (out.contexts === preparation.contexts || out.contexts !== result.contexts) recordScope(out.contexts, view.key)
+      return { preparation: withRecord(out, { provenance, slot: this.#views.slots.slotOf(view) }), provenance }
     }
-    if (!this.#events.mayHear(PREPARE)) return this.#prepared(view, context, preparation, preparation, provenance, recorded)
-    return this.#waterfall(view, PREPARE, preparation, context).then((result) =>
-      this.#prepared(view, context, preparation, result, provenance, recorded),
-    )
-  }
-
-  /** The end of a prepare: the abort check, and suppression as of now (a prepare listener may have registered a suppressor). */
-  #prepared(
-    view: ScopeView,
-    context: AssembleContext,
-    preparation: PromptPreparation,
-    result: PromptPreparation,
-    provenance: AssemblyProvenance,
-    recorded: boolean,
-  ): Prepared {
-    throwIfAborted(context.signal)
-    const contextsNow = view.derive('contexts')
-    const enforced = view.derive('suppressed')
-      ? result.contexts.filter((c) => contextsNow.requiredNames.has(c.name))
-      : result.contexts
-    const out = result === preparation && enforced === result.contexts ? result : { ...result, contexts: enforced }
-    if (!recorded) return { preparation: out, provenance }
-    // Only an array this call made is tied to the scope (a listener's might be shared).
-    if (out.contexts === preparation.contexts || out.contexts !== result.contexts) recordScope(out.contexts, view.key)
-    return { preparation: withRecord(out, { provenance, slot: this.#views.slotOf(view) }), provenance }
+    return this.#events.mayHear(PREPARE) ? this.#waterfall(view, PREPARE, preparation, context).then(done) : done(preparation)
   }
 
   /** See `SystemPrompt.assemble`. */
   async assemble(context: AssembleContext, preparation?: PromptPreparation): Promise<PromptAssembly> {
-    this.#stats.assemblies++
+    this.#views.stats.assemblies++
     const view = this.#views.view(context.scope)
     let prepared: Prepared
-    // A preparation made here with nobody listening was seen by no one: its
-    // contexts and variables can become the presentation's without a copy.
+    // A preparation made here with nobody listening was seen by no one: the presentation takes it without a copy.
     let unseen = false
     if (preparation !== undefined) prepared = { preparation, provenance: recordOf(preparation)?.provenance }
     else {
@@ -138,42 +114,36 @@ export class Pipeline {
     }
     const collected = this.#evaluation.collect(plan, context)
     const tools = this.#evaluation.tools(view, context)
-    const at = plan.complete.length === 1 ? plan.entries.indexOf(plan.complete[0]!) : -1
     const suppressed = view.derive('suppressed')
-    const requiredNames = view.derive('contexts').requiredNames
-    const contexts = unseen ? prepared.preparation.contexts : prepared.preparation.contexts.map((c) => ({ ...c }))
-    const variables = unseen ? prepared.preparation.variables : { ...prepared.preparation.variables }
+    const contextPlan = view.derive('contexts')
     const provenance: AssemblyProvenance = {
       scope: view.key,
-      sections: sectionSourcesOf(plan),
+      sections: plan.sources,
       collected,
-      contexts: prepared.provenance?.contexts ?? namedSourcesOf(view.derive('contexts').entries),
-      variables: prepared.provenance?.variables ?? namedSourcesOf(view.derive('variables').entries),
+      contexts: prepared.provenance?.contexts ?? contextPlan.sources,
+      variables: prepared.provenance?.variables ?? view.derive('variables').sources,
       stabilityGuard: this.#stabilityGuard,
     }
-    const slot = this.#views.slotOf(view)
-    if (!this.#events.mayHear(ASSEMBLE)) {
-      // Nobody could change the presentation: it is the result.
-      throwIfAborted(context.signal)
-      const shown = suppressed ? contexts.filter((c) => requiredNames.has(c.name)) : contexts
-      recordScope(shown, view.key)
-      const all = sectionsOf(plan.entries, collected)
-      // The complete section alone, plus the required sections beside it (SPEC §5).
-      const sections = at >= 0 ? restoreRequired([{ ...all[at]! }], all, pinRequired(plan.entries, all)).sections : all
-      return withRecord({ sections, contexts: shown, variables, tools: tools.slice() }, { provenance, slot })
-    }
+    const slot = this.#views.slots.slotOf(view)
     const sections = sectionsOf(plan.entries, collected)
-    const complete = at >= 0 ? { ...sections[at]! } : undefined
+    const complete = plan.complete.length === 1 ? { ...sections[plan.entries.indexOf(plan.complete[0]!)]! } : undefined
+    const listening = this.#events.mayHear(ASSEMBLE)
     // Required sections (SPEC §5), copied before any listener can touch them.
-    const pinned = pinRequired(plan.entries, sections)
-    const presentation: PromptPresentation = { sections, contexts, variables }
-    const result = await this.#waterfall(view, ASSEMBLE, presentation, context)
+    const pinned = listening || complete !== undefined ? pinRequired(plan.entries, sections) : undefined
+    const { contexts, variables } = prepared.preparation
+    const presentation: PromptPresentation = {
+      sections,
+      contexts: unseen ? contexts : contexts.map((c) => ({ ...c })),
+      variables: unseen ? variables : { ...variables },
+    }
+    const result = listening ? await this.#waterfall(view, ASSEMBLE, presentation, context) : presentation
     throwIfAborted(context.signal)
+    // The complete section alone, plus the required sections beside it (SPEC §5).
     const required = restoreRequired(complete === undefined ? result.sections : [complete], result.sections, pinned)
     const assembly: PromptAssembly = {
       ...result,
       sections: required.sections,
-      contexts: suppressed ? result.contexts.filter((c) => requiredNames.has(c.name)) : result.contexts,
+      contexts: suppressed ? result.contexts.filter((c) => contextPlan.requiredNames.has(c.name)) : result.contexts,
       tools: tools.slice(),
     }
     // Only an array this call made is tied to the scope (a listener's might be shared).
@@ -185,9 +155,8 @@ export class Pipeline {
   }
 
   /**
-   * See `SystemPrompt.refreshContext`. Which contexts were registrations
-   * travels on the contexts themselves (`registered: true`), so a refreshed
-   * result or any structural copy refreshes like the original acceptance.
+   * See `SystemPrompt.refreshContext`. Which contexts were registrations travels on the contexts
+   * themselves (`registered: true`), so a refreshed result or any copy refreshes like the original.
    */
   refreshContext<T extends PromptPreparation>(accepted: T, context: AssembleContext): T {
     const known = assembledFor(accepted)

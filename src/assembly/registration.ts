@@ -8,15 +8,12 @@ import { PromptLayer } from './entries.js'
 import type { PromptStats } from './stats.js'
 
 /**
- * The layered registry and what tells the service it changed: a signal that
- * moves on every registration, disposal and parent re-link, and a relay over
- * it and every registered signal-valued input, read by one change effect.
+ * The layered registry and what tells the service it changed: a relay over a signal that moves on
+ * every registration, disposal and parent re-link, and over every registered signal-valued input.
  */
 export class Registration {
   readonly store: ScopedLayers<PromptLayer>
-  /** Moves on every registration, disposal and parent re-link; relayed by `#changes`. */
   readonly #edits = signal(0)
-  /** Watches `#edits` and every registered signal-valued input; the change effect reads its pulse. */
   readonly #changes = new ChangeRelay()
   readonly #stats: PromptStats
   readonly #unwatchParents: () => void
@@ -29,8 +26,7 @@ export class Registration {
       () => void (this.#edits.value = this.#edits.peek() + 1),
     )
     this.#changes.add(this.#edits)
-    // Any re-link may change some scope's effective view here (a scope with no
-    // layer of its own inherits from its new parent), so every one counts.
+    // Any re-link may change some scope's effective view (a scope without a layer inherits from its new parent).
     this.#unwatchParents = watchParentChanges(this.#edits)
   }
 
@@ -41,17 +37,10 @@ export class Registration {
   }
 
   /**
-   * Registers through `ctx` (visibility and ownership) with `insert`, which
-   * must throw before changing anything. A signal-valued input is watched for
-   * the change effect for as long as the registration lives (O(1) to add and
-   * to remove, whatever else is registered). Returns the Cordis disposer.
+   * Registers through `ctx` (visibility and ownership) with `insert`, which must throw before changing
+   * anything; a signal-valued `input` is watched while the registration lives. Returns the Cordis disposer.
    */
-  register(
-    ctx: Context,
-    label: string,
-    input: ReadonlySignal<unknown> | undefined,
-    insert: (layer: PromptLayer) => Undo,
-  ): () => Promise<void> {
+  register(ctx: Context, label: string, input: ReadonlySignal<unknown> | undefined, insert: (layer: PromptLayer) => Undo): () => Promise<void> {
     return this.store.effect(
       ctx,
       (layer) => {
@@ -68,11 +57,9 @@ export class Registration {
   }
 
   /**
-   * The body of the effect that calls `emit` after every effective registry
-   * change (a registration, a disposal, a layer or parent change, or a new
-   * value of a registered signal), once per `batch()`; the first run only
-   * subscribes. It reads one signal, the relay's pulse, so a write costs the
-   * same however many signal inputs are registered (see `ChangeRelay`).
+   * The body of the effect that calls `emit` after every effective registry change, once per
+   * `batch()`; the first run only subscribes. It reads one signal, the relay's pulse, so a write costs
+   * the same however many signal inputs are registered.
    */
   changeEffect(emit: () => void): () => void {
     let first = true

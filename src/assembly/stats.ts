@@ -1,11 +1,8 @@
-/**
- * Cumulative counters that prove the memoization (see `SystemPrompt.stats()`).
- * All start at zero when the service loads.
- */
+/** Cumulative counters that prove the memoization (see `SystemPrompt.stats()`), all zero when the service loads. */
 export interface PromptStats {
   /** `assemble()` calls. */
   assemblies: number
-  /** Merges of a scope's own entries into its parent's view (sections, contexts, variables or tool providers); a scope without entries of a kind shares its parent's and counts nothing. */
+  /** Merges of a scope's own entries of one kind into its parent's view; a scope without entries of a kind counts nothing. */
   structureRecomputes: number
   /** Calls of function providers (texts, variables, tools). */
   providerEvaluations: number
@@ -21,13 +18,5 @@ export interface PromptStats {
 
 /** A fresh all-zero counter set. */
 export function createStats(): PromptStats {
-  return {
-    assemblies: 0,
-    structureRecomputes: 0,
-    providerEvaluations: 0,
-    sectionRenders: 0,
-    renderCacheHits: 0,
-    toolClones: 0,
-    changeEvents: 0,
-  }
+  return { assemblies: 0, structureRecomputes: 0, providerEvaluations: 0, sectionRenders: 0, renderCacheHits: 0, toolClones: 0, changeEvents: 0 }
 }

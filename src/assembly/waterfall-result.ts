@@ -18,12 +18,9 @@ function checkItems(event: string, field: 'sections' | 'contexts', items: readon
 }
 
 /**
- * Throws unless what the `event` waterfall resolved to is a preparation (or,
- * with `sections`, a presentation): an object with a `contexts` array, a
- * `variables` record and a `sections` array, whose every section and context
- * is an object with a string `name` and `text`. Checked after each waterfall,
- * so a bad listener result fails the call that received it instead of a later
- * render; the error names the event and the offending field or index.
+ * Throws unless what the `event` waterfall resolved to is a preparation (with `sections`, a
+ * presentation) whose every section and context has a string `name` and `text`, so a bad listener
+ * result fails the call that received it, not a later render.
  */
 export function checkWaterfallResult(event: string, sections: boolean, result: unknown): void {
   const value = result as { contexts?: unknown; variables?: unknown; sections?: unknown } | null | undefined

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { createScope, render, renderPrompt, SystemPrompt, type PromptAssembly } from '../../src/index.js'
 
 // With nobody listening to `system-prompt/assemble`, an assemble() result's
-// sections array is built on first read (src/assembly/presentation.ts). This
+// sections array is built without the waterfall (src/assembly/pipeline.ts). This
 // drives such a result and an eagerly built twin (the same registry, with a
 // pass-through assemble listener, so its sections are a plain data
 // property) through the same reads and edits — spread, JSON, structuredClone,
