@@ -63,7 +63,7 @@ export type {
   PromptDiagnostic,
   PromptDiagnosticKind,
 } from './assembly/diagnostics.js'
-export type { StabilityGuard } from './assembly/stability-hazard.js'
+export type { StabilityGuard } from './assembly/config.js'
 export {
   joinContextSections,
   render,

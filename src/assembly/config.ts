@@ -1,7 +1,11 @@
 import { describeValue } from './errors.js'
 import { CONTEXT_ORDERS, SECTION_ORDERS, TOOL_ORDER_REST } from './orders.js'
-import { STABILITY_GUARDS, type StabilityGuard } from './stability-hazard.js'
 import { compileTemplate } from './template.js'
+
+/** The two values of config `stabilityGuard`. */
+export type StabilityGuard = 'warn' | 'error'
+
+const STABILITY_GUARDS: readonly StabilityGuard[] = ['warn', 'error']
 
 /** Configuration of the `SystemPrompt` service; every key is optional. */
 export interface SystemPromptConfig {
@@ -22,17 +26,14 @@ export interface SystemPromptConfig {
   /** A deployment's own named context bands for `getContextOrder` (not a built-in name; finite). */
   contextOrders?: Readonly<Record<string, number>>
   /**
-   * What a section that references a `stability: 'volatile'` variable (and is
-   * not itself volatile) does: `'warn'` (default) lets the step surface warn;
-   * `'error'` makes rendering it fail (SPEC §5).
+   * What a section referencing a `stability: 'volatile'` variable (and not itself volatile) does:
+   * `'warn'` (default) lets the step surface warn; `'error'` makes rendering it fail (SPEC §5).
    */
   stabilityGuard?: StabilityGuard
   /**
-   * How many scopes keep their render state (the render memos and last
-   * `RenderedPrompt` that make an unchanged step free): assembling a scope
-   * beyond it releases the least recently assembled scope's, which then
-   * renders from scratch on its next step (an equal prompt, a new object).
-   * A positive integer or `Infinity` (never release); default 1000.
+   * How many scopes keep their render state (what makes an unchanged step free): assembling one more
+   * releases the least recently assembled scope's, whose next step renders from scratch (an equal
+   * prompt, a new object). A positive integer or `Infinity` (never release); default 1000.
    */
   renderCacheScopes?: number
 }
@@ -58,20 +59,6 @@ interface Issue {
   readonly path?: readonly PropertyKey[]
 }
 
-const KEYS = [
-  'includeHarnessIdentity',
-  'identity',
-  'includeRuntimeContext',
-  'personaPrefix',
-  'personaSuffix',
-  'toolOrder',
-  'sectionOrders',
-  'contextOrders',
-  'stabilityGuard',
-  'renderCacheScopes',
-] as const
-
-
 function toolOrderIssues(value: unknown): Issue[] {
   if (!Array.isArray(value)) {
     return [{ message: `toolOrder must be an array of tool names (got ${describeValue(value)})`, path: ['toolOrder'] }]
@@ -79,40 +66,26 @@ function toolOrderIssues(value: unknown): Issue[] {
   const issues: Issue[] = []
   const seen = new Set<string>()
   value.forEach((name: unknown, index) => {
+    const path = ['toolOrder', index]
     if (typeof name !== 'string' || name === '') {
-      issues.push({
-        message: `toolOrder[${index}] must be a non-empty tool name (got ${describeValue(name)})`,
-        path: ['toolOrder', index],
-      })
+      issues.push({ message: `toolOrder[${index}] must be a non-empty tool name (got ${describeValue(name)})`, path })
     } else if (seen.has(name)) {
-      issues.push({
-        message: `toolOrder lists "${name}" more than once; keep one position per tool`,
-        path: ['toolOrder', index],
-      })
+      issues.push({ message: `toolOrder lists "${name}" more than once; keep one position per tool`, path })
     } else seen.add(name)
   })
   if (!seen.has(TOOL_ORDER_REST) && issues.length === 0) {
-    issues.push({
-      message: `toolOrder must list "${TOOL_ORDER_REST}" exactly once (it is missing); put it where unlisted tools go`,
-      path: ['toolOrder'],
-    })
+    const message = `toolOrder must list "${TOOL_ORDER_REST}" exactly once (it is missing); put it where unlisted tools go`
+    issues.push({ message, path: ['toolOrder'] })
   }
   return issues
 }
 
 /**
- * The configured bands as a frozen table without a prototype (so
- * `constructor` is no band); a name that is already a built-in band, or a
- * non-finite order, is an issue. The built-in bands stay out of it, so the
- * resolved config validates again unchanged (Cordis validates, then the
- * constructor resolves what it got).
+ * The configured bands as a frozen table without a prototype (so `constructor` is no band). The
+ * built-in bands stay out of it, so the resolved config validates again unchanged (Cordis validates,
+ * then the constructor resolves what it got).
  */
-function orderTable(
-  key: 'sectionOrders' | 'contextOrders',
-  builtIn: Readonly<Record<string, number>>,
-  value: unknown,
-  issues: Issue[],
-): Readonly<Record<string, number>> {
+function orderTable(key: 'sectionOrders' | 'contextOrders', value: unknown, issues: Issue[]): Readonly<Record<string, number>> {
   const table = Object.create(null) as Record<string, number>
   if (value === undefined) return Object.freeze(table)
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -120,6 +93,7 @@ function orderTable(
     return Object.freeze(table)
   }
   const kind = key === 'sectionOrders' ? 'section' : 'context'
+  const builtIn: Readonly<Record<string, number>> = key === 'sectionOrders' ? SECTION_ORDERS : CONTEXT_ORDERS
   for (const [name, order] of Object.entries(value)) {
     if (Object.hasOwn(builtIn, name)) {
       issues.push({
@@ -133,40 +107,14 @@ function orderTable(
   return Object.freeze(table)
 }
 
-/** The default of config `renderCacheScopes`. */
-export const DEFAULT_RENDER_CACHE_SCOPES = 1000
-
-/** `renderCacheScopes`, default `DEFAULT_RENDER_CACHE_SCOPES`; a positive integer or `Infinity`. */
-function scopeLimitOf(value: unknown, issues: Issue[]): number {
-  if (value === undefined) return DEFAULT_RENDER_CACHE_SCOPES
-  if (value === Infinity || (typeof value === 'number' && Number.isInteger(value) && value >= 1)) return value as number
-  issues.push({
-    message: `renderCacheScopes must be a positive integer or Infinity (got ${describeValue(value)}); it is how many scopes keep their render state`,
-    path: ['renderCacheScopes'],
-  })
-  return DEFAULT_RENDER_CACHE_SCOPES
-}
-
-/** `stabilityGuard`, default `'warn'`; anything but the two values is an issue. */
-function guardOf(value: unknown, issues: Issue[]): StabilityGuard {
-  if (value === undefined) return 'warn'
-  if (STABILITY_GUARDS.includes(value as StabilityGuard)) return value as StabilityGuard
-  issues.push({
-    message: `stabilityGuard must be one of ${STABILITY_GUARDS.map((g) => `"${g}"`).join(', ')} (got ${describeValue(value)}); "error" makes a volatile variable referenced from a section fail the render`,
-    path: ['stabilityGuard'],
-  })
-  return 'warn'
-}
-
-/** A config text that renders as a template: a malformed reference fails at load, naming the key. */
+/** A config text renders as a template, so a malformed reference fails at load, naming the key. */
 function templateIssue(key: string, text: string): Issue | undefined {
   const owner = `systemPrompt config "${key}"`
   try {
     compileTemplate(text, owner)
     return undefined
   } catch (error) {
-    // Keep the reference and the key; the template's own remedy mentions
-    // `interpolate: false`, which config texts do not have.
+    // Cut the template's own remedy: it mentions `interpolate: false`, which config texts do not have.
     const message = (error as Error).message
     const end = message.lastIndexOf(owner)
     return {
@@ -177,49 +125,47 @@ function templateIssue(key: string, text: string): Issue | undefined {
 }
 
 /**
- * Validates `config` and applies defaults. Returns the issues instead of
- * throwing, in the shape Cordis' Standard Schema hook reports
- * ("invalid config: - … (at toolOrder)"), so bad config fails at load.
+ * Validates `config` and applies defaults. Returns the issues instead of throwing, in the shape
+ * Cordis' Standard Schema hook reports ("invalid config: - … (at toolOrder)"), so bad config fails at load.
  */
-export function resolveSystemPromptConfig(
-  config: unknown,
-): { value: ResolvedSystemPromptConfig; issues?: undefined } | { issues: Issue[] } {
+export function resolveSystemPromptConfig(config: unknown): { value: ResolvedSystemPromptConfig; issues?: undefined } | { issues: Issue[] } {
   const input = (config ?? {}) as Record<string, unknown>
   if (typeof input !== 'object' || Array.isArray(input)) {
     return { issues: [{ message: `systemPrompt config must be an object (got ${describeValue(config)})` }] }
   }
   const issues: Issue[] = []
-  for (const key of Object.keys(input)) {
-    if (!(KEYS as readonly string[]).includes(key)) {
-      issues.push({ message: `unknown systemPrompt config key "${key}"; known keys: ${KEYS.join(', ')}`, path: [key] })
-    }
-  }
-  const flag = (key: (typeof KEYS)[number], fallback: boolean): boolean => {
+  /** `input[key]`, or `fallback` when it is absent or not `ok` (an issue: "<key> must be <rule> (got …)<remedy>"). */
+  const option = <T>(
+    key: keyof SystemPromptConfig,
+    fallback: T,
+    ok = (value: unknown) => typeof value === typeof fallback,
+    rule = `a ${typeof fallback}`,
+    remedy = '',
+  ): T => {
     const value = input[key]
     if (value === undefined) return fallback
-    if (typeof value === 'boolean') return value
-    issues.push({ message: `${key} must be a boolean (got ${describeValue(value)})`, path: [key] })
+    if (ok(value)) return value as T
+    issues.push({ message: `${key} must be ${rule} (got ${describeValue(value)})${remedy}`, path: [key] })
     return fallback
   }
-  const text = (key: (typeof KEYS)[number], fallback: string): string => {
-    const value = input[key]
-    if (value === undefined) return fallback
-    if (typeof value === 'string') return value
-    issues.push({ message: `${key} must be a string (got ${describeValue(value)})`, path: [key] })
-    return fallback
-  }
+  const guards = STABILITY_GUARDS.map((g) => `"${g}"`).join(', ')
   const value: ResolvedSystemPromptConfig = {
-    includeHarnessIdentity: flag('includeHarnessIdentity', true),
-    identity: text('identity', 'You are an AI agent.'),
-    includeRuntimeContext: flag('includeRuntimeContext', true),
-    personaPrefix: text('personaPrefix', ''),
-    personaSuffix: text('personaSuffix', ''),
+    includeHarnessIdentity: option('includeHarnessIdentity', true),
+    identity: option('identity', 'You are an AI agent.'),
+    includeRuntimeContext: option('includeRuntimeContext', true),
+    personaPrefix: option('personaPrefix', ''),
+    personaSuffix: option('personaSuffix', ''),
     toolOrder: Array.isArray(input.toolOrder) ? Object.freeze([...(input.toolOrder as string[])]) : undefined,
-    sectionOrders: orderTable('sectionOrders', SECTION_ORDERS, input.sectionOrders, issues),
-    contextOrders: orderTable('contextOrders', CONTEXT_ORDERS, input.contextOrders, issues),
-    stabilityGuard: guardOf(input.stabilityGuard, issues),
-    renderCacheScopes: scopeLimitOf(input.renderCacheScopes, issues),
+    sectionOrders: orderTable('sectionOrders', input.sectionOrders, issues),
+    contextOrders: orderTable('contextOrders', input.contextOrders, issues),
+    stabilityGuard: option<StabilityGuard>('stabilityGuard', 'warn', (v) => STABILITY_GUARDS.includes(v as StabilityGuard), `one of ${guards}`,
+      '; "error" makes a volatile variable referenced from a section fail the render'),
+    renderCacheScopes: option('renderCacheScopes', 1000, (v) => v === Infinity || (Number.isInteger(v) && (v as number) >= 1),
+      'a positive integer or Infinity', '; it is how many scopes keep their render state'),
   }
+  const known = Object.keys(value)
+  const unknown = Object.keys(input).filter((key) => !known.includes(key))
+  issues.unshift(...unknown.map((key) => ({ message: `unknown systemPrompt config key "${key}"; known keys: ${known.join(', ')}`, path: [key] })))
   if (input.toolOrder !== undefined) issues.push(...toolOrderIssues(input.toolOrder))
   for (const key of ['identity', 'personaPrefix', 'personaSuffix'] as const) {
     const issue = typeof input[key] === 'string' ? templateIssue(key, input[key]) : undefined
@@ -229,16 +175,13 @@ export function resolveSystemPromptConfig(
 }
 
 /**
- * The service's `Config` as a Standard Schema, which Cordis 4 runs before
- * constructing the plugin: `ctx.plugin(SystemPrompt, bad)` rejects with a
- * `ValidationError` (a `TypeError`) listing every issue.
+ * The service's `Config` as a Standard Schema, which Cordis 4 runs before constructing the plugin:
+ * `ctx.plugin(SystemPrompt, bad)` rejects with a `ValidationError` (a `TypeError`) listing every issue.
  */
 export const SystemPromptConfigSchema = {
   /** The Standard Schema v1 interface. */
   '~standard': {
-    /** The Standard Schema version. */
     version: 1 as const,
-    /** The library that validates. */
     vendor: 'promptloom',
     /** Validates a config: the defaulted value, or the issues. */
     validate: resolveSystemPromptConfig,

@@ -1,40 +1,25 @@
-/**
- * Reactive diagnostics (SPEC §5): the render errors a scope's registry would
- * meet, found before the first step. For every effective section and
- * (unsuppressed) runtime context whose text is a string or a signal: each
- * malformed reference, each reference to an unknown variable, each reference
- * to a variable whose static or signal value is `undefined`, and, for a
- * section, each stability-guard hazard, each `cacheBreakpoint` that can
- * get no marker (ordered at or after a volatile section) and each scoped
- * section that splits the prefix shared with sibling agents (ordered before a
- * non-empty global section). Messages are built by the same
- * builders as the render errors they predict.
+/*
+ * Reactive diagnostics (SPEC §5): the render errors and cache hazards a scope's registry would meet,
+ * found before the first step, worded by the same builders as the errors they predict. Only string
+ * and signal texts are checked: no function provider is ever called, so a function text is
+ * 'unchecked' and a variable with a function provider is never 'no-value'.
  *
- * No function provider is ever called: a function text cannot be checked
- * (listed as `'unchecked'` on request), and a variable with a function
- * provider has a value unknown until assembly, so it is never 'no-value'.
- *
- * Memoized in the signal graph, one computed per view over the view's plans
- * (and one per signal text, over its signal):
+ * One computed per view over the view's plans (and one scan per signal text, over its signal):
  *
  *     sections ─┐
  *     contexts ─┼─▶ diagnostics of the view ─▶ checked (no 'unchecked')
  *     variables ┤        ▲
  *     suppressed┘   signal texts' scans, signal variables' values
  *
- * An unchanged registry returns the same frozen array; so does a change that
- * leaves the findings equal.
+ * An unchanged registry, or a change that leaves the findings equal, returns the same frozen array.
  */
 
 import { computed, untracked, type ReadonlySignal } from '@preact/signals-core'
-import { labelOf, layerOf, SourceKind, type ContextEntry, type LayerRef, type SectionEntry } from './entries.js'
-import { describeValue } from './errors.js'
-import { volatileReferenceMessage, type StabilityGuard } from './stability-hazard.js'
+import { labelInLayer, labelOf, layerOf, scopeOfLayer, SourceKind, type ContextEntry, type LayerRef, type SectionEntry } from './entries.js'
+import { describeValue, layerPhrase } from './errors.js'
+import type { StabilityGuard } from './config.js'
 import { malformedReference, missingValue, scanGroups, unknownVariable, type TemplateGroup } from './template.js'
 import type { ScopeView, VariablePlan } from './view.js'
-import { breakpointFindings, sharedPrefixFindings } from './order-findings.js'
-
-export { breakpointAfterVolatileMessage } from './order-findings.js'
 
 /** What a diagnostic found. */
 export type PromptDiagnosticKind =
@@ -49,25 +34,20 @@ export type PromptDiagnosticKind =
 /** One finding of `systemPrompt.diagnostics()`. */
 export interface PromptDiagnostic {
   /**
-   * `'malformed'`: a group like `{{ x }}`; `'unknown-variable'`: no effective
-   * variable has the name; `'no-value'`: the variable's static or signal value
-   * is `undefined`; `'volatile-in-section'`: a section not declared volatile
-   * references a `stability: 'volatile'` variable (config `stabilityGuard`);
-   * `'breakpoint-after-volatile'`: a `cacheBreakpoint` section ordered at or
-   * after a volatile section, where no cache marker is ever placed;
-   * `'shared-prefix-split'`: a section supplied by a scope layer ordered before
-   * a global section whose text is not empty, so the global sections after it
-   * leave the prefix this agent shares with its siblings;
-   * `'unchecked'` (only with `includeUnchecked`): the text is a function.
+   * `'malformed'`: a group like `{{ x }}`; `'unknown-variable'`: no effective variable has the name;
+   * `'no-value'`: the variable's static or signal value is `undefined`; `'volatile-in-section'`: a
+   * section not declared volatile references a volatile variable (config `stabilityGuard`);
+   * `'breakpoint-after-volatile'`: a `cacheBreakpoint` section at or after a volatile one gets no
+   * cache marker; `'shared-prefix-split'`: a scoped section ordered before a non-empty global section,
+   * which leaves the prefix shared with sibling agents; `'unchecked'` (on request): a function text.
    */
   readonly kind: PromptDiagnosticKind
   /** The section's or runtime context's name. */
   readonly entry: string
-  /** Whether `entry` is a prompt section or a runtime context. */
   readonly entryKind: 'section' | 'context'
   /** The layer that supplies the entry: `'global'` or its scope key. */
   readonly layer: LayerRef
-  /** The referenced variable (absent for `'malformed'`, `'breakpoint-after-volatile'`, `'shared-prefix-split'` and `'unchecked'`). */
+  /** The referenced variable (only for `'unknown-variable'`, `'no-value'` and `'volatile-in-section'`). */
   readonly variable?: string
   /** For `'shared-prefix-split'`: the first non-empty global section that `entry` is ordered before. */
   readonly before?: string
@@ -84,17 +64,22 @@ export interface DiagnosticsOptions {
 type TextEntry = SectionEntry | ContextEntry
 
 const NO_GROUPS: readonly TemplateGroup[] = Object.freeze([])
+const THREW = Symbol('threw')
 
 /** The template groups of entries' texts, scanned once per entry (a signal text once per value). */
 type Scans = WeakMap<TextEntry, readonly TemplateGroup[] | ReadonlySignal<readonly TemplateGroup[] | undefined>>
 
-/**
- * The groups of an entry's text; `undefined` when it cannot be read without
- * calling a provider (a function), or its signal throws or holds a non-string
- * (`prepare` reports that one).
- */
+/** A signal's value, or `THREW`: a throwing signal is `prepare`'s to report, and no error is cached here. */
+function read(signal: ReadonlySignal<unknown>): unknown {
+  try {
+    return signal.value
+  } catch {
+    return THREW
+  }
+}
+
+/** The groups of a string or signal text; `undefined` for a signal that throws or holds a non-string. */
 function groupsOf(entry: TextEntry, scans: Scans): readonly TemplateGroup[] | undefined {
-  if (entry.kind === SourceKind.Provider) return undefined
   if (!entry.interpolate) return NO_GROUPS
   let scan = scans.get(entry)
   if (scan === undefined) {
@@ -103,13 +88,7 @@ function groupsOf(entry: TextEntry, scans: Scans): readonly TemplateGroup[] | un
       source === undefined
         ? scanGroups(entry.value!)
         : computed(() => {
-            let text: unknown
-            try {
-              text = source.value
-            } catch {
-              // A throwing signal: `prepare` reports it; caught here so no error is cached.
-              return undefined
-            }
+            const text = read(source)
             return typeof text === 'string' ? scanGroups(text) : undefined
           })
     scans.set(entry, scan)
@@ -117,36 +96,14 @@ function groupsOf(entry: TextEntry, scans: Scans): readonly TemplateGroup[] | un
   return Array.isArray(scan) ? scan : (scan as ReadonlySignal<readonly TemplateGroup[] | undefined>).value
 }
 
-/** Whether the variable's value is known to be `undefined` now (a signal holding it), reading no provider. */
-function hasNoValue(plan: VariablePlan, name: string): boolean {
-  const variable = plan.byName.get(name)!
-  if (variable.kind !== SourceKind.Signal) return false
-  try {
-    return variable.signal!.value === undefined
-  } catch {
-    return false
-  }
-}
-
-/** The variables record the unknown-variable message lists. */
-function namesRecordOf(plan: VariablePlan): Readonly<Record<string, string>> {
-  const out: Record<string, string> = {}
-  for (const entry of plan.entries) out[entry.name] = ''
-  return out
-}
-
 function findingsOf(entry: TextEntry, entryKind: 'section' | 'context', plan: VariablePlan, guard: StabilityGuard, scans: Scans, out: PromptDiagnostic[]): void {
   const layer = layerOf(entry.scope)
-  const groups = groupsOf(entry, scans)
   const owner = labelOf(entry)
   const push = (kind: PromptDiagnosticKind, variable: string | undefined, message: string): void => {
     out.push(Object.freeze(variable === undefined ? { kind, entry: entry.name, entryKind, layer, message } : { kind, entry: entry.name, entryKind, layer, variable, message }))
   }
-  if (groups === undefined) {
-    if (entry.kind === SourceKind.Provider) {
-      push('unchecked', undefined, `${owner} text is a function provider, so its references are checked only when it renders (diagnostics never call providers)`)
-    }
-    return
+  if (entry.kind === SourceKind.Provider) {
+    return push('unchecked', undefined, `${owner} text is a function provider, so its references are checked only when it renders (diagnostics never call providers)`)
   }
   const seen = new Set<string>()
   const once = (key: string): boolean => {
@@ -155,7 +112,7 @@ function findingsOf(entry: TextEntry, entryKind: 'section' | 'context', plan: Va
     return true
   }
   const volatileSection = entryKind === 'section' && entry.stability !== 'volatile'
-  for (const group of groups) {
+  for (const group of groupsOf(entry, scans) ?? NO_GROUPS) {
     if (group.malformed !== undefined) {
       if (once(`m${group.malformed}`)) push('malformed', undefined, malformedReference(group.malformed, owner).message)
       continue
@@ -163,59 +120,128 @@ function findingsOf(entry: TextEntry, entryKind: 'section' | 'context', plan: Va
     const { name } = group
     const variable = plan.byName.get(name)
     if (variable === undefined) {
-      if (once(`u${name}`)) push('unknown-variable', name, unknownVariable(name, namesRecordOf(plan), owner).message)
+      if (once(`u${name}`)) {
+        const names = Object.fromEntries(plan.entries.map((v) => [v.name, '']))
+        push('unknown-variable', name, unknownVariable(name, names, owner).message)
+      }
       continue
     }
-    if (hasNoValue(plan, name) && once(`n${name}`)) push('no-value', name, missingValue(name, owner).message)
+    const noValue = variable.kind === SourceKind.Signal && read(variable.signal!) === undefined
+    if (noValue && once(`n${name}`)) push('no-value', name, missingValue(name, owner).message)
     if (volatileSection && variable.stability === 'volatile' && once(`v${name}`)) {
       push('volatile-in-section', name, volatileReferenceMessage(guard, entry.name, layer, name, layerOf(variable.scope)))
     }
   }
 }
 
-function sameDiagnostics(a: readonly PromptDiagnostic[], b: readonly PromptDiagnostic[]): boolean {
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]!
-    const y = b[i]!
-    if (
-      x.kind !== y.kind ||
-      x.entry !== y.entry ||
-      x.entryKind !== y.entryKind ||
-      x.layer !== y.layer ||
-      x.variable !== y.variable ||
-      x.before !== y.before ||
-      x.message !== y.message
-    ) {
-      return false
-    }
+/**
+ * The stability-guard hazard (SPEC §5): a section not declared volatile that references a volatile
+ * variable changes every step with it. Names both with their layers, what `guard` does, and the ways out.
+ */
+export function volatileReferenceMessage(
+  guard: StabilityGuard,
+  section: string,
+  sectionLayer: LayerRef | undefined,
+  variable: string,
+  variableLayer: LayerRef | undefined,
+): string {
+  const consequence =
+    guard === 'error'
+      ? "which config stabilityGuard 'error' forbids"
+      : "which the step surface warns about (config stabilityGuard 'warn'; 'error' makes it fail the render)"
+  const where = variableLayer === undefined ? '' : ` ${layerPhrase(scopeOfLayer(variableLayer))}`
+  return (
+    `${labelInLayer('prompt section', section, sectionLayer)} references volatile prompt variable "${variable}"${where}, ${consequence}: ` +
+    'a value that changes every step invalidates the cached prompt from this section on; ' +
+    'move it into a runtime context (systemPrompt.context()), or into a tail section registered with ' +
+    "stability: 'volatile'"
+  )
+}
+
+/** The hazard as the `Error` a render throws under `stabilityGuard: 'error'`. */
+export function volatileReferenceError(section: string, sectionLayer: LayerRef | undefined, variable: string, variableLayer: LayerRef | undefined): Error {
+  return new Error(volatileReferenceMessage('error', section, sectionLayer, variable, variableLayer))
+}
+
+/**
+ * Why a `cacheBreakpoint` section at or after the first volatile one gets no cache marker
+ * (SPEC §4.1): shared by `diagnostics()` and the step surface.
+ */
+export function breakpointAfterVolatileMessage(section: string, layer: LayerRef | undefined, volatile: string, volatileLayer: LayerRef | undefined): string {
+  const marked = labelInLayer('prompt section', section, layer)
+  const at = section === volatile ? 'is itself volatile' : `is ordered after volatile ${labelInLayer('prompt section', volatile, volatileLayer)}`
+  return `${marked} has cacheBreakpoint: true but ${at}; no cache marker is placed at or after volatile text (that prefix changes every step, so a marker could only pay for cache writes) — order it before the volatile section, or move the per-step text into a runtime context`
+}
+
+/** A `'breakpoint-after-volatile'` finding for every `cacheBreakpoint` entry at or after the first volatile one. */
+function breakpointFindings(entries: readonly SectionEntry[], out: PromptDiagnostic[]): void {
+  const first = entries.findIndex((entry) => entry.stability === 'volatile')
+  if (first === -1) return
+  const volatile = entries[first]!
+  for (const entry of entries.slice(first)) {
+    if (!entry.cacheBreakpoint) continue
+    const layer = layerOf(entry.scope)
+    const message = breakpointAfterVolatileMessage(entry.name, layer, volatile.name, layerOf(volatile.scope))
+    out.push(Object.freeze({ kind: 'breakpoint-after-volatile', entry: entry.name, entryKind: 'section', layer, message }))
   }
-  return true
 }
 
-/** The two memoized lists of one view. */
-interface ViewDiagnostics {
-  /** Every finding, `'unchecked'` ones included. */
-  readonly all: ReadonlySignal<readonly PromptDiagnostic[]>
-  /** Without the `'unchecked'` ones. */
-  readonly checked: ReadonlySignal<readonly PromptDiagnostic[]>
+/** Whether a section's text is known to be empty (a function text never is; a throwing signal is not). */
+function emptyText(entry: SectionEntry): boolean {
+  return entry.kind === SourceKind.Static ? entry.value === '' : entry.kind === SourceKind.Signal && read(entry.signal!) === ''
 }
 
-/** One service's diagnostics (see the module comment): each view's memo, and each entry's scan. */
+/** A `'shared-prefix-split'` finding for every scoped section ordered before a non-empty global one, naming the first. */
+function sharedPrefixFindings(entries: readonly SectionEntry[], out: PromptDiagnostic[]): void {
+  let before: SectionEntry | undefined
+  const found: PromptDiagnostic[] = []
+  for (const entry of entries.toReversed()) {
+    if (entry.scope === undefined) {
+      if (!emptyText(entry)) before = entry
+      continue
+    }
+    if (before === undefined) continue
+    const layer = layerOf(entry.scope)
+    const message =
+      `${labelInLayer('prompt section', entry.name, layer)} is ordered before global prompt section "${before.name}", so every global section from there on ` +
+      `is no longer part of a prefix this agent shares with its siblings (their cached prefix ends where this section starts) — ` +
+      `order it after the global sections (e.g. at SECTION_ORDERS.DEPLOYMENT_PERSONA_SUFFIX or later), or register it globally`
+    found.push(Object.freeze({ kind: 'shared-prefix-split', entry: entry.name, entryKind: 'section', layer, before: before.name, message }))
+  }
+  out.push(...found.reverse())
+}
+
+const FIELDS = ['kind', 'entry', 'entryKind', 'layer', 'variable', 'before', 'message'] as const
+
+function sameDiagnostics(a: readonly PromptDiagnostic[], b: readonly PromptDiagnostic[]): boolean {
+  return a.length === b.length && a.every((x, i) => FIELDS.every((field) => x[field] === b[i]![field]))
+}
+
+/** One service's diagnostics: each view's memo (every finding, and the checked ones), and each entry's scan. */
 export class Diagnostics {
-  readonly #guard: StabilityGuard
-  readonly #memos = new WeakMap<ScopeView, ViewDiagnostics>()
+  readonly #memos = new WeakMap<ScopeView, { all: ReadonlySignal<readonly PromptDiagnostic[]>; checked: ReadonlySignal<readonly PromptDiagnostic[]> }>()
   readonly #scans: Scans = new WeakMap()
 
   /** `guard` words the stability hazards after the service's config. */
-  constructor(guard: StabilityGuard) {
-    this.#guard = guard
+  constructor(private readonly guard: StabilityGuard) {}
+
+  /** The diagnostics of `view`: the same frozen array while the findings stay equal. Throws a `TypeError` for a non-boolean `includeUnchecked`. */
+  of(view: ScopeView, options: DiagnosticsOptions = {}): readonly PromptDiagnostic[] {
+    const includeUnchecked = options?.includeUnchecked
+    if (includeUnchecked !== undefined && typeof includeUnchecked !== 'boolean') {
+      throw new TypeError(`diagnostics option "includeUnchecked" must be a boolean (got ${describeValue(includeUnchecked)})`)
+    }
+    // Derived first, so the memo's computeds find these facts fresh whatever the chain's depth.
+    for (const fact of ['variables', 'sections', 'contexts', 'suppressed'] as const) view.derive(fact)
+    const memo = this.#memoOf(view)
+    // Untracked, like `derive`: a caller's effect must not subscribe to the view's chain.
+    return untracked(() => (includeUnchecked === true ? memo.all.value : memo.checked.value))
   }
 
-  #memoOf(view: ScopeView): ViewDiagnostics {
+  #memoOf(view: ScopeView) {
     let memo = this.#memos.get(view)
     if (memo !== undefined) return memo
-    const guard = this.#guard
+    const guard = this.guard
     const scans = this.#scans
     let lastAll: readonly PromptDiagnostic[] = Object.freeze([])
     let lastChecked: readonly PromptDiagnostic[] = lastAll
@@ -238,24 +264,5 @@ export class Diagnostics {
     })
     this.#memos.set(view, (memo = { all, checked }))
     return memo
-  }
-
-  /**
-   * The diagnostics of `view`: the same frozen array while the findings stay
-   * equal. Throws a `TypeError` for a non-boolean `includeUnchecked`.
-   */
-  of(view: ScopeView, options: DiagnosticsOptions = {}): readonly PromptDiagnostic[] {
-    const includeUnchecked = options?.includeUnchecked
-    if (includeUnchecked !== undefined && typeof includeUnchecked !== 'boolean') {
-      throw new TypeError(`diagnostics option "includeUnchecked" must be a boolean (got ${describeValue(includeUnchecked)})`)
-    }
-    // Derived first, so the memo's computeds find these facts fresh whatever the chain's depth.
-    view.derive('variables')
-    view.derive('sections')
-    view.derive('contexts')
-    view.derive('suppressed')
-    const memo = this.#memoOf(view)
-    // Untracked, like `derive`: a caller's effect must not subscribe to the view's chain.
-    return untracked(() => (includeUnchecked === true ? memo.all.value : memo.checked.value))
   }
 }

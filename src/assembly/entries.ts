@@ -35,9 +35,8 @@ export function labelInLayer(kind: string, name: string, layer: LayerRef | undef
 }
 
 /**
- * How an entry's value is obtained on each assembly: a fixed string (never
- * re-evaluated), a signal (read, no provider call), or a function provider
- * (called once per assembly, as its contract says).
+ * How an entry's value is obtained on each assembly: a fixed string, a signal
+ * (read, no provider call), or a function provider (called once per assembly).
  */
 export const SourceKind = { Static: 0, Signal: 1, Provider: 2 } as const
 /** One of `SourceKind`'s values. */
@@ -53,51 +52,36 @@ export interface Source<T> {
 
 interface EntryBase<T> extends Source<T> {
   readonly name: string
-  /** The scope whose layer holds the entry; `undefined` for the global layer. */
+  /** `undefined` for the global layer. */
   readonly scope: ScopeKey | undefined
-  /**
-   * What kind of entry it is, for `labelOf`: `prompt section`, `runtime
-   * context` or `prompt variable`. The label itself is built only when a
-   * message needs it, because scope keys are opaque.
-   */
+  /** `prompt section`, `runtime context` or `prompt variable`, for `labelOf`. */
   readonly noun: string
   readonly stability: Stability | undefined
 }
 
-/** A runtime context or variable entry: its fields, plus how provenance lists it. */
-interface NamedEntryBase<T> extends EntryBase<T> {
-  /** This entry as an assembly's provenance lists it, made once at registration and shared by every plan holding it. */
+/** A registered section: its declared options, and `source`, its provenance record made once and shared by every plan. */
+export interface SectionEntry extends EntryBase<string>, Omit<SectionSource, 'layer'> {
+  readonly source: SectionSource
+}
+
+/** A registered runtime context; `source` is its provenance record, made once and shared by every plan. */
+export interface ContextEntry extends EntryBase<string> {
+  readonly source: NamedSource
+  readonly order: number
+  readonly interpolate: boolean
+  readonly required: boolean
+}
+
+/** A registered prompt variable; `source` is its provenance record, made once and shared by every plan. */
+export interface VariableEntry extends EntryBase<string | undefined> {
   readonly source: NamedSource
 }
 
-/** A registered section. */
-export interface SectionEntry extends EntryBase<string> {
-  /** This entry as an assembly's provenance lists it, made once at registration and shared by every plan holding it. */
-  readonly source: SectionSource
-  readonly order: number
-  readonly interpolate: boolean
-  readonly complete: boolean
-  readonly required: boolean
-  readonly cacheBreakpoint: boolean
-  readonly priority: number
-}
-
-/** A registered runtime context. */
-export interface ContextEntry extends NamedEntryBase<string> {
-  readonly order: number
-  readonly interpolate: boolean
-  readonly required: boolean
-}
-
-/** A registered prompt variable. */
-export type VariableEntry = NamedEntryBase<string | undefined>
-
-/** A registered tool provider. */
+/** A registered tool provider, labelled at assembly by its position in its layer. */
 export interface ToolEntry {
   readonly kind: typeof SourceKind.Signal | typeof SourceKind.Provider
   readonly signal: ReadonlySignal<unknown> | undefined
   readonly fn: ((context: AssembleContext) => unknown) | undefined
-  /** Labelled at assembly, by its position in the layer (`tool provider #1 in scope "agent-1"`). */
   readonly scope: ScopeKey | undefined
 }
 
@@ -110,60 +94,48 @@ export class PromptLayer {
   readonly suppressors = new AnonymousEntries<true>()
 
   constructor(scope: ScopeKey | undefined) {
-    // Labelled when the error is built: the key is read only then.
-    const duplicate = (kind: string, remedy: string) => (name: string) =>
-      new Error(`${kind} "${name}" is already registered ${layerPhrase(scope)}; ${remedy}`)
-    const remedy =
-      scope === undefined
-        ? 'dispose the earlier registration first, or register it through a scope to shadow it there'
-        : 'dispose the earlier registration first, or register it in a nested scope to shadow it'
-    this.sections = new NamedEntries(duplicate('prompt section', remedy))
-    this.contexts = new NamedEntries(duplicate('runtime context', remedy))
-    this.variables = new NamedEntries(duplicate('prompt variable', remedy))
+    const shadow = scope === undefined ? 'through a scope to shadow it there' : 'in a nested scope to shadow it'
+    const duplicate = (kind: string) => (name: string) =>
+      new Error(`${kind} "${name}" is already registered ${layerPhrase(scope)}; dispose the earlier registration first, or register it ${shadow}`)
+    this.sections = new NamedEntries(duplicate(SECTION))
+    this.contexts = new NamedEntries(duplicate(CONTEXT))
+    this.variables = new NamedEntries(duplicate(VARIABLE))
   }
 
   isEmpty(): boolean {
-    return (
-      this.sections.isEmpty() &&
-      this.contexts.isEmpty() &&
-      this.variables.isEmpty() &&
-      this.tools.isEmpty() &&
-      this.suppressors.isEmpty()
-    )
+    return [this.sections, this.contexts, this.variables, this.tools, this.suppressors].every((entries) => entries.isEmpty())
   }
 }
 
+const SECTION = 'prompt section'
+const CONTEXT = 'runtime context'
+const VARIABLE = 'prompt variable'
 const STABILITIES: readonly Stability[] = ['static', 'session', 'volatile']
+
+/** An entry's label, built only when an error needs it (scope keys are opaque). */
+type Label = () => string
 
 function requireName(kind: string, name: unknown, scope: ScopeKey | undefined): string {
   if (typeof name === 'string' && name !== '') return name
   throw new TypeError(`${kind} name${inScope(scope)} must be a non-empty string (got ${describeValue(name)})`)
 }
 
-/** An entry's label, built only when an error needs it (see `labelOf`). */
-type Label = () => string
-
-function requireOrder(label: Label, order: unknown): number {
-  if (typeof order === 'number' && Number.isFinite(order)) return order
-  throw new TypeError(`${label()} order must be a finite number (got ${describeValue(order)})`)
+function requireFinite(label: Label, key: 'order' | 'priority', value: unknown): number {
+  if (typeof value === 'number' && Number.isFinite(value)) return value
+  const remedy = key === 'priority' ? '; higher priorities are withheld last by a token budget' : ''
+  throw new TypeError(`${label()} ${key} must be a finite number (got ${describeValue(value)})${remedy}`)
 }
 
-function optionalPriority(label: Label, priority: unknown): number {
-  if (priority === undefined) return 0
-  if (typeof priority === 'number' && Number.isFinite(priority)) return priority
-  throw new TypeError(`${label()} priority must be a finite number (got ${describeValue(priority)}); higher priorities are withheld last by a token budget`)
-}
-
-function optionalFlag(label: Label, key: string, value: unknown): boolean | undefined {
-  if (value === undefined || typeof value === 'boolean') return value
+/** `value === true`, once it is known to be a boolean or absent. */
+function optionalFlag(label: Label, key: string, value: unknown): boolean {
+  if (value === undefined || typeof value === 'boolean') return value === true
   throw new TypeError(`${label()} option "${key}" must be a boolean (got ${describeValue(value)})`)
 }
 
 function optionalStability(label: Label, value: unknown): Stability | undefined {
   if (value === undefined || STABILITIES.includes(value as Stability)) return value as Stability | undefined
-  throw new TypeError(
-    `${label()} stability must be one of ${STABILITIES.map((s) => `"${s}"`).join(', ')} (got ${describeValue(value)})`,
-  )
+  const known = STABILITIES.map((s) => `"${s}"`).join(', ')
+  throw new TypeError(`${label()} stability must be one of ${known} (got ${describeValue(value)})`)
 }
 
 function toSource<T>(label: Label, what: string, value: unknown): Source<T> {
@@ -171,47 +143,31 @@ function toSource<T>(label: Label, what: string, value: unknown): Source<T> {
   const signal = trackedSignalOf(value, () => `${label()} ${what}`)
   if (signal !== undefined) return { kind: SourceKind.Signal, value: undefined, signal, fn: undefined }
   if (typeof value === 'function') {
-    return {
-      kind: SourceKind.Provider,
-      value: undefined,
-      signal: undefined,
-      fn: value as (context: AssembleContext) => unknown,
-    }
+    return { kind: SourceKind.Provider, value: undefined, signal: undefined, fn: value as (context: AssembleContext) => unknown }
   }
   throw new TypeError(`${label()} ${what} must be a string, a signal or a function (got ${describeValue(value)})`)
 }
 
-function requireObject(kind: string, input: unknown): Record<string, unknown> {
-  if (typeof input === 'object' && input !== null) return input as Record<string, unknown>
-  throw new TypeError(`${kind} must be an object with name, order and text (got ${describeValue(input)})`)
-}
-
 /** The fields sections and contexts share, validated in the same order. */
 function orderedFields(kind: string, input: unknown, scope: ScopeKey | undefined) {
-  const raw = requireObject(kind, input)
+  if (typeof input !== 'object' || input === null) {
+    throw new TypeError(`${kind} must be an object with name, order and text (got ${describeValue(input)})`)
+  }
+  const raw = input as Record<string, unknown>
   const name = requireName(kind, raw.name, scope)
   const label: Label = () => entryLabel(kind, name, scope)
   return {
     raw,
     name,
     label,
-    order: requireOrder(label, raw.order),
+    order: requireFinite(label, 'order', raw.order),
     source: toSource<string>(label, 'text', raw.text),
-    interpolate: optionalFlag(label, 'interpolate', raw.interpolate) !== false,
+    interpolate: raw.interpolate === undefined || optionalFlag(label, 'interpolate', raw.interpolate),
     stability: optionalStability(label, raw.stability),
   }
 }
 
-// Entries are plain data, built as explicit literals; `labelOf` builds a label only when a message needs it.
-
-const SECTION = 'prompt section'
-const CONTEXT = 'runtime context'
-const VARIABLE = 'prompt variable'
-
-/**
- * The entry named for error and warning messages: `prompt section "intro" in
- * scope "agent-1"`. The only place an entry's scope key is read.
- */
+/** The entry named for messages: `prompt section "intro" in scope "agent-1"`. The only place its scope key is read. */
 export function labelOf(entry: { readonly noun: string; readonly name: string; readonly scope: ScopeKey | undefined }): string {
   return entryLabel(entry.noun, entry.name, entry.scope)
 }
@@ -219,66 +175,43 @@ export function labelOf(entry: { readonly noun: string; readonly name: string; r
 /** Validates a `section()` argument; throws a `TypeError` naming the entry. */
 export function toSectionEntry(input: PromptSection, scope: ScopeKey | undefined): SectionEntry {
   const { raw, name, label, order, source, interpolate, stability } = orderedFields(SECTION, input, scope)
-  const complete = optionalFlag(label, 'complete', raw.complete) === true
-  const required = optionalFlag(label, 'required', raw.required) === true
-  const cacheBreakpoint = optionalFlag(label, 'cacheBreakpoint', raw.cacheBreakpoint) === true
-  const priority = optionalPriority(label, raw.priority)
-  const { kind, value, signal, fn } = source
-  const layer = layerOf(scope)
-  return {
-    name,
-    scope,
-    noun: SECTION,
-    source: { name, layer, order, stability, interpolate, complete, required, cacheBreakpoint, priority },
-    order,
-    kind,
-    value,
-    signal,
-    fn,
-    interpolate,
-    complete,
-    required,
-    cacheBreakpoint,
-    priority,
-    stability,
-  }
+  const complete = optionalFlag(label, 'complete', raw.complete)
+  const required = optionalFlag(label, 'required', raw.required)
+  const cacheBreakpoint = optionalFlag(label, 'cacheBreakpoint', raw.cacheBreakpoint)
+  const priority = raw.priority === undefined ? 0 : requireFinite(label, 'priority', raw.priority)
+  const record: SectionSource = { name, layer: layerOf(scope), order, stability, interpolate, complete, required, cacheBreakpoint, priority }
+  return { name, scope, noun: SECTION, source: record, order, ...source, interpolate, complete, required, cacheBreakpoint, priority, stability }
 }
 
 /** Validates a `context()` argument; throws a `TypeError` naming the entry. */
 export function toContextEntry(input: PromptContext, scope: ScopeKey | undefined): ContextEntry {
   const { raw, name, label, order, source, interpolate, stability } = orderedFields(CONTEXT, input, scope)
-  const required = optionalFlag(label, 'required', raw.required) === true
-  const { kind, value, signal, fn } = source
-  const named: NamedSource = { name, layer: layerOf(scope), stability }
-  return { name, scope, noun: CONTEXT, source: named, order, kind, value, signal, fn, interpolate, required, stability }
+  const required = optionalFlag(label, 'required', raw.required)
+  const record: NamedSource = { name, layer: layerOf(scope), stability }
+  return { name, scope, noun: CONTEXT, source: record, order, ...source, interpolate, required, stability }
 }
 
 /** Validates a `variable()` call; throws a `TypeError` naming the variable. */
-export function toVariableEntry(
-  name: string,
-  provider: VariableSource,
-  stability: unknown,
-  scope: ScopeKey | undefined,
-): VariableEntry {
+export function toVariableEntry(name: string, provider: VariableSource, stability: unknown, scope: ScopeKey | undefined): VariableEntry {
   if (typeof name !== 'string' || !VARIABLE_NAME.test(name)) {
     throw new TypeError(
       `invalid prompt variable name ${typeof name === 'string' ? `"${name}"` : describeValue(name)}${inScope(scope)}; names match /^[a-z][a-z0-9_]*$/ (lowercase letter first, then lowercase letters, digits or _)`,
     )
   }
   const label: Label = () => entryLabel(VARIABLE, name, scope)
-  const { kind, value, signal, fn } = toSource<string | undefined>(label, 'value', provider)
+  const source = toSource<string | undefined>(label, 'value', provider)
   const declared = optionalStability(label, stability)
-  const named: NamedSource = { name, layer: layerOf(scope), stability: declared }
-  return { name, scope, noun: VARIABLE, source: named, kind, value, signal, fn, stability: declared }
+  const record: NamedSource = { name, layer: layerOf(scope), stability: declared }
+  return { name, scope, noun: VARIABLE, source: record, ...source, stability: declared }
 }
 
 /** Validates a `tools()` argument; throws a `TypeError` naming the provider. */
 export function toToolEntry(provider: ToolProvider, scope: ScopeKey | undefined): ToolEntry {
-  const signal = trackedSignalOf(provider, () => `tool provider${inScope(scope)}`)
+  const label = () => `tool provider${inScope(scope)}`
+  const signal = trackedSignalOf(provider, label)
   if (signal !== undefined) return { kind: SourceKind.Signal, signal, fn: undefined, scope }
   if (typeof provider === 'function') {
     return { kind: SourceKind.Provider, signal: undefined, fn: provider as (context: AssembleContext) => ToolProviderResult, scope }
   }
-  const label = `tool provider${inScope(scope)}`
-  throw new TypeError(`${label} must be a function or a signal of { schemas, knownNames? } (got ${describeValue(provider)})`)
+  throw new TypeError(`${label()} must be a function or a signal of { schemas, knownNames? } (got ${describeValue(provider)})`)
 }

@@ -1,8 +1,6 @@
-/**
- * The phrases every promptloom error is built from, in one place, so the
- * messages the README catalogues read alike: the subject in quotes, where it
- * lives, the rule, then the way out. A scope key is read here only, and only
- * while a message is being built (keys are opaque otherwise).
+/*
+ * The phrases promptloom's error messages are built from, so they read alike. A scope key is read
+ * here only, and only while a message is being built (keys are opaque otherwise).
  */
 
 import { scopeLabel, type ScopeKey } from '../scope/scope-key.js'
@@ -11,18 +9,10 @@ import { scopeLabel, type ScopeKey } from '../scope/scope-key.js'
 export function describeValue(value: unknown): string {
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'an array'
-  switch (typeof value) {
-    case 'string':
-      return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`
-    case 'object':
-      return 'an object'
-    case 'function':
-      return 'a function'
-    case 'undefined':
-      return 'undefined'
-    default:
-      return `${typeof value} ${String(value)}`
-  }
+  if (typeof value === 'string') return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`
+  if (typeof value === 'object') return 'an object'
+  if (typeof value === 'function') return 'a function'
+  return value === undefined ? 'undefined' : `${typeof value} ${String(value)}`
 }
 
 /** ` in scope "agent-1"` for a scoped entry, `''` for a global one: appended to a subject. */
@@ -43,12 +33,4 @@ export function viewName(scope: ScopeKey | undefined): string {
 /** `prompt section "intro"`, plus ` in scope "agent-1"` for a scoped entry. */
 export function entryLabel(kind: string, name: string, scope: ScopeKey | undefined): string {
   return `${kind} "${name}"${inScope(scope)}`
-}
-
-/**
- * `tool provider #1 in scope "agent-1"`: numbered from 1 by position among
- * its layer's providers, as `inspect()` lists them (whose `index` is 0-based).
- */
-export function toolProviderLabel(position: number, scope: ScopeKey | undefined): string {
-  return `tool provider #${position + 1}${inScope(scope)}`
 }

@@ -6,7 +6,7 @@
 
 import type { ScopeKey } from '../scope/scope-key.js'
 import type { LayerRef } from './entries.js'
-import type { StabilityGuard } from './stability-hazard.js'
+import type { StabilityGuard } from './config.js'
 import type { PromptStats } from './stats.js'
 import type { Stability } from './types.js'
 

@@ -1,12 +1,9 @@
-/**
- * The pure `{{name}}` template engine behind rendering: plain strings in,
- * plain strings out, no signals and no Cordis.
+/*
+ * The pure `{{name}}` template engine behind rendering: plain strings in, plain strings out.
  *
- * One left-to-right scan with `indexOf`: a group opens at `{{` and closes at
- * the FIRST `}}` after it; its content must be a variable name. A `{{` with
- * no `}}` anywhere after it cannot close, and neither can any later `{{`, so
- * the scan stops there and the rest is literal. Every character is visited a
- * bounded number of times, which keeps compiling linear in the text length.
+ * One left-to-right scan with `indexOf`: a group opens at `{{` and closes at the FIRST `}}` after
+ * it; its content must be a variable name. A `{{` with no `}}` after it cannot close, and neither can
+ * any later `{{`, so the scan stops there and the rest is literal. Compiling is linear in the text.
  *
  *   "Hi {{user}}, it is {{date}}."
  *    └─┬┘└─┬──┘└────┬────┘└─┬──┘└┬┘
@@ -23,46 +20,29 @@ export interface Template {
 export const VARIABLE_NAME = /^[a-z][a-z0-9_]*$/
 const OPEN = '{{'
 const CLOSE = '}}'
-/** Longest group quoted whole in an error; a longer one is shortened so a huge text stays readable. */
+/** Longest group quoted whole in an error, so a huge text stays readable. */
 const QUOTE_LIMIT = 64
 
-/** Where the next group may open: the next `{{` at or after `from`, or -1. */
-function openingAt(text: string, from: number): number {
-  return text.indexOf(OPEN, from)
-}
-
-/**
- * Where the group opened at `open` closes: the first `}}` after it, or -1.
- * No `}}` after this `{{` means none after any later `{{` either: the rest of
- * the text is literal, and every scan stops there.
- */
-function closingAfter(text: string, open: number): number {
-  return text.indexOf(CLOSE, open + OPEN.length)
-}
-
 /** Names the entry a template belongs to in errors; a function is asked only when an error is thrown. */
-export type TemplateOwner = string | (() => string)
+type TemplateOwner = string | (() => string)
 
 function nameOf(owner: TemplateOwner): string {
   return typeof owner === 'string' ? owner : owner()
 }
 
 /**
- * Scans `text` once into literal parts and variable references. `owner` names
- * the entry for errors, e.g. 'prompt section "intro"' or 'runtime context "env"'.
- * Throws an `Error` ("malformed prompt variable reference") for the first group
- * whose content is not a name. A text without `{{` compiles to `{ parts: [text], refs: [] }`.
+ * Scans `text` once into literal parts and variable references; `owner` names the entry for
+ * errors. Throws an `Error` ("malformed prompt variable reference") for the first group whose
+ * content is not a name. A text without `{{` compiles to `{ parts: [text], refs: [] }`.
  */
 export function compileTemplate(text: string, owner: TemplateOwner): Template {
   const parts: string[] = []
   const refs: string[] = []
   let literalStart = 0
-  // The name of the last reference: a text that repeats one (a long template usually does) keeps
-  // one string for it and checks it once, instead of a fresh copy and a regex test per reference.
-  // (Never empty once set, so an empty group `{{}}` never passes for it.)
+  // A repeated reference reuses the last name's string and skips its regex test (never empty, so `{{}}` never matches it).
   let last: string | undefined
-  for (let open = openingAt(text, 0); open >= 0; open = openingAt(text, literalStart)) {
-    const close = closingAfter(text, open)
+  for (let open = text.indexOf(OPEN); open >= 0; open = text.indexOf(OPEN, literalStart)) {
+    const close = text.indexOf(CLOSE, open + OPEN.length)
     if (close < 0) break
     const start = open + OPEN.length
     let name: string
@@ -81,12 +61,9 @@ export function compileTemplate(text: string, owner: TemplateOwner): Template {
 }
 
 /**
- * Substitutes each reference with its value, left to right; substituted values
- * are never scanned again, so a value containing `{{x}}` appears literally.
- * Lookup is own-property only (`{{constructor}}` is unknown unless registered).
- * Throws an `Error` for the first reference whose name is not an own key
+ * Substitutes each reference with its value, left to right; values are never scanned again. Lookup
+ * is own-property only. Throws an `Error` for the first reference whose name is not an own key
  * ("unknown prompt variable") or whose value is `undefined` ("has no value").
- * A template without references returns its single part itself.
  */
 export function fillTemplate(
   template: Template,
@@ -94,8 +71,7 @@ export function fillTemplate(
   owner: TemplateOwner,
 ): string {
   const { parts, refs } = template
-  // A few references concatenate; many are joined, so a huge template yields
-  // one flat string instead of a deep rope that the first read must flatten.
+  // Many references are joined, so a huge template yields one flat string instead of a deep rope.
   if (refs.length > 8) {
     const pieces = new Array<string>(parts.length + refs.length)
     pieces[0] = parts[0]!
@@ -128,44 +104,33 @@ export function malformedReference(group: string, owner: string): Error {
 }
 
 /** The render error for a reference to a name that is not an own key of `variables`; shared with diagnostics. */
-export function unknownVariable(
-  name: string,
-  variables: Readonly<Record<string, string | undefined>>,
-  owner: string,
-): Error {
+export function unknownVariable(name: string, variables: Readonly<Record<string, string | undefined>>, owner: string): Error {
   const known = Object.getOwnPropertyNames(variables).sort()
   return new Error(
-    `unknown prompt variable "{{${name}}}" in ${owner}; ` +
-      `registered variables: ${known.length === 0 ? 'none' : known.join(', ')}`,
+    `unknown prompt variable "{{${name}}}" in ${owner}; registered variables: ${known.length === 0 ? 'none' : known.join(', ')}`,
   )
 }
 
 /** The render error for a reference to a variable whose value is `undefined`; shared with diagnostics. */
 export function missingValue(name: string, owner: string): Error {
-  return new Error(
-    `prompt variable "${name}" has no value in ${owner}; its provider returned undefined for this assembly`,
-  )
+  return new Error(`prompt variable "${name}" has no value in ${owner}; its provider returned undefined for this assembly`)
 }
 
 /** One `{{…}}` group found by `scanGroups`: a well-formed reference, or a malformed group as written. */
 export type TemplateGroup = { readonly name: string; readonly malformed?: undefined } | { readonly malformed: string; readonly name?: undefined }
 
 /**
- * Every group of `text` in order, by the rules of `compileTemplate` (a group
- * opens at `{{` and closes at the first `}}` after it; a `{{` with no later
- * `}}` ends the scan), except that a malformed group does not stop it: the
- * scan goes on after its `}}`. For diagnostics, which report every problem,
- * where a render reports the first.
+ * Every group of `text` in order, by `compileTemplate`'s rules, except that a malformed group does
+ * not stop the scan: diagnostics report every problem, where a render reports the first.
  */
 export function scanGroups(text: string): TemplateGroup[] {
   const out: TemplateGroup[] = []
-  let from = 0
-  for (let open = openingAt(text, 0); open >= 0; open = openingAt(text, from)) {
-    const close = closingAfter(text, open)
+  for (let open = text.indexOf(OPEN); open >= 0; ) {
+    const close = text.indexOf(CLOSE, open + OPEN.length)
     if (close < 0) break
     const name = text.slice(open + OPEN.length, close)
     out.push(VARIABLE_NAME.test(name) ? { name } : { malformed: text.slice(open, close + CLOSE.length) })
-    from = close + CLOSE.length
+    open = text.indexOf(OPEN, close + CLOSE.length)
   }
   return out
 }

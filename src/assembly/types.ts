@@ -3,26 +3,22 @@ import type { ScopeKey } from '../scope/scope-key.js'
 
 /**
  * The per-assembly context: which scope's layers and listeners take part, and
- * the caller's cancellation. Merge-extensible: a harness may add fields (an
- * `agent`, say) by declaration merging; providers receive the whole object.
+ * the caller's cancellation. A harness may add fields by declaration merging;
+ * providers receive the whole object.
  */
 export interface AssembleContext {
   /** Scope whose layers and waterfall listeners participate; absent means global only. */
   scope?: ScopeKey
-  /**
-   * The agent the assembly is for, as the original harness passed it
-   * (`assembleContextFor(agent)` sets it to the scope key). promptloom never
-   * reads it; providers and listeners may.
-   */
+  /** The agent, as the original harness passed it (`assembleContextFor` sets it); promptloom never reads it. */
   agent?: ScopeKey
   /** Cancels this one request; checked around the waterfalls, never retained. */
   signal?: AbortSignal
 }
 
 /**
- * How often a contribution is expected to change, for the cache-stability
- * lint of the step surface: `static` (never), `session` (rarely, e.g. per
- * session), `volatile` (every step — belongs in a runtime context).
+ * How often a contribution is expected to change, for the step surface's
+ * cache-stability lint: `static` (never), `session` (rarely), `volatile`
+ * (every step — belongs in a runtime context).
  */
 export type Stability = 'static' | 'session' | 'volatile'
 
@@ -43,11 +39,11 @@ export interface PromptSection {
   readonly complete?: boolean
   /** A protocol section no `system-prompt/assemble` listener can remove or change (SPEC §5). */
   readonly required?: boolean
-  /** "Cache the prompt through here": the rendered prompt's cache block ends after this section. */
+  /** The rendered prompt's cache block ends after this section. */
   readonly cacheBreakpoint?: boolean
-  /** How long the section's rendered text is expected to stay the same; default `'session'`. Sets its cache block. */
+  /** How long the rendered text is expected to stay the same (sets its cache block); default `'session'`. */
   readonly stability?: Stability
-  /** Budget priority (a finite number, default 0): a token budget withholds the lowest first. */
+  /** Budget priority (finite, default 0): a token budget withholds the lowest first. */
   readonly priority?: number
 }
 
@@ -81,9 +77,8 @@ export interface VariableOptions {
 
 /** One model-facing tool declaration. */
 export interface ToolSchema {
-  /** The model-facing tool name; unique across all providers of an assembly. */
+  /** Unique across all providers of an assembly. */
   readonly name: string
-  /** What the tool does, for the model. */
   readonly description: string
   /** A JSON schema object for the tool's arguments. */
   readonly parameters: Readonly<Record<string, unknown>>
@@ -99,8 +94,8 @@ export interface ToolProviderResult {
 
 /**
  * What a registration method returns: the exact Cordis effect disposer. It
- * returns `undefined` (every registration's undo is synchronous), so call it
- * or `await` it, but never chain `.then` on its result.
+ * returns `undefined` (every undo is synchronous), so call it or `await` it,
+ * but never chain `.then` on its result.
  */
 export type RegistrationDisposer = () => Promise<void> | undefined
 
@@ -111,13 +106,8 @@ export type ToolProvider =
 
 /** One resolved section in a presentation. Fresh and mutable per assembly. */
 export interface AssembledSection {
-  /** The contributing section's name. */
   name: string
-  /**
-   * The section's sort order; set on every section the registry produced. A
-   * listener may return sections without one: the order of the sections a
-   * listener returns is kept as returned.
-   */
+  /** Set on every registry section; a listener may omit it, and its sections keep the order returned. */
   order?: number
   /** The resolved text before variable interpolation. */
   text: string
@@ -129,17 +119,15 @@ export interface AssembledSection {
 
 /** One resolved runtime-context contribution. Fresh and mutable per assembly. */
 export interface AssembledContext {
-  /** The contributing context's name. */
   name: string
   /** The resolved text before variable interpolation. */
   text: string
   /** `false` keeps the text literal when rendering. */
   interpolate?: boolean
   /**
-   * Present (and `true`) on a context the registry produced; absent on one a
-   * listener added. `refreshContext` re-reads a marked context from its
-   * registration (or drops it when the registration is gone) and keeps an
-   * unmarked one's text. Plain data, so copies and JSON round trips keep it.
+   * `true` on a context the registry produced, absent on one a listener added:
+   * `refreshContext` re-reads a marked one from its registration (or drops it
+   * when gone) and keeps an unmarked one's text. Plain data, so copies keep it.
    */
   registered?: true
 }
@@ -156,9 +144,7 @@ export interface PromptPreparation {
 export interface PromptPresentation {
   /** Effective sections, sorted by order then name (only the complete section when there is one). */
   sections: AssembledSection[]
-  /** Runtime contexts, as prepared. */
   contexts: AssembledContext[]
-  /** Variable values, as prepared. */
   variables: Record<string, string | undefined>
 }
 

@@ -8,7 +8,7 @@
  * variable's stability.
  */
 
-import { volatileReferenceError } from '../assembly/stability-hazard.js'
+import { volatileReferenceError } from '../assembly/diagnostics.js'
 import type { RenderedPrompt } from './rendered-prompt.js'
 
 /**
