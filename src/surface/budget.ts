@@ -1,26 +1,86 @@
 /**
- * The cache-preserving token budget (SPEC §5): a small, pure state machine
- * the step surface runs on each step's unbudgeted `RenderedPrompt`. Two
- * phases, so a step that fails later leaves the budget untouched:
- * `plan(rendered)` decides and changes nothing; `commit(plan)` adopts it.
+ * The cache-preserving token budget (SPEC §5), run on each step's unbudgeted prompt in two phases, so a
+ * step that fails later leaves it untouched: `plan` decides and changes nothing; `commit` adopts the plan.
  */
 
-import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
+import { describeValue } from '../assembly/errors.js'
+import type { RenderedPrompt } from '../render/rendered-prompt.js'
 import type { ScopeKey } from '../scope/scope-key.js'
-import { validateBudgetOptions, type BudgetOptions, type ValidBudgetOptions } from './budget-options.js'
-import { promptTokenSum } from './budget-sum.js'
 import { keptPrompt, sameParts, sameVariables } from './kept-prompt.js'
-import { TokenCounts, type MeasuredPrompt } from './token-counts.js'
-import { budgetWarnings } from './budget-warnings.js'
+import { promptTokenSum, TokenCounts, type MeasuredPrompt } from './token-counts.js'
 import { checkParts, sameLayoutAs, sharedPrefixCount, withholdOrder } from './withhold-order.js'
+
+/** What `createStepSurface({ budget })` accepts. */
+export interface BudgetOptions {
+  /** The most tokens the system prompt may take: a positive finite number. */
+  readonly maxTokens: number
+  /** Counts the tokens of one text (a part's, or the blank-line separator): a non-negative finite number; cached by text. */
+  readonly countTokens: (text: string) => number
+  /** The fraction of `maxTokens` kept free before a withheld section is restored. In [0, 1); default 0.1. */
+  readonly headroom?: number
+  /** `'prefer-unshared'` withholds every section after the prefix shared with sibling agents first; default `'ignore'`. */
+  readonly shared?: BudgetSharing
+}
+
+/** The values of `BudgetOptions.shared`. */
+export type BudgetSharing = 'ignore' | 'prefer-unshared'
+
+/** The `headroom` when none is given. */
+export const DEFAULT_BUDGET_HEADROOM = 0.1
+
+/** `BudgetOptions` after validation, with the default headroom filled in. */
+export interface ValidBudgetOptions extends Required<BudgetOptions> {
+  /** `maxTokens × (1 − headroom)`: a withheld section is restored only if the prompt with it fits in this. */
+  readonly restoreTokens: number
+}
+
+const KNOWN_KEYS: readonly string[] = ['maxTokens', 'countTokens', 'headroom', 'shared']
+const SHARING: readonly BudgetSharing[] = ['ignore', 'prefer-unshared']
+
+/** Checks a budget and returns it frozen with the headroom resolved. Throws a `TypeError` naming a bad or unknown option. */
+export function validateBudgetOptions(options: unknown): ValidBudgetOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(`budget must be an object { maxTokens, countTokens, headroom?, shared? } (got ${describeValue(options)})`)
+  }
+  const record = options as Record<string, unknown>
+  for (const key of Object.keys(record)) {
+    if (!KNOWN_KEYS.includes(key)) {
+      throw new TypeError(`unknown budget option "${key}"; known options: ${KNOWN_KEYS.join(', ')}`)
+    }
+  }
+  const { maxTokens, countTokens, headroom = DEFAULT_BUDGET_HEADROOM, shared = 'ignore' } = record
+  if (typeof maxTokens !== 'number' || !Number.isFinite(maxTokens) || maxTokens <= 0) {
+    throw new TypeError(
+      `budget option "maxTokens" must be a positive finite number (got ${describeValue(maxTokens)}); give the model's prompt budget in tokens`,
+    )
+  }
+  if (typeof countTokens !== 'function') {
+    throw new TypeError(
+      `budget option "countTokens" must be a function (text) => number (got ${describeValue(countTokens)}); pass your model's tokenizer, e.g. countTokens from gpt-tokenizer`,
+    )
+  }
+  if (typeof headroom !== 'number' || !Number.isFinite(headroom) || headroom < 0 || headroom >= 1) {
+    throw new TypeError(
+      `budget option "headroom" must be a number in [0, 1) (got ${describeValue(headroom)}); it is the fraction of maxTokens kept free before a withheld section is restored`,
+    )
+  }
+  if (!SHARING.includes(shared as BudgetSharing)) {
+    throw new TypeError(
+      `budget option "shared" must be ${SHARING.map((value) => `"${value}"`).join(' or ')} (got ${describeValue(shared)}); "prefer-unshared" withholds sections outside the prefix shared with sibling agents first`,
+    )
+  }
+  return Object.freeze({
+    maxTokens,
+    countTokens: countTokens as (text: string) => number,
+    headroom,
+    shared: shared as BudgetSharing,
+    restoreTokens: maxTokens * (1 - headroom),
+  })
+}
 
 /** A budget finding for the step result's warnings. */
 export interface BudgetWarning {
-  /**
-   * `'withheld'`: sections newly withheld this step; `'restored'`: sections
-   * sent again; `'over-budget'`: the prompt exceeds `maxTokens` even with
-   * every withholdable section withheld (repeated every step it lasts).
-   */
+  /** Sections newly withheld, sent again, or the prompt over `maxTokens` with all withholdable ones withheld (every step). */
   readonly kind: 'withheld' | 'restored' | 'over-budget'
   /** The sections concerned, in prompt order (for `'over-budget'`: all withheld ones). */
   readonly sections: readonly string[]
@@ -28,69 +88,30 @@ export interface BudgetWarning {
   readonly message: string
 }
 
-/** One step's budget decision, as `plan` returns it; nothing is adopted until `commit`. */
+/**
+ * One step's budget decision; nothing is adopted until `commit`. `rendered` is
+ * the input itself when nothing is withheld; `withheld` is in prompt order;
+ * `promptTokens` is by the count rule and `partTokens[i]` counts `rendered.parts[i]`.
+ */
 export interface BudgetPlan {
-  /** The prompt to send: the input itself when nothing is withheld, else rebuilt from the kept parts. */
   readonly rendered: RenderedPrompt
-  /** The withheld sections' names, in prompt order. */
   readonly withheld: readonly string[]
-  /** The prompt exceeds `maxTokens` although every withholdable section is withheld. */
   readonly overBudget: boolean
-  /** The tokens of `rendered` by the count rule (parts plus separators). */
   readonly promptTokens: number
-  /** `partTokens[i]`: the token count of `rendered.parts[i].text` (from the cache; no new count). */
   readonly partTokens: readonly number[]
-  /** The token count of the blank-line separator between two parts. */
   readonly separatorTokens: number
-  /** Changes of the withheld set, and the over-budget finding. */
   readonly warnings: readonly BudgetWarning[]
 }
 
-/** Counts for tests and diagnostics. */
-export interface BudgetStats {
-  /** Distinct part texts whose token count is cached (those of the last committed prompt). */
-  readonly cachedTexts: number
-}
-
-/** The stateful budget of one step surface. */
-export interface TokenBudget {
-  /**
-   * Decides the budget for this step's unbudgeted prompt without changing
-   * any state. Throws a `TypeError` for duplicate part names or a non-finite
-   * priority, an error naming `countTokens` and the part when it throws or
-   * returns a negative or non-finite count, and a `RangeError` naming
-   * `countTokens` when the prompt's counts add up past
-   * `Number.MAX_SAFE_INTEGER`. Counts are summed exactly (budget-sum.ts).
-   * `own` is the agent's scope (the one `rendered` was assembled for): with
-   * `shared: 'prefer-unshared'` it decides where the shared prefix ends.
-   */
-  plan(rendered: RenderedPrompt, own?: ScopeKey): BudgetPlan
-  /**
-   * Adopts `plan` (its withheld set and token counts). Throws a `TypeError`
-   * for a plan this budget did not make, and an `Error` for a stale plan (one
-   * made before the last commit, or committed already).
-   */
-  commit(plan: BudgetPlan): void
-  /** The withheld names after the last commit, in that prompt's order. */
-  readonly withheld: readonly string[]
-  /** The current counts. */
-  stats(): BudgetStats
-}
-
-/**
- * Creates a token budget. Throws a `TypeError` naming the option for a bad
- * budget (see `validateBudgetOptions`).
- */
+/** Creates a token budget. Throws what `validateBudgetOptions` throws. */
 export function createTokenBudget(options: BudgetOptions): TokenBudget {
-  return new Budget(validateBudgetOptions(options))
+  return new TokenBudget(validateBudgetOptions(options))
 }
 
-interface PlanState {
-  /** The commit count the plan was made against (a later commit makes it stale). */
-  readonly base: number
-  readonly input: RenderedPrompt
-  /** `undefined` when the plan repeats the committed one for the same input. */
-  readonly measured: MeasuredPrompt | undefined
+/** What a commit adopts besides the plan itself. */
+interface Decision {
+  /** The committed step's unbudgeted prompt; `undefined` before the first commit. */
+  readonly input: RenderedPrompt | undefined
   readonly withheld: ReadonlySet<string>
   /** The withhold order of `input`: indices of its withholdable parts, first withheld first. */
   readonly order: readonly number[]
@@ -99,17 +120,24 @@ interface PlanState {
   readonly own: ScopeKey | undefined
 }
 
-class Budget implements TokenBudget {
+interface PlanState {
+  /** The commit count the plan was made against (a later commit makes it stale). */
+  readonly base: number
+  /** `undefined` when the plan repeats the committed one for the same input. */
+  readonly measured: MeasuredPrompt | undefined
+  readonly decision: Decision
+}
+
+const NO_DECISION: Decision = { input: undefined, withheld: new Set(), order: [], sharedCount: 0, own: undefined }
+
+/** The stateful budget of one step surface. */
+export class TokenBudget {
   readonly #options: ValidBudgetOptions
   readonly #counts: TokenCounts
   /** What each plan would commit; keyed by the plan so a forged or foreign plan is rejected. */
   readonly #plans = new WeakMap<BudgetPlan, PlanState>()
   #generation = 0
-  #withheld: ReadonlySet<string> = new Set()
-  #input: RenderedPrompt | undefined
-  #order: readonly number[] = []
-  #sharedCount = 0
-  #own: ScopeKey | undefined
+  #decision = NO_DECISION
   #last: BudgetPlan | undefined
 
   constructor(options: ValidBudgetOptions) {
@@ -117,57 +145,48 @@ class Budget implements TokenBudget {
     this.#counts = new TokenCounts(options.countTokens)
   }
 
+  /** The withheld names after the last commit, in that prompt's order. */
   get withheld(): readonly string[] {
     return this.#last?.withheld ?? []
   }
 
-  stats(): BudgetStats {
+  /** `cachedTexts`: distinct part texts whose token count is cached (those of the last committed prompt). */
+  stats(): { readonly cachedTexts: number } {
     return { cachedTexts: this.#counts.size }
   }
 
+  /**
+   * Decides without changing any state. Throws a `TypeError` for duplicate part names or a non-finite priority,
+   * and what `countWith` and `promptTokenSum` throw. `own`, the agent's scope, ends the shared prefix.
+   */
   plan(rendered: RenderedPrompt, own?: ScopeKey): BudgetPlan {
     const last = this.#last
+    const before = this.#decision
     const scope = this.#options.shared === 'prefer-unshared' ? own : undefined
     // The committed step's input again, or an equal one: the decision is a function
     // of (withheld set, prompt, scope), and committing it made the set a fixed point.
     if (
       last !== undefined &&
-      scope === this.#own &&
-      (rendered === this.#input || (sameParts(rendered.parts, this.#input!.parts) && sameVariables(rendered.variables, this.#input!.variables)))
+      scope === before.own &&
+      (rendered === before.input || (sameParts(rendered.parts, before.input!.parts) && sameVariables(rendered.variables, before.input!.variables)))
     ) {
       const warnings = last.warnings.filter((warning) => warning.kind === 'over-budget')
       const output = last.withheld.length === 0 ? rendered : last.rendered
       const plan: BudgetPlan = Object.freeze({ ...last, rendered: output, warnings: Object.freeze(warnings) })
-      return this.#register(plan, {
-        base: this.#generation,
-        input: rendered,
-        measured: undefined,
-        withheld: this.#withheld,
-        order: this.#order,
-        sharedCount: this.#sharedCount,
-        own: scope,
-      })
+      return this.#register(plan, undefined, { ...before, input: rendered })
     }
     const parts = rendered.parts
     const sharedCount = scope === undefined ? parts.length : sharedPrefixCount(rendered, scope)
-    const sameLayout = this.#input !== undefined && sameLayoutAs(parts, this.#input.parts)
+    const sameLayout = before.input !== undefined && sameLayoutAs(parts, before.input.parts)
     if (!sameLayout) checkParts(parts)
     const measured = this.#counts.measure(parts)
     const { counts, separator } = measured
     const { maxTokens, restoreTokens } = this.#options
-    const order = sameLayout && sharedCount === this.#sharedCount ? this.#order : withholdOrder(parts, sharedCount)
+    const order = sameLayout && sharedCount === before.sharedCount ? before.order : withholdOrder(parts, sharedCount)
 
-    let k = 0
-    if (this.#withheld.size > 0) {
-      for (let rank = order.length - 1; rank >= 0; rank--) {
-        if (this.#withheld.has(parts[order[rank]!]!.name)) {
-          k = rank + 1
-          break
-        }
-      }
-    }
-    // The tokens of the prompt sent, kept exact (integer counts as integers,
-    // fractions without drift) while parts are withheld and restored.
+    // Sticky: the withheld set is the order's prefix through the last name still withheld.
+    let k = order.length
+    while (k > 0 && !before.withheld.has(parts[order[k - 1]!]!.name)) k--
     const tokens = promptTokenSum(counts, separator, 'budget countTokens')
     const out = new Uint8Array(parts.length)
     let kept = parts.length
@@ -200,19 +219,12 @@ class Budget implements TokenBudget {
     }
     const promptTokens = tokens.value
 
-    const withheld: string[] = []
-    const keptParts: RenderedPart[] = []
-    const keptCounts: number[] = []
-    for (let i = 0; i < parts.length; i++) {
-      if (out[i] === 1) withheld.push(parts[i]!.name)
-      else {
-        keptParts.push(parts[i]!)
-        keptCounts.push(counts[i]!)
-      }
-    }
+    const withheld = parts.filter((_, i) => out[i] === 1).map((part) => part.name)
+    const keptParts = parts.filter((_, i) => out[i] === 0)
+    const keptCounts = counts.filter((_, i) => out[i] === 0)
     const output = withheld.length === 0 ? rendered : keptPrompt(keptParts, rendered.variables, last?.rendered)
     const withheldSet = new Set(withheld)
-    const warnings = budgetWarnings(this.#options, this.#withheld, { parts, withheld, withheldSet, overBudget, tokens: promptTokens })
+    const restored = parts.filter((part) => before.withheld.has(part.name) && !withheldSet.has(part.name)).map((part) => part.name)
     const plan: BudgetPlan = Object.freeze({
       rendered: output,
       withheld: Object.freeze(withheld),
@@ -220,11 +232,12 @@ class Budget implements TokenBudget {
       promptTokens,
       partTokens: Object.freeze(keptCounts),
       separatorTokens: separator,
-      warnings: Object.freeze(warnings),
+      warnings: Object.freeze(budgetWarnings(this.#options, before.withheld, withheld, restored, overBudget, promptTokens)),
     })
-    return this.#register(plan, { base: this.#generation, input: rendered, measured, withheld: withheldSet, order, sharedCount, own: scope })
+    return this.#register(plan, measured, { input: rendered, withheld: withheldSet, order, sharedCount, own: scope })
   }
 
+  /** Adopts `plan`. Throws a `TypeError` for a plan this budget did not make, an `Error` for a stale one. */
   commit(plan: BudgetPlan): void {
     const state = this.#plans.get(plan)
     if (state === undefined) {
@@ -236,17 +249,62 @@ class Budget implements TokenBudget {
       )
     }
     if (state.measured !== undefined) this.#counts.adopt(state.measured)
-    this.#withheld = state.withheld
-    this.#input = state.input
-    this.#order = state.order
-    this.#sharedCount = state.sharedCount
-    this.#own = state.own
+    this.#decision = state.decision
     this.#last = plan
     this.#generation++
   }
 
-  #register(plan: BudgetPlan, state: PlanState): BudgetPlan {
-    this.#plans.set(plan, state)
+  #register(plan: BudgetPlan, measured: MeasuredPrompt | undefined, decision: Decision): BudgetPlan {
+    this.#plans.set(plan, { base: this.#generation, measured, decision })
     return plan
   }
+}
+
+/** The step's findings against the withheld set `before` (the last committed one), in kind order. */
+function budgetWarnings(
+  options: ValidBudgetOptions,
+  before: ReadonlySet<string>,
+  withheld: readonly string[],
+  restored: readonly string[],
+  overBudget: boolean,
+  tokens: number,
+): BudgetWarning[] {
+  const { maxTokens, restoreTokens, headroom } = options
+  const warnings: BudgetWarning[] = []
+  const added = withheld.filter((name) => !before.has(name))
+  const add = (kind: BudgetWarning['kind'], sections: readonly string[], message: string): void => {
+    warnings.push(Object.freeze({ kind, sections: Object.freeze([...sections]), message }))
+  }
+  if (added.length > 0) {
+    const shared = options.shared === 'prefer-unshared' ? 'sections after the prefix shared with sibling agents first, then ' : ''
+    const order = `${shared}lowest priority first, later first among equals`
+    add(
+      'withheld',
+      added,
+      `token budget withheld prompt ${sectionList(added)} (${order}) to fit maxTokens ${maxTokens}; ` +
+        `the prompt is now ${tokens} tokens; raise a section's priority to keep it longer, or raise maxTokens`,
+    )
+  }
+  if (restored.length > 0) {
+    add(
+      'restored',
+      restored,
+      `token budget restored prompt ${sectionList(restored)}: the prompt is now ${tokens} tokens, ` +
+        `within ${restoreTokens} (maxTokens ${maxTokens} less ${headroom * 100}% headroom)`,
+    )
+  }
+  if (overBudget) {
+    const listed = withheld.length > 0 ? ` (${sectionList(withheld)})` : ''
+    add(
+      'over-budget',
+      withheld,
+      `the prompt is ${tokens} tokens, over maxTokens ${maxTokens} even with every withholdable section withheld${listed}; ` +
+        'the rest is required or complete: shorten those sections or raise maxTokens',
+    )
+  }
+  return warnings
+}
+
+function sectionList(names: readonly string[]): string {
+  return `${names.length === 1 ? 'section' : 'sections'} ${names.map((name) => `"${name}"`).join(', ')}`
 }

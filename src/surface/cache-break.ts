@@ -1,7 +1,6 @@
 /**
- * Why a step lost reuse (SPEC §3 "Why the cache broke"), computed from the
- * two prompts the surface compared and the request header. Pure: plain
- * values in, a frozen `CacheBreak` (or `undefined`) out.
+ * Why a step lost reuse (SPEC §3 "Why the cache broke"), from the two prompts
+ * the surface compared and the request header:
  *
  *   tools → config → system prompt          (the order providers cache in)
  *                      │
@@ -16,15 +15,8 @@ import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
 /** What broke the reusable prefix first, in prefix order (tools → config → system prompt). */
 export type CacheBreakCause = 'tools' | 'config' | 'withheld' | 'restored' | 'section' | 'removed' | 'added'
 
-/**
- * Why a step lost reuse (SPEC §3 "Why the cache broke"): the first cause in
- * prefix order. `section`/`layer` name the part at the first difference (for
- * `'withheld'`/`'restored'`, the section the budget moved); `variable` is set
- * when that part's template is unchanged and a referenced variable's value
- * changed; `tools` lists the tool names when the tools changed.
- */
+/** Why a step lost reuse (SPEC §3 "Why the cache broke"): the first cause in prefix order. */
 export interface CacheBreak {
-  /** The first thing that broke the reusable prefix, in prefix order. */
   readonly cause: CacheBreakCause
   /** The section at the first difference, or the one the budget withheld or restored. */
   readonly section?: string
@@ -32,41 +24,29 @@ export interface CacheBreak {
   readonly layer?: LayerRef
   /** Set when `section`'s template is unchanged and this referenced variable's value changed. */
   readonly variable?: string
-  /** With `cause: 'tools'`: the tool names by what changed (all three empty when the tools were only reordered). */
-  readonly tools?: {
-    /** Tools declared now and not on the previous step. */
-    readonly added: readonly string[]
-    /** Tools declared on the previous step and not now. */
-    readonly removed: readonly string[]
-    /** Tools declared on both steps whose declarations serialize differently. */
-    readonly changed: readonly string[]
-  }
+  /**
+   * With `cause: 'tools'`: the tools declared now and not before, before and
+   * not now, and in both but serialized differently (all empty when only reordered).
+   */
+  readonly tools?: { readonly added: readonly string[]; readonly removed: readonly string[]; readonly changed: readonly string[] }
 }
 
-/** What one step knows when it asks why reuse was lost (never asked on a surface's first step). */
+/** What a step after the first knows: the prompts sent, the tool names when the tools changed, the budget's withheld sections. */
 export interface CacheBreakInput {
-  /** The prompt sent on the previous step. */
   readonly previous: RenderedPrompt
-  /** The prompt sent on this step. */
   readonly current: RenderedPrompt
   /** UTF-16 code units of `current.text` identical to `previous.text`. */
   readonly stableLength: number
-  /** The tool names that changed, when the tool declarations serialize differently. */
   readonly tools: CacheBreak['tools'] | undefined
-  /** The config serializes differently. */
   readonly configChanged: boolean
-  /** The sections the budget withheld on the previous step and on this one (`[]` without a budget). */
   readonly withheldBefore: readonly string[]
   readonly withheldNow: readonly string[]
 }
 
 /**
- * The first cause of lost reuse, or `undefined` when nothing was lost. A
- * change of tools or config always loses the cached request prefix (it comes
- * first); otherwise reuse is lost when the identical prefix is shorter than
- * the previous prompt, and the cause is read where the prompts first differ:
- * in each prompt, the part holding that position (or ending right at it, or
- * followed by the separator it falls on).
+ * The first cause of lost reuse as a frozen `CacheBreak`, or `undefined` when
+ * nothing was lost. Tools or config come first; otherwise the cause is read in
+ * each prompt at the part holding the first differing position.
  */
 export function cacheBreakOf(input: CacheBreakInput): CacheBreak | undefined {
   if (input.tools !== undefined) return Object.freeze({ cause: 'tools', tools: input.tools })
@@ -75,9 +55,10 @@ export function cacheBreakOf(input: CacheBreakInput): CacheBreak | undefined {
   if (stableLength >= previous.text.length) return undefined
   const before = previous.parts
   const after = current.parts
-  const i = partAt(before, stableLength)
+  // In each prompt, the last part starting at or before the first difference.
+  const i = before.findLastIndex((part) => part.start <= stableLength)
   const gone = before[i]!
-  const came = after[partAt(after, stableLength)]
+  const came = after.findLast((part) => part.start <= stableLength)
   if (came !== undefined && came.name === gone.name) {
     if (came.text !== gone.text) {
       const variable = changedVariable(gone, came)
@@ -103,33 +84,16 @@ function departed(part: RenderedPart, input: CacheBreakInput): CacheBreak | unde
   return undefined
 }
 
-/** The index of the last part starting at or before `offset` (-1 for no parts): it holds the offset, ends at it, or precedes the separator holding it. */
-function partAt(parts: readonly RenderedPart[], offset: number): number {
-  let low = 0
-  let high = parts.length - 1
-  let found = -1
-  while (low <= high) {
-    const mid = (low + high) >>> 1
-    if (parts[mid]!.start <= offset) {
-      found = mid
-      low = mid + 1
-    } else high = mid - 1
-  }
-  return found
-}
-
 function located(cause: CacheBreakCause, part: RenderedPart): CacheBreak {
   return Object.freeze(part.layer === undefined ? { cause, section: part.name } : { cause, section: part.name, layer: part.layer })
 }
 
 /**
- * The variable whose value changed the part, when its template did not: the
- * literal text between substitutions and the substituted names are the same
- * in both renders, so only values differ; the first substitution whose value
- * differs names it (the first changed variable in first-use order, since a
- * variable has one value per render). `undefined` when the template changed.
+ * The first variable (in first-use order) whose value changed the part, when
+ * the literal text between substitutions and the substituted names are the
+ * same in both renders; `undefined` when the template changed.
  */
-export function changedVariable(before: RenderedPart, after: RenderedPart): string | undefined {
+function changedVariable(before: RenderedPart, after: RenderedPart): string | undefined {
   const a = before.substitutions
   const b = after.substitutions
   if (a.length !== b.length || a.length === 0) return undefined

@@ -1,8 +1,6 @@
 /**
- * The providers' documented prompt-cache rules (SPEC §4.3), as data the step
- * surface predicts with: the shortest prefix a provider caches, the step a
- * cached prefix grows in, and whether only prefixes that end at a marked
- * block are cached.
+ * The providers' documented prompt-cache rules (SPEC §4.3), and the cache reuse
+ * the step surface expects by them:
  *
  *   provider    minimumTokens          granularity   breakpoints
  *   anthropic   per model (table)      1             true
@@ -11,6 +9,7 @@
  */
 
 import { describeValue } from '../assembly/errors.js'
+import type { CountedStep, TokenFigures } from './step-tokens.js'
 
 /** What a provider caches, by its documentation. */
 export interface CacheRules {
@@ -24,62 +23,36 @@ export interface CacheRules {
 }
 
 /**
- * Anthropic's minimum cacheable prompt length per model, from "Prompt
- * caching — Cache limitations" in Anthropic's documentation:
- * https://platform.claude.com/docs/en/build-with-claude/prompt-caching#cache-limitations
- * Keys are model ids without a date or version suffix; the Claude API, Claude
- * Platform on AWS, Google Cloud and Microsoft Foundry share these (Amazon
- * Bedrock documents its own).
+ * Anthropic's minimum cacheable length per model id (no date suffix), from "Prompt caching — Cache limitations":
+ * https://platform.claude.com/docs/en/build-with-claude/prompt-caching#cache-limitations (Bedrock documents its own).
  */
-const ANTHROPIC_MINIMUMS: readonly (readonly [model: string, minimumTokens: number])[] = [
-  ['claude-fable-5-1', 512],
-  ['claude-mythos-5-1', 512],
-  ['claude-opus-5-5', 512],
-  ['claude-opus-5', 512],
-  ['claude-fable-5', 512],
-  ['claude-mythos-5', 512],
-  ['claude-opus-4-8', 1024],
-  ['claude-sonnet-5', 1024],
-  ['claude-sonnet-4-6', 1024],
-  ['claude-sonnet-4-5', 1024],
-  ['claude-opus-4-1', 1024],
-  ['claude-opus-4', 1024],
-  ['claude-sonnet-4', 1024],
-  ['claude-mythos-preview', 2048],
-  ['claude-opus-4-7', 2048],
-  ['claude-opus-4-6', 4096],
-  ['claude-opus-4-5', 4096],
-  ['claude-haiku-4-5', 4096],
-  ['claude-3-5-haiku', 2048],
+const ANTHROPIC_MINIMUMS: readonly (readonly [minimumTokens: number, models: readonly string[]])[] = [
+  [512, ['claude-fable-5-1', 'claude-mythos-5-1', 'claude-opus-5-5', 'claude-opus-5', 'claude-fable-5', 'claude-mythos-5']],
+  [1024, ['claude-opus-4-8', 'claude-sonnet-5', 'claude-sonnet-4-6', 'claude-sonnet-4-5', 'claude-opus-4-1', 'claude-opus-4', 'claude-sonnet-4']],
+  [2048, ['claude-mythos-preview', 'claude-opus-4-7', 'claude-3-5-haiku']],
+  [4096, ['claude-opus-4-6', 'claude-opus-4-5', 'claude-haiku-4-5']],
 ]
 
 /** The most conservative (largest) minimum of the table: what an unknown model gets. */
-export const ANTHROPIC_UNKNOWN_MODEL_MINIMUM = Math.max(...ANTHROPIC_MINIMUMS.map(([, minimum]) => minimum))
+export const ANTHROPIC_UNKNOWN_MODEL_MINIMUM = Math.max(...ANTHROPIC_MINIMUMS.map(([minimum]) => minimum))
 
-/** OpenAI caches prompts from 1024 tokens, in steps of 128 (OpenAI's prompt caching guide). */
+// OpenAI's prompt caching guide: from 1024 tokens, in steps of 128. DeepSeek's context caching guide: 64-token units.
 const OPENAI_MINIMUM = 1024
 const OPENAI_GRANULARITY = 128
-/** DeepSeek's context cache works in 64-token units (DeepSeek's context caching guide). */
 const DEEPSEEK_UNIT = 64
 
 /**
- * The minimum of the table key `model` names, or `undefined`. A provider
- * prefix (`anthropic.`, `us.anthropic.`, `anthropic/`) is dropped; what follows the
- * key may only be a date (`-20250929`), `-latest`, or a platform suffix
- * (`@…`, `-v1:0`, `:…`), so `claude-opus-4-1` never reads as `claude-opus-4`.
+ * The minimum of the table key `model` names, or `undefined`. A provider prefix (`anthropic.`,
+ * `us.anthropic.`, `anthropic/`) is dropped and `4.5` reads as `4-5`; after the key may only come
+ * a date, `-latest`, or a platform suffix (`@…`, `-v1:0`, `:…`), so `claude-opus-4-1` never reads as `claude-opus-4`.
  */
 function anthropicMinimumOf(model: string): number | undefined {
-  // `anthropic.` / `us.anthropic.` (Bedrock), `anthropic/` (gateways); dotted versions (`4.5`) read as `4-5`.
   const id = model
     .toLowerCase()
     .replace(/^(?:[a-z]{2,6}\.)?anthropic[./]/, '')
     .replace(/(\d)\.(\d)/g, '$1-$2')
-  for (const [key, minimum] of ANTHROPIC_MINIMUMS) {
-    if (!id.startsWith(key)) continue
-    const rest = id.slice(key.length)
-    if (rest === '' || /^(?:-\d{8}|-latest|@|-v\d|:)/.test(rest)) return minimum
-  }
-  return undefined
+  const matches = (key: string): boolean => id.startsWith(key) && /^(?:$|-\d{8}|-latest|@|-v\d|:)/.test(id.slice(key.length))
+  return ANTHROPIC_MINIMUMS.find(([, keys]) => keys.some(matches))?.[0]
 }
 
 function minimumOption(fn: string, value: unknown): number | undefined {
@@ -94,13 +67,11 @@ function optionsObject(fn: string, options: unknown): Record<string, unknown> {
   return options as Record<string, unknown>
 }
 
-/** The rules `createStepSurface({ countTokens, cacheRules })` predicts with: one factory per provider. */
+/** The rules `createStepSurface({ countTokens, cacheRules })` predicts with; each factory's `minimumTokens` overrides the minimum. */
 export const cacheRules = Object.freeze({
   /**
-   * Anthropic's rules for `model` (a Claude model id): its documented minimum
-   * cacheable length (an unknown model gets the table's largest),
-   * granularity 1, breakpoints. `minimumTokens` overrides the minimum.
-   * Throws a `TypeError` for a missing model or a bad minimum.
+   * Anthropic's rules for a Claude `model`: its documented minimum (an unknown model gets the largest),
+   * granularity 1, breakpoints. Throws a `TypeError` for a missing model or a bad `minimumTokens`.
    */
   anthropic(options: { readonly model: string; readonly minimumTokens?: number }): CacheRules {
     const fn = 'cacheRules.anthropic'
@@ -111,18 +82,14 @@ export const cacheRules = Object.freeze({
     const minimum = minimumOption(fn, minimumTokens) ?? anthropicMinimumOf(model) ?? ANTHROPIC_UNKNOWN_MODEL_MINIMUM
     return Object.freeze({ provider: 'anthropic', minimumTokens: minimum, granularity: 1, breakpoints: true })
   },
-  /**
-   * OpenAI's rules: caching from 1024 tokens in 128-token steps, no markers.
-   * `model` is accepted for symmetry (every current model shares the rule);
-   * `minimumTokens` overrides the minimum.
-   */
+  /** OpenAI's rules: from 1024 tokens in 128-token steps, no markers (`model` is accepted for symmetry). */
   openai(options?: { readonly model?: string; readonly minimumTokens?: number }): CacheRules {
     const fn = 'cacheRules.openai'
     const { model, minimumTokens } = optionsObject(fn, options)
     if (model !== undefined && typeof model !== 'string') throw new TypeError(`${fn} option "model" must be a string (got ${describeValue(model)})`)
     return Object.freeze({ provider: 'openai', minimumTokens: minimumOption(fn, minimumTokens) ?? OPENAI_MINIMUM, granularity: OPENAI_GRANULARITY, breakpoints: false })
   },
-  /** DeepSeek's rules: 64-token units from 64 tokens, no markers; `minimumTokens` overrides the minimum. */
+  /** DeepSeek's rules: 64-token units from 64 tokens, no markers. */
   deepseek(options?: { readonly minimumTokens?: number }): CacheRules {
     const fn = 'cacheRules.deepseek'
     const { minimumTokens } = optionsObject(fn, options)
@@ -146,4 +113,65 @@ export function checkCacheRules(value: unknown): CacheRules {
   }
   if (typeof breakpoints !== 'boolean') throw new TypeError(`${label} field "breakpoints" must be a boolean (got ${describeValue(breakpoints)})`)
   return rules as CacheRules
+}
+
+/** Why a reusable prefix is not expected to be served from the provider's cache. */
+export type CacheNote = 'below-minimum' | 'no-breakpoint'
+
+/** One step's expected cache reuse. */
+export interface CacheExpectation {
+  readonly expectedCachedTokens: number
+  readonly cacheNote?: CacheNote
+}
+
+/** What the next step compares with: where this step's marked blocks end, and the last tools count. */
+export interface ExpectationState {
+  readonly markedEnds: readonly number[]
+  readonly toolsJson: string | undefined
+  readonly toolsTokens: number
+}
+
+export const NO_EXPECTATION: ExpectationState = { markedEnds: [], toolsJson: undefined, toolsTokens: 0 }
+
+/** What one step tells the expectation (`count` throws an error naming `countTokens` for a bad count). */
+export interface ExpectationInput extends CountedStep, TokenFigures {
+  readonly rules: CacheRules
+  readonly count: (text: string, subject: string) => number
+}
+
+/**
+ * The step's expectation, and the state to keep when the whole step succeeds. Throws what `count` throws.
+ *
+ *   first step, tools or config changed   0
+ *   breakpoints (Anthropic)               tokens through the end of the last marked block that lies
+ *                                         wholly in the identical prefix and was marked at the same
+ *                                         place last step (only such a prefix was written); else 'no-breakpoint'
+ *   no breakpoints (OpenAI, DeepSeek)     reusable tokens rounded down to the granularity
+ *   tools' tokens + those < minimumTokens 0, 'below-minimum'
+ */
+export function expectCache(input: ExpectationInput, state: ExpectationState): { readonly expectation: CacheExpectation; readonly next: ExpectationState } {
+  const { rules, count, rendered, fresh, stableLength, reusablePrefixTokens } = input
+  const markedEnds: number[] = []
+  if (rules.breakpoints) {
+    let offset = 0
+    rendered.blocks.forEach((block, index) => {
+      offset += (index > 0 ? 2 : 0) + block.text.length
+      if (block.cacheBreakpoint) markedEnds.push(offset)
+    })
+  }
+  const toolsTokens = input.toolsJson === state.toolsJson ? state.toolsTokens : count(input.toolsJson, 'the tools (JSON.stringify(tools))')
+  const next: ExpectationState = { markedEnds, toolsJson: input.toolsJson, toolsTokens }
+  if (fresh || reusablePrefixTokens === 0) return { expectation: { expectedCachedTokens: 0 }, next }
+  let tokens: number
+  if (rules.breakpoints) {
+    let end = -1
+    for (const candidate of markedEnds) if (candidate <= stableLength && state.markedEnds.includes(candidate)) end = candidate
+    if (end === -1) return { expectation: { expectedCachedTokens: 0, cacheNote: 'no-breakpoint' }, next }
+    const { text } = rendered
+    tokens = end === stableLength ? input.stablePrefixTokens : end === text.length ? input.promptTokens : count(text.slice(0, end), 'the prompt through its last cached block')
+  } else {
+    tokens = Math.floor(reusablePrefixTokens / rules.granularity) * rules.granularity
+  }
+  if (toolsTokens + tokens < rules.minimumTokens) return { expectation: { expectedCachedTokens: 0, cacheNote: 'below-minimum' }, next }
+  return { expectation: { expectedCachedTokens: tokens }, next }
 }

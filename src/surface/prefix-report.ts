@@ -1,25 +1,19 @@
-/**
- * The KV-cache prefix report of the step surface: how much of this step's
- * rendered system prompt is identical to the previous step's, and which
- * sections changed. Pure; it reads `RenderedPrompt` parts only.
- */
+/** The step surface's KV-cache prefix report: how much of the prompt is identical to the previous step's, and which sections changed. */
 
 import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
 import { utf8Length, wholeCodePoints } from '../render/utf8.js'
 
 const SEPARATOR_LENGTH = 2 // '\n\n'
 
-/** The previous step's rendered prompt, kept to compare against. */
+/** The previous step's prompt, its UTF-8 bytes, and the sections that changed in it (`undefined` on the first step). */
 export interface PromptState {
   readonly rendered: RenderedPrompt | undefined
   readonly outputs: ReadonlyMap<string, string>
-  /** UTF-8 bytes of the whole prompt. */
   readonly bytes: number
-  /** The sections that changed in that step; `undefined` on the first step (nothing to compare). */
   readonly changed: ReadonlySet<string> | undefined
 }
 
-/** The state before the first step: no prompt. */
+/** The state before the first step. */
 export const NO_PROMPT: PromptState = { rendered: undefined, outputs: new Map(), bytes: 0, changed: undefined }
 
 /** One step's prefix report, and the state the next step compares with. */
@@ -33,11 +27,7 @@ export interface PrefixReport {
 
 const NO_PARTS: readonly RenderedPart[] = []
 
-/**
- * Compares this step's render with the previous one. The leading parts whose
- * texts are equal are skipped whole; only from the first differing part on
- * are characters compared, up to the first difference.
- */
+/** Compares this step's render with the previous one: equal leading parts are skipped whole, then characters compared. */
 export function prefixReportOf(prev: PromptState, rendered: RenderedPrompt, hasPrevious: boolean): PrefixReport {
   const { text, parts } = rendered
   if (rendered === prev.rendered && hasPrevious) {
@@ -51,7 +41,6 @@ export function prefixReportOf(prev: PromptState, rendered: RenderedPrompt, hasP
     offset += (i > 0 ? SEPARATOR_LENGTH : 0) + parts[i]!.text.length
     i++
   }
-  // text and the previous text agree on [0, offset); compare characters from there.
   const previous = prev.rendered?.text ?? ''
   let end = offset
   const limit = Math.min(previous.length, text.length)
@@ -59,7 +48,9 @@ export function prefixReportOf(prev: PromptState, rendered: RenderedPrompt, hasP
   const whole = wholeCodePoints(text, previous, end)
   const bytes = utf8Length(text, 0, whole)
 
-  const outputs = outputsOf(parts)
+  // Name → output, first occurrence winning (names are unique in a registry-made assembly).
+  const outputs = new Map<string, string>()
+  for (const { name, text } of parts) if (!outputs.has(name)) outputs.set(name, text)
   const changed = new Set<string>()
   for (const [name, output] of outputs) if ((prev.outputs.get(name) ?? '') !== output) changed.add(name)
   for (const name of prev.outputs.keys()) if (!outputs.has(name)) changed.add(name)
@@ -77,23 +68,8 @@ export function prefixReportOf(prev: PromptState, rendered: RenderedPrompt, hasP
   }
 }
 
-/** Name → output, first occurrence winning (names are unique in a registry-made assembly). */
-function outputsOf(parts: readonly RenderedPart[]): Map<string, string> {
-  const outputs = new Map<string, string>()
-  for (const { name, text } of parts) if (!outputs.has(name)) outputs.set(name, text)
-  return outputs
-}
-
-/**
- * `changed` in prompt order: current sections in their order, and each
- * removed section right after the nearest earlier previous section that is
- * still present (so a removal sorts where it made the prompt diverge).
- */
-function inPromptOrder(
-  changed: ReadonlySet<string>,
-  before: readonly RenderedPart[],
-  sections: readonly RenderedPart[],
-): string[] {
+/** `changed` in prompt order, each removed section right after the nearest earlier previous section still present. */
+function inPromptOrder(changed: ReadonlySet<string>, before: readonly RenderedPart[], sections: readonly RenderedPart[]): string[] {
   if (changed.size === 0) return []
   const present = new Set(sections.map((section) => section.name))
   const removedAfter = new Map<string | undefined, string[]>()
@@ -106,20 +82,11 @@ function inPromptOrder(
       else list.push(name)
     }
   }
-  const out: string[] = []
-  const seen = new Set<string>()
-  const emit = (name: string): void => {
-    if (!seen.has(name)) {
-      seen.add(name)
-      out.push(name)
-    }
-  }
-  for (const name of removedAfter.get(undefined) ?? []) emit(name)
+  const out = new Set<string>(removedAfter.get(undefined))
   for (const { name } of sections) {
-    if (changed.has(name)) emit(name)
-    const removed = removedAfter.get(name)
-    if (removed !== undefined) for (const gone of removed) emit(gone)
+    if (changed.has(name)) out.add(name)
+    for (const gone of removedAfter.get(name) ?? []) out.add(gone)
   }
-  return out
+  return [...out]
 }
 

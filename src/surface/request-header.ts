@@ -1,10 +1,4 @@
-/**
- * The request header of the step surface: config and tool declarations as
- * JSON, compared step to step by their serialization (the bytes the model
- * is sent), with a readable reason for what changed.
- */
-
-import { deepFreeze } from '../assembly/deep-freeze.js'
+/** The step surface's request header: config and tools compared step to step by their JSON (the bytes the model is sent). */
 
 /** The config and tools of the last step, serialized. */
 export interface HeaderState {
@@ -16,9 +10,8 @@ export interface HeaderState {
 }
 
 /**
- * Serializes the step's tools, reusing the previous JSON for an object that
- * is the same frozen object as last time (`assemble()` hands back the same
- * deep-frozen clone while a provider's schema is unchanged).
+ * Serializes the step's tools, reusing the JSON of a tool that is the same frozen object as last time
+ * (`assemble()` hands back the same deep-frozen clone while a provider's schema is unchanged).
  */
 export function headerStateOf(tools: readonly unknown[], configJson: string, previous: HeaderState | undefined): HeaderState {
   const toolJson = tools.map((tool, index) => {
@@ -52,7 +45,7 @@ export function headerChange(before: HeaderState, after: HeaderState): HeaderCha
   return { toolsChanged, configChanged, reason: reasons.length === 0 ? undefined : reasons.join('; ') }
 }
 
-/** How the tool declarations changed between two headers, by name (a repeated name counts once, as first declared). */
+/** How the tools changed between two headers, by name (a repeated name counts once, as first declared). */
 export interface ToolDiff {
   /** Names declared now but not before, in their new order. */
   readonly added: string[]
@@ -64,7 +57,7 @@ export interface ToolDiff {
   readonly reordered: boolean
 }
 
-/** Compares the tools of two header states by name and JSON. */
+/** Compares the tools of two headers by name and JSON. */
 export function toolDiff(before: HeaderState, after: HeaderState): ToolDiff {
   const was = new Map<string, string>()
   before.names.forEach((name, i) => was.has(name) || was.set(name, before.toolJson[i]!))
@@ -87,9 +80,3 @@ function toolsChange(before: HeaderState, after: HeaderState): string {
   if (reordered) details.push('reordered')
   return details.length === 0 ? 'tools changed' : `tools changed (${details.join('; ')})`
 }
-
-/** Parses `json` into a deep-frozen value the caller may keep. */
-export function frozenJson(json: string): unknown {
-  return deepFreeze(JSON.parse(json))
-}
-

@@ -1,24 +1,17 @@
-/**
- * The cache-stability lint of the step surface. A value that changes every
- * step belongs in a runtime context: inside the system prompt it invalidates
- * the KV cache from its section on. It reads the `RenderedPrompt` only: the
- * parts' layers and the referenced variables' stability come with it.
- */
+/** The step surface's cache-stability lint: a per-step value in the system prompt invalidates the KV cache from its section on. */
 
 import { breakpointAfterVolatileMessage } from '../assembly/diagnostics.js'
 import { labelInLayer, type LayerRef } from '../assembly/entries.js'
-import type { RenderedPrompt } from '../render/rendered-prompt.js'
+import { entryLabel } from '../assembly/errors.js'
+import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
 
 /** A cache-stability lint finding. */
 export interface StabilityWarning {
   /**
-   * `'volatile-variable'`: a section references a variable registered with
-   * `stability: 'volatile'`. `'unstable-section'`: a section's output changed
-   * in two consecutive steps while a later non-empty section stayed the same.
-   * `'required-restored'`: a listener dropped, edited or reordered a
-   * `required` section and the assembly restored it (see `restored-lint.ts`).
-   * `'breakpoint-after-volatile'`: a `cacheBreakpoint` section at or after the
-   * first volatile one, where no cache marker is placed (SPEC §4.1).
+   * `'volatile-variable'`: a section references a `stability: 'volatile'` variable.
+   * `'unstable-section'`: a section changed in two consecutive steps while a later non-empty one stayed the same.
+   * `'required-restored'`: a listener dropped, edited or reordered a `required` section and the assembly restored it.
+   * `'breakpoint-after-volatile'`: a `cacheBreakpoint` section at or after the first volatile one (SPEC §4.1).
    */
   readonly kind: 'volatile-variable' | 'unstable-section' | 'required-restored' | 'breakpoint-after-volatile'
   /** The section the finding is about. */
@@ -38,40 +31,33 @@ export interface PendingWarning {
   readonly warning: StabilityWarning
 }
 
+const GLOBAL_LAYER = {}
+const UNKNOWN_LAYER = {}
+
 /** Which findings a surface already reported, per layer, without retaining scope keys. */
 export class ReportedWarnings {
-  /** Keys of findings whose layer is `'global'` (prefixed `g`) or unknown (prefixed `u`). */
-  readonly #unscoped = new Set<string>()
-  readonly #scoped = new WeakMap<object, Set<string>>()
+  readonly #byLayer = new WeakMap<object, Set<string>>()
 
   has(layer: LayerRef | undefined, key: string): boolean {
-    if (typeof layer !== 'object') return this.#unscoped.has(unscopedKey(layer, key))
-    return this.#scoped.get(layer)?.has(key) === true
+    return this.#byLayer.get(layerKey(layer))?.has(key) === true
   }
 
   commit(pending: readonly PendingWarning[]): void {
     for (const { layer, key } of pending) {
-      if (typeof layer !== 'object') {
-        this.#unscoped.add(unscopedKey(layer, key))
-        continue
-      }
-      let set = this.#scoped.get(layer)
-      if (set === undefined) this.#scoped.set(layer, (set = new Set()))
-      set.add(key)
+      const set = this.#byLayer.get(layerKey(layer)) ?? new Set()
+      this.#byLayer.set(layerKey(layer), set.add(key))
     }
   }
 }
 
-function unscopedKey(layer: 'global' | undefined, key: string): string {
-  return (layer === undefined ? 'u' : 'g') + key
+function layerKey(layer: LayerRef | undefined): object {
+  return layer === 'global' ? GLOBAL_LAYER : (layer ?? UNKNOWN_LAYER)
 }
 
 /**
- * (a) every section not itself declared volatile that references a
- * `volatile` variable; (b) every section that changed in this step and the
- * previous one while some section after it stayed the same in both; (c)
- * every `cacheBreakpoint` section at or after the first volatile one. Findings
- * already reported are left out.
+ * The findings not yet reported, by kind: a non-volatile section referencing a volatile variable; a `cacheBreakpoint`
+ * section at or after the first volatile one; a section changed in this step and the previous one while a later one
+ * stayed the same in both; a part the assembly restored (SPEC §5).
  */
 export function lintStability(
   rendered: RenderedPrompt,
@@ -81,54 +67,38 @@ export function lintStability(
 ): PendingWarning[] {
   const { parts } = rendered
   const out: PendingWarning[] = []
-  const add = (
-    kind: StabilityWarning['kind'],
-    section: string,
-    layer: LayerRef | undefined,
-    variable: string | undefined,
-    message: string,
-  ) => {
+  const add = (kind: StabilityWarning['kind'], part: RenderedPart, variable: string | undefined, message: string): void => {
+    const { name: section, layer } = part
     const key = `${kind}\0${section}\0${variable ?? ''}`
     if (reported.has(layer, key) || out.some((p) => p.key === key && p.layer === layer)) return
-    const warning: StabilityWarning = {
-      kind,
-      section,
-      ...(layer === undefined ? {} : { layer }),
-      ...(variable === undefined ? {} : { variable }),
-      message,
-    }
+    const warning: StabilityWarning = { kind, section, ...(layer === undefined ? {} : { layer }), ...(variable === undefined ? {} : { variable }), message }
     out.push({ key, layer, warning })
   }
 
   const volatile = rendered.variables.filter((variable) => variable.stability === 'volatile')
-  if (volatile.length > 0) {
-    for (const part of parts) {
-      if (part.stability === 'volatile') continue
-      for (const variable of volatile) {
-        if (!part.variables.includes(variable.name)) continue
-        add(
-          'volatile-variable',
-          part.name,
-          part.layer,
-          variable.name,
-          `${labelInLayer('prompt section', part.name, part.layer)} references volatile ${labelInLayer('prompt variable', variable.name, variable.layer)}; a value that changes every step invalidates the cached prompt from this section on — move it into a runtime context`,
-        )
-      }
+  for (const part of parts) {
+    if (part.stability === 'volatile') continue
+    for (const variable of volatile) {
+      if (!part.variables.includes(variable.name)) continue
+      add(
+        'volatile-variable',
+        part,
+        variable.name,
+        `${labelInLayer('prompt section', part.name, part.layer)} references volatile ${labelInLayer('prompt variable', variable.name, variable.layer)}; a value that changes every step invalidates the cached prompt from this section on — move it into a runtime context`,
+      )
     }
   }
 
   const firstVolatile = parts.findIndex((part) => part.stability === 'volatile')
   if (firstVolatile !== -1) {
-    const volatile = parts[firstVolatile]!
-    for (let i = firstVolatile; i < parts.length; i++) {
-      const part = parts[i]!
-      if (!part.cacheBreakpoint) continue
-      add('breakpoint-after-volatile', part.name, part.layer, undefined, breakpointAfterVolatileMessage(part.name, part.layer, volatile.name, volatile.layer))
+    const { name, layer } = parts[firstVolatile]!
+    for (const part of parts.slice(firstVolatile)) {
+      if (part.cacheBreakpoint) add('breakpoint-after-volatile', part, undefined, breakpointAfterVolatileMessage(part.name, part.layer, name, layer))
     }
   }
 
   if (changedBefore !== undefined && changedBefore.size > 0 && changed.size > 0) {
-    const flagged: (typeof parts)[number][] = []
+    const flagged: RenderedPart[] = []
     let stableAfter = false
     for (let j = parts.length - 1; j >= 0; j--) {
       const part = parts[j]!
@@ -141,12 +111,21 @@ export function lintStability(
     for (const part of flagged.reverse()) {
       add(
         'unstable-section',
-        part.name,
-        part.layer,
+        part,
         undefined,
         `${labelInLayer('prompt section', part.name, part.layer)} changed in two consecutive steps while later sections stayed the same; a per-step value this early in the prompt invalidates the cache of everything after it — move it into a runtime context or give the section a later order`,
       )
     }
+  }
+  for (const part of parts) {
+    if (!part.restored) continue
+    const label = part.layer === 'global' ? `prompt section "${part.name}" in the global layer` : entryLabel('prompt section', part.name, part.layer)
+    add(
+      'required-restored',
+      part,
+      undefined,
+      `required ${label} was restored after the "system-prompt/assemble" waterfall: a listener dropped, edited or reordered it, and required sections keep their registered text and place; leave it in the listener's result, or register it without required: true if listeners may change it`,
+    )
   }
   return out
 }

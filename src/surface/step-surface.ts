@@ -1,26 +1,20 @@
 import { describeValue } from '../assembly/errors.js'
+import { deepFreeze } from '../assembly/deep-freeze.js'
 import { assembledFor } from '../assembly/provenance.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
 import { render, renderContextSections, renderContextSnapshot } from '../render/render.js'
-import { createTokenBudget } from './budget.js'
-import type { BudgetOptions } from './budget-options.js'
+import { createTokenBudget, type BudgetOptions } from './budget.js'
 import { cacheBreakOf, type CacheBreak } from './cache-break.js'
 import { checkCacheRules, type CacheRules } from './cache-rules.js'
 import { NO_PROMPT, prefixReportOf } from './prefix-report.js'
-import { frozenJson, headerChange, headerStateOf, toolDiff, type HeaderChange, type HeaderState } from './request-header.js'
-import { lintRestored } from './restored-lint.js'
+import { headerChange, headerStateOf, toolDiff, type HeaderChange, type HeaderState } from './request-header.js'
 import { lintStability, ReportedWarnings } from './stability-lint.js'
-import { configJsonOf, optionalBoolean, requireHistoryLength, updateMode } from './step-options.js'
-import { StepCounts } from './step-tokens.js'
+import { StepCounts, type CountedFields } from './step-tokens.js'
 import type { StepResult } from './step-result.js'
 import type { SurfaceEvent } from './surface-events.js'
 import { usageRecordOf, type ObservedUsage, type UsageRecord } from './usage-record.js'
 
-/**
- * How a changed system prompt reaches the model: `'replace'` rewrites
- * surface node 0; `'in-history'` appends the new prompt after the cached
- * history so the cached prefix (node 0 included) stays valid.
- */
+/** How a changed prompt reaches the model: `'replace'` rewrites node 0; `'in-history'` appends it after the cached history. */
 export type SystemPromptUpdate = 'replace' | 'in-history'
 
 /** Options of `createStepSurface`. */
@@ -28,33 +22,13 @@ export interface StepSurfaceOptions {
   /** The default update mode; a step's own `systemPromptUpdate` overrides it. Default `'replace'`. */
   readonly systemPromptUpdate?: SystemPromptUpdate
   /**
-   * Counts the tokens of a text (the model's tokenizer, or an estimate). When
-   * given (or a `budget` is), each step also reports `stablePrefixTokens`,
-   * `reusablePrefixTokens` and `promptTokens`, and `observeUsage` reports
-   * `predictedTokens`. Without a budget, or when it is not the budget's own
-   * function, it counts the joined texts; the budget's function counts by the
-   * budget's rule (per part, cached by text).
+   * Counts the tokens of a text, for the steps' token figures and `predictedTokens`. Without it a
+   * budget's counts; the budget's own function counts per part, any other the joined texts.
    */
   readonly countTokens?: (text: string) => number
-  /**
-   * The cache-preserving token budget (SPEC §5): when the rendered prompt
-   * exceeds `maxTokens`, sections are withheld (lowest `priority` first, the
-   * later first among equals; never a `required` or `complete` one) and the
-   * decision is sticky until the prompt with a section restored fits within
-   * `maxTokens × (1 − headroom)`. The step's `rendered`, events and prefix
-   * figures then describe the budgeted prompt. Without a `countTokens` option
-   * the token figures use the budget's `countTokens`. With `shared:
-   * 'prefer-unshared'` the sections after the prefix this agent shares with its
-   * siblings are withheld first (the agent is the scope the step's assembly
-   * was assembled for).
-   */
+  /** The cache-preserving token budget (SPEC §5): every step's `rendered`, events and figures then describe the budgeted prompt. */
   readonly budget?: BudgetOptions
-  /**
-   * The provider's cache rules (`cacheRules.anthropic({ model })`, `.openai()`,
-   * `.deepseek()`): each step then reports `expectedCachedTokens` and, when a
-   * reusable prefix is not expected to be cached, `cacheNote`. Needs a
-   * `countTokens` (or a budget's).
-   */
+  /** The provider's cache rules (`cacheRules.anthropic({ model })`, …), for `expectedCachedTokens`; needs a `countTokens` (or a budget's). */
   readonly cacheRules?: CacheRules
 }
 
@@ -66,12 +40,7 @@ export interface StepInput {
   readonly config?: Readonly<Record<string, unknown>>
   /** Overrides the surface's `systemPromptUpdate` for this step only. */
   readonly systemPromptUpdate?: SystemPromptUpdate
-  /**
-   * Messages in the cached history, where an in-history prompt update is
-   * appended. Required on every `'in-history'` step: any non-negative integer
-   * on the first step (whose render always goes to node 0), and at least 1
-   * afterwards, because node 0 (the system message) is part of the history.
-   */
+  /** Messages in the cached history, where an `'in-history'` update is appended: required then (at least 1 after the first step). */
   readonly historyLength?: number
   /** `true` when compaction rewrote the history since the previous step. */
   readonly compacted?: boolean
@@ -80,17 +49,13 @@ export interface StepInput {
 /** A step surface: one per agent loop (one prompt stream). */
 export interface StepSurface {
   /**
-   * Records one model step. Throws a `TypeError` for a bad option, rethrows
-   * render errors, and throws an error naming `countTokens` when it throws or
-   * returns a bad count; a call that throws changes nothing (the previous
-   * prompt, the withheld set, the reported warnings and the step count stay).
+   * Records one model step. Throws a `TypeError` for a bad option, rethrows render errors, and throws an
+   * error naming `countTokens` for a bad count; a call that throws changes nothing (two-phase commit).
    */
   step(input: StepInput): StepResult
   /**
-   * Records what the provider reported for the latest step and returns it as
-   * a `UsageRecord`. Throws a `TypeError` naming a field that is not a
-   * non-negative finite number or more cached than input tokens, and an
-   * `Error` before the first step.
+   * Records what the provider reported for the latest step as a `UsageRecord`. Throws a `TypeError`
+   * naming a bad field (see `usageRecordOf`), and an `Error` before the first step.
    *
    * @example
    * ```ts
@@ -109,35 +74,18 @@ export interface StepSurface {
 
 /**
  * Creates the step surface (SPEC §3): a pure state machine that turns each
- * step's assembly of one prompt stream into session-log events and a
- * KV-cache prefix report. Plain values in and out; no Cordis.
- *
- * - `system/message`: the first render is appended at node 0 (even when
- *   empty, so node 0 is the system message from then on). Later, a render
- *   that differs from the text the model last received replaces node 0, or,
- *   in `'in-history'` mode, is appended at `node: historyLength` — unless it
- *   is empty (an empty message tells the model nothing; no event).
- * - `request/header`: config and tools only, on the first step (`'initial'`)
- *   and whenever their JSON serialization changed.
- * - `context/snapshot`: when the non-empty snapshot differs from the last
- *   recorded one, or after `compacted: true`. An empty snapshot records nothing.
- * - `compacted: true` also assumes in-history prompt appends were compacted
- *   away: the model is taken to hold node 0's text again.
- * - `budget`: each step plans on `render(assembly)`, and everything above
- *   reads the budgeted prompt; the plan is committed only with the step.
- *
- * Throws a `TypeError` for a bad option (a bad `budget` names its field).
+ * step's assembly into session-log events (`system/message` when the prompt
+ * the model holds changed, `request/header` when config or tools did,
+ * `context/snapshot` when the runtime contexts did) and a KV-cache prefix
+ * report. Throws a `TypeError` for a bad option (a bad `budget` names its field).
  *
  * @example
  * ```ts
  * import { createStepSurface } from 'promptloom'
  *
  * const surface = createStepSurface() // one per agent loop
- * for (let turn = 1; turn <= 3; turn++) {
- *   const assembly = await app.systemPrompt.assemble({ scope: agent })
- *   const result = surface.step({ assembly }) // then send result.rendered with toAnthropic, toOpenAIChat, …
- *   console.log(`step ${result.step}: ${result.reusablePrefixLength} chars reusable, changed: ${result.changedSections.join(', ')}`)
- * }
+ * const result = surface.step({ assembly: await app.systemPrompt.assemble({ scope: agent }) })
+ * console.log(`${result.reusablePrefixLength} chars reusable, changed: ${result.changedSections.join(', ')}`)
  * ```
  */
 export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface {
@@ -159,8 +107,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
     )
   }
   const counts = new StepCounts(countTokens, budgetCount, rules)
-  let predicted: number | undefined
-  let expected: number | undefined
+  let counted: CountedFields = {}
   let steps = 0
   let prompt = NO_PROMPT
   // The text of node 0 and the system text the model received last; undefined before the first step.
@@ -183,7 +130,10 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       }
       const mode = updateMode('step option "systemPromptUpdate"', input.systemPromptUpdate) ?? defaultMode
       const historyLength = mode === 'in-history' ? requireHistoryLength(input.historyLength, steps === 0 ? 0 : 1) : undefined
-      const compacted = optionalBoolean('compacted', input.compacted) === true
+      if (input.compacted !== undefined && typeof input.compacted !== 'boolean') {
+        throw new TypeError(`step option "compacted" must be a boolean (got ${describeValue(input.compacted)})`)
+      }
+      const compacted = input.compacted === true
       const configJson = configJsonOf(input.config)
 
       // Everything that can throw happens before any state is touched.
@@ -195,8 +145,8 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       const first = steps === 0
       const compared = prefixReportOf(prompt, rendered, !first)
       const warnings = lintStability(rendered, compared.changedSet, prompt.changed, reported)
-      warnings.push(...lintRestored(rendered, reported))
 
+      // The first render goes to node 0 even when empty; compaction drops in-history appends (the model holds node 0 again).
       const events: SurfaceEvent[] = []
       let nextNode0 = node0
       let nextLatest = compacted ? node0 : latest
@@ -216,7 +166,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       const nextHeader = headerStateOf(assembly.tools, configJson, header)
       const { toolsChanged, configChanged, reason } = header === undefined ? FIRST_HEADER : headerChange(header, nextHeader)
       const reusable = toolsChanged || configChanged ? { length: 0, bytes: 0 } : compared
-      const counted = counts.measure({
+      const measured = counts.measure({
         plan,
         rendered,
         stableLength: compared.length,
@@ -238,8 +188,8 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       if (reason !== undefined) {
         events.push({
           type: 'request/header',
-          config: frozenJson(nextHeader.configJson) as Readonly<Record<string, unknown>>,
-          tools: nextHeader.toolJson.map((json) => frozenJson(json) as ToolSchema),
+          config: deepFreeze(JSON.parse(nextHeader.configJson)) as Readonly<Record<string, unknown>>,
+          tools: nextHeader.toolJson.map((json) => deepFreeze(JSON.parse(json)) as ToolSchema),
           reason,
         })
       }
@@ -251,7 +201,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
 
       // Commit (nothing below throws).
       if (plan !== undefined) budget!.commit(plan)
-      counted.commit()
+      measured.commit()
       steps++
       prompt = compared.next
       node0 = nextNode0
@@ -259,8 +209,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       header = nextHeader
       snapshot = recordContext ? contextText : contextBaseline
       reported.commit(warnings)
-      predicted = counted.fields.reusablePrefixTokens
-      expected = counted.fields.expectedCachedTokens
+      counted = measured.fields
       return {
         step: steps,
         compacted,
@@ -274,7 +223,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
         configChanged,
         reusablePrefixLength: reusable.length,
         reusablePrefixBytes: reusable.bytes,
-        ...counted.fields,
+        ...measured.fields,
         ...(plan === undefined ? {} : { withheld: plan.withheld, overBudget: plan.overBudget }),
         ...(cacheBreak === undefined ? {} : { cacheBreak }),
         ...(compared.changedSections.length > 0 ? { firstChangedSection: compared.changedSections[0]! } : {}),
@@ -285,7 +234,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       if (steps === 0) {
         throw new Error('observeUsage was called before the first step; call surface.step() for the request, then report its usage')
       }
-      return usageRecordOf(usage, steps, predicted, expected)
+      return usageRecordOf(usage, steps, counted.reusablePrefixTokens, counted.expectedCachedTokens)
     },
   }
 }
@@ -293,8 +242,33 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
 const NO_NAMES: readonly string[] = Object.freeze([])
 const FIRST_HEADER: HeaderChange = { toolsChanged: false, configChanged: false, reason: 'initial' }
 
-/** The tool names added, removed and changed between two headers (a reordering alone lists none). */
 function changedToolNames(before: HeaderState, after: HeaderState): NonNullable<CacheBreak['tools']> {
   const { added, removed, changed } = toolDiff(before, after)
   return Object.freeze({ added: Object.freeze(added), removed: Object.freeze(removed), changed: Object.freeze(changed) })
+}
+
+function updateMode(what: string, value: unknown): SystemPromptUpdate | undefined {
+  if (value === undefined || value === 'replace' || value === 'in-history') return value
+  throw new TypeError(`${what} must be 'replace' or 'in-history' (got ${describeValue(value)})`)
+}
+
+/** After the first step node 0 holds the system message, so an append there would overwrite it: `min` is 1. */
+function requireHistoryLength(value: unknown, min: 0 | 1): number {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= min) return value
+  const rule = min === 0 ? 'a non-negative integer' : 'an integer of at least 1 after the first step (node 0 holds the system message)'
+  throw new TypeError(
+    `step option "historyLength" must be ${rule} when systemPromptUpdate is 'in-history' (got ${describeValue(value)}); pass the number of messages in the cached history, where the updated prompt is appended`,
+  )
+}
+
+function configJsonOf(config: unknown): string {
+  if (config === undefined) return '{}'
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) {
+    throw new TypeError(`step option "config" must be a plain object (got ${describeValue(config)})`)
+  }
+  try {
+    return JSON.stringify(config)
+  } catch (error) {
+    throw new TypeError(`step option "config" must be JSON-serializable for the session log (${String(error)})`)
+  }
 }

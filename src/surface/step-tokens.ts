@@ -1,49 +1,29 @@
 /**
- * The step surface's token figures (`stablePrefixTokens`,
- * `reusablePrefixTokens`, `promptTokens`) and expected cache reuse, by one of
- * two count rules:
- *
- *   with a budget whose countTokens does the counting   the budget's count rule:
- *     the sent parts' cached counts plus one separator count between parts,
- *     summed exactly (budget-sum.ts);
- *     the stable prefix is the parts that lie wholly in it, plus a count of
- *     the rest of it (a slice of the first changed part), so a steady step
- *     tokenizes nothing and a changed step only that short slice
- *   otherwise (a `countTokens` option alone, or one that is not the budget's)
- *     countTokens of the joined texts: the stable prefix, and the whole prompt
- *     unless it is all stable; the last prompt's count is reused while its
- *     text stays the same
- *
- * `StepCounts.measure` changes nothing; the surface calls the returned
- * `commit` only when the whole step succeeded.
+ * The step surface's token figures and expected cache reuse. With the budget's countTokens, by the
+ * budget's rule (the stable prefix is its whole parts plus a count of the rest, so a steady step
+ * tokenizes nothing); otherwise countTokens of the joined texts, the last prompt's count reused.
  */
 
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
 import type { BudgetPlan } from './budget.js'
-import { checkSafeTotal, TokenSum } from './budget-sum.js'
-import type { CacheRules } from './cache-rules.js'
-import { expectCache, NO_EXPECTATION, type CacheExpectation, type ExpectationState } from './cache-expectation.js'
-import { BUDGET_COUNTER, countWith } from './token-counts.js'
+import { expectCache, NO_EXPECTATION, type CacheExpectation, type CacheRules, type ExpectationState } from './cache-rules.js'
+import { addSafely, BUDGET_COUNTER, countWith, TokenSum } from './token-counts.js'
 
-/** One step's token figures. */
+/** A step's `countTokens` figures. */
 export interface TokenFigures {
   readonly stablePrefixTokens: number
   readonly reusablePrefixTokens: number
   readonly promptTokens: number
 }
 
-/** What one step hands the counter. */
+/** What one step hands the counter; `fresh`: nothing is reusable (the first step, or tools or config changed). */
 export interface CountedStep {
-  /** The budget's plan (only with a budget). */
   readonly plan: BudgetPlan | undefined
-  /** The prompt sent. */
   readonly rendered: RenderedPrompt
   /** UTF-16 code units identical to the previous step's prompt, and of those the reusable ones. */
   readonly stableLength: number
   readonly reusableLength: number
-  /** Nothing is reusable: the first step, or the tools or config changed. */
   readonly fresh: boolean
-  /** `JSON.stringify` of the step's tools. */
   readonly toolsJson: string
 }
 
@@ -58,7 +38,6 @@ const OPTION_COUNTER = 'createStepSurface option "countTokens"'
 export class StepCounts {
   readonly #countTokens: ((text: string) => number) | undefined
   readonly #budgetCount: ((text: string) => number) | undefined
-  /** The figures follow the budget's rule unless a different countTokens was given for them. */
   readonly #fromBudget: boolean
   readonly #rules: CacheRules | undefined
   #memo: { readonly text: string; readonly tokens: number } | undefined
@@ -71,7 +50,7 @@ export class StepCounts {
     this.#rules = rules
   }
 
-  /** The step's counted fields and the commit that keeps its memos. Throws an error naming the counter for a bad count. */
+  /** The step's fields, and the commit that keeps its memos once the step succeeded. Throws what `countWith` throws. */
   measure(step: CountedStep): { readonly fields: CountedFields; readonly commit: () => void } {
     let tokens: TokenFigures | undefined
     let memo = this.#memo
@@ -103,11 +82,7 @@ export class StepCounts {
     }
   }
 
-  /**
-   * The budget's rule: the part of the stable prefix past the last whole part
-   * is counted on its own (never cached: it is a different slice whenever the
-   * prefix moves).
-   */
+  /** The stable prefix's slice past the last whole part is never cached: it differs whenever the prefix moves. */
   #budgetFigures({ plan, stableLength, reusableLength }: CountedStep): TokenFigures {
     const { rendered, partTokens, separatorTokens, promptTokens } = plan!
     let stable = promptTokens
@@ -123,15 +98,14 @@ export class StepCounts {
       }
       if (stableLength > end) {
         const subject = `the stable prefix's end in rendered part "${parts[i]?.name ?? parts[i - 1]!.name}"`
-        sum.add(countWith(this.#budgetCount!, rendered.text.slice(end, stableLength), BUDGET_COUNTER, subject))
+        // Only this slice can pass MAX_SAFE_INTEGER: the whole parts sum to at most promptTokens.
+        addSafely(sum, countWith(this.#budgetCount!, rendered.text.slice(end, stableLength), BUDGET_COUNTER, subject), BUDGET_COUNTER)
       }
       stable = sum.value
-      checkSafeTotal(stable, BUDGET_COUNTER)
     }
     return { stablePrefixTokens: stable, reusablePrefixTokens: reusableLength === 0 ? 0 : stable, promptTokens }
   }
 
-  /** The joined-text rule; the last committed prompt's count is reused while its text is the same. */
   #textFigures({ rendered: { text }, stableLength, reusableLength }: CountedStep): TokenFigures {
     const count = this.#countTokens!
     const memo = this.#memo

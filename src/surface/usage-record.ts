@@ -1,8 +1,3 @@
-/**
- * `StepSurface.observeUsage`: what the provider reported for the latest step,
- * checked and stored beside that step's predictions.
- */
-
 import { describeValue } from '../assembly/errors.js'
 
 /** What a provider reported about one step's prompt tokens (see `usageFromAnthropic` / `usageFromOpenAI`). */
@@ -31,11 +26,11 @@ export interface UsageRecord extends ObservedUsage {
 }
 
 const READERS = 'usageFromAnthropic, usageFromOpenAI, usageFromDeepSeek or usageFromAISDK'
+const CACHE_WRITES = ['cacheWriteTokens', 'cacheWrite5mTokens', 'cacheWrite1hTokens'] as const
 
 /**
- * The usage record of step `step`, with the step's predicted and expected
- * tokens when it has them. Throws a `TypeError` naming a field that is not a
- * non-negative finite number, or more cached than input tokens.
+ * The usage record of step `step`, with its predicted and expected tokens when it has them. Throws a
+ * `TypeError` naming a field that is not a non-negative finite number, or more cached than input tokens.
  */
 export function usageRecordOf(usage: ObservedUsage, step: number, predicted: number | undefined, expected: number | undefined): UsageRecord {
   if (typeof usage !== 'object' || usage === null) {
@@ -48,16 +43,13 @@ export function usageRecordOf(usage: ObservedUsage, step: number, predicted: num
       `observeUsage field "cachedInputTokens" (${cachedInputTokens}) exceeds "inputTokens" (${inputTokens}); cached tokens are part of the input tokens — read the usage with ${READERS}`,
     )
   }
-  const optional = (field: 'cacheWriteTokens' | 'cacheWrite5mTokens' | 'cacheWrite1hTokens') =>
-    usage[field] === undefined ? {} : { [field]: tokenCount(field, usage[field]) }
+  const writes = CACHE_WRITES.filter((field) => usage[field] !== undefined).map((field) => [field, tokenCount(field, usage[field])])
   return {
     type: 'usage',
     step,
     inputTokens,
     cachedInputTokens,
-    ...optional('cacheWriteTokens'),
-    ...optional('cacheWrite5mTokens'),
-    ...optional('cacheWrite1hTokens'),
+    ...Object.fromEntries(writes),
     ...(predicted === undefined ? {} : { predictedTokens: predicted }),
     ...(expected === undefined ? {} : { expectedTokens: expected }),
   }

@@ -1,29 +1,14 @@
 /**
- * The token budget's withhold order (SPEC §5). It ranks the withholdable
- * parts (neither `required` nor `complete`): lowest `priority` first, and
- * among equal priorities the one later in the prompt first, so the prefix
- * survives. The withheld set is always a prefix of that order:
+ * The token budget's withhold order (SPEC §5): the parts neither `required` nor `complete`, lowest `priority`
+ * first, later first among equals so the prefix survives; with `shared: 'prefer-unshared'` every part after
+ * the prefix shared with sibling agents first. The withheld set is always a prefix of that order:
  *
- *   withhold order   c(p0) b(p0) a(p0) e(p2) d(p5)      a b c d e: prompt order
- *   withheld          ├───────────┘                    k = 3
- *                     over maxTokens → k grows; restoring → k shrinks from the
- *                     right while the prompt with order[k − 1] restored fits
- *                     maxTokens × (1 − headroom); the first that does not stops it
+ *   order     c(p0) b(p0) a(p0) e(p2) d(p5)      a b c d e: prompt order
+ *   withheld  ├───────────┘                    k = 3: over maxTokens → k grows; k shrinks
+ *                                              while the prompt with order[k − 1] fits
+ *                                              maxTokens × (1 − headroom)
  *
- * With `shared: 'prefer-unshared'` the order first ranks every part after
- * the prefix this agent shares with its siblings (before any inside it), by
- * the same rule within each group:
- *
- *   parts    a  b  c  d  e        shared prefix: a b c (d is the agent's own)
- *   order    e(p0) d(p1) c(p0) b(p0) a(p1)
- *
- * So a section is never sent while a more important one is withheld: a new
- * section ranking below a withheld one is withheld at once, and a small
- * low-priority section waits behind a larger, more important one that cannot
- * be restored yet. Sticky: k is carried by the withheld names from step to
- * step (the prefix through the last of them that is still withholdable), so
- * an unchanged prompt gets the same decision, and the same output, every step
- * (budget.ts).
+ * So a section is never sent while a more important one is withheld.
  */
 
 import { describeValue } from '../assembly/errors.js'
@@ -46,21 +31,14 @@ export function checkParts(parts: readonly RenderedPart[]): void {
   }
 }
 
-/**
- * Parts at or after `sharedCount` first; then lowest priority first; among
- * equal priorities the later part first (the prefix survives).
- */
+/** The indices of the withholdable parts, first withheld first. */
 export function withholdOrder(parts: readonly RenderedPart[], sharedCount: number): number[] {
   const order: number[] = []
   for (let i = 0; i < parts.length; i++) if (!parts[i]!.required && !parts[i]!.complete) order.push(i)
   return order.sort((a, b) => Number(a < sharedCount) - Number(b < sharedCount) || parts[a]!.priority - parts[b]!.priority || b - a)
 }
 
-/**
- * How many leading parts the agent of scope `own` shares with its siblings:
- * those before the first part that its own layer supplies or that fills in a
- * variable its own layer supplies (such a part renders differently per agent).
- */
+/** How many leading parts come before the first that scope `own` supplies or fills a variable of (so renders per agent). */
 export function sharedPrefixCount(rendered: RenderedPrompt, own: ScopeKey): number {
   const ownVariables = new Set<string>()
   for (const variable of rendered.variables) if (variable.layer === own) ownVariables.add(variable.name)
