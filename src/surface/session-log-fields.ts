@@ -1,153 +1,105 @@
 /**
- * The session log's record schema as data: one field table per record type,
- * each field a validator. Reading a record keeps exactly the known fields
- * (a newer writer's extra fields are ignored) and validates every one that is
- * present, so the reader is strict about what it understands and tolerant of
- * what it does not.
- *
- * A new field is one edit: add it to the record's interface and the compiler
- * asks for its entry here, e.g. `expectedCachedTokens: optional(tokenCount)`.
+ * The session log's record schema as data: one table of field checks per
+ * record type. Reading a record keeps exactly the known fields, checked (a
+ * newer writer's extra fields are ignored). A new field is one edit: add it to
+ * the record's interface and the compiler asks for its entry here.
  */
 
 import type { ToolSchema } from '../assembly/types.js'
 import type { RenderedContextSection } from '../render/render.js'
 import type { SessionLogCacheBreak, SessionLogRecord, SessionLogStepRecord, SessionLogWarning } from './session-log.js'
-import type { ContextSnapshotEvent, RequestHeaderEvent, SystemMessageEvent } from './surface-events.js'
-import type { UsageRecord } from './usage-record.js'
 
 /** A record that breaks the schema; the reader adds the file and line. */
 export class RecordRuleError extends Error {
   override readonly name = 'RecordRuleError'
 }
 
-/** Validates one JSON value found at `path` (e.g. `warnings[0].section`) and returns it typed. */
+/** Checks one JSON value found at `path` (e.g. `warnings[0].section`) and returns it typed; `undefined` is a missing field. */
 type Check<T> = (value: unknown, path: string) => T
 
-/** A field every record carries; `fallback` stands in when a log from before the field existed lacks it. */
-interface RequiredField<T> {
-  readonly required: true
-  readonly check: Check<T>
-  readonly fallback?: T
-}
-
-/** A field a record may carry; absent stays absent. */
-interface OptionalField<T> {
-  readonly required: false
-  readonly check: Check<T>
-}
-
-/** The table for record type `R`: every property but `type`, required or optional as `R` declares it. */
-type FieldTable<R> = {
-  readonly [K in Exclude<keyof R, 'type'>]-?: undefined extends R[K] ? OptionalField<Exclude<R[K], undefined>> : RequiredField<R[K]>
-}
-
-const required = <T>(check: Check<T>, fallback?: T): RequiredField<T> =>
-  fallback === undefined ? { required: true, check } : { required: true, check, fallback }
-const optional = <T>(check: Check<T>): OptionalField<T> => ({ required: false, check })
-
-// ── checks ──────────────────────────────────────────────────────────────────
+/** The table for record type `R`: a check for every property but `type` (an optional one may return `undefined`). */
+type FieldTable<R> = { readonly [K in Exclude<keyof R, 'type'>]-?: Check<R[K]> }
 
 function fail(path: string, rule: string, value: unknown): never {
   throw new RecordRuleError(`"${path}" must be ${rule} (got ${shown(value)})`)
 }
 
+function must<T>(holds: (value: unknown) => boolean, rule: string): Check<T> {
+  return (value, path) => (holds(value) ? (value as T) : fail(path, rule, value))
+}
+
+function optional<T>(check: Check<T>): Check<T | undefined> {
+  return (value, path) => (value === undefined ? undefined : check(value, path))
+}
+
+const isObject = (value: unknown): value is Readonly<Record<string, unknown>> => typeof value === 'object' && value !== null && !Array.isArray(value)
+
 /** A step number, surface node, length or byte count. */
-const count: Check<number> = (value, path) =>
-  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : fail(path, 'a non-negative integer', value)
-
-/** A step number: surfaces count from 1. */
-const stepNumber: Check<number> = (value, path) =>
-  typeof value === 'number' && Number.isSafeInteger(value) && value >= 1 ? value : fail(path, 'a positive integer', value)
-
-/** A token count: `countTokens` may estimate, so fractions are fine. */
-const tokenCount: Check<number> = (value, path) =>
-  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : fail(path, 'a non-negative finite number', value)
-
-const boolean: Check<boolean> = (value, path) => (typeof value === 'boolean' ? value : fail(path, 'true or false', value))
-
-const string: Check<string> = (value, path) => (typeof value === 'string' ? value : fail(path, 'a string', value))
-
-const jsonObject: Check<Readonly<Record<string, unknown>>> = (value, path) =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : fail(path, 'an object', value)
+const count = must<number>((value) => Number.isSafeInteger(value) && (value as number) >= 0, 'a non-negative integer')
+/** Surfaces count steps from 1. */
+const stepNumber = must<number>((value) => Number.isSafeInteger(value) && (value as number) >= 1, 'a positive integer')
+/** `countTokens` may estimate, so fractions are fine. */
+const tokenCount = must<number>((value) => Number.isFinite(value) && (value as number) >= 0, 'a non-negative finite number')
+const boolean = must<boolean>((value) => typeof value === 'boolean', 'true or false')
+const string = must<string>((value) => typeof value === 'string', 'a string')
+const jsonObject = must<Readonly<Record<string, unknown>>>(isObject, 'an object')
+/** A layer label, or `null` for a part no registration supplied. */
+const layerLabel = must<string | null>((value) => value === null || typeof value === 'string', 'a string or null')
+/** A tool declaration is the provider's JSON, kept whole; only its name is the log's business. */
+const tool = must<ToolSchema>((value) => isObject(value) && typeof value.name === 'string', 'an object with a string "name"')
 
 function listOf<T>(item: Check<T>): Check<readonly T[]> {
   return (value, path) => {
     if (!Array.isArray(value)) fail(path, 'an array', value)
-    for (let i = 0; i < value.length; i++) item(value[i], `${path}[${i}]`)
+    value.forEach((each, i) => item(each, `${path}[${i}]`))
     return value as T[]
   }
 }
 
 function oneOf<T extends string>(...allowed: T[]): Check<T> {
-  return (value, path) => (allowed.includes(value as T) ? (value as T) : fail(path, allowed.map((a) => `"${a}"`).join(' or '), value))
+  return must((value) => allowed.includes(value as T), allowed.map((a) => `"${a}"`).join(' or '))
 }
 
 /** A nested object read by its own table (known fields only). */
 function objectOf<R>(table: FieldTable<R>, rule: string): Check<R> {
-  return (value, path) => {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(path, rule, value)
-    return readFields(table as unknown as AnyFieldTable, value as Record<string, unknown>, `${path}.`) as R
-  }
+  return (value, path) => (isObject(value) ? (readFields(table, value, `${path}.`) as R) : fail(path, rule, value))
 }
 
 const strings = listOf(string)
 
-/** A tool declaration is the provider's JSON, kept whole; only its name is the log's business. */
-const tool: Check<ToolSchema> = (value, path) =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as { name?: unknown }).name === 'string'
-    ? (value as ToolSchema)
-    : fail(path, 'an object with a string "name"', value)
-
-// ── tables ──────────────────────────────────────────────────────────────────
-
-/** Every shape a logged warning takes (stability and budget findings), read leniently by kind. */
-interface LoggedWarningShape {
-  readonly kind: string
-  readonly message: string
-  readonly section?: string
-  readonly layer?: string
-  readonly variable?: string
-  readonly sections?: readonly string[]
-}
-
-const WARNING_FIELDS: FieldTable<LoggedWarningShape> = {
-  kind: required(string),
-  message: required(string),
+/** Stability and budget findings alike, read leniently by kind. */
+const WARNING_FIELDS = {
+  kind: string,
+  message: string,
   section: optional(string),
   layer: optional(string),
   variable: optional(string),
   sections: optional(strings),
 }
 
-const warning = objectOf(WARNING_FIELDS, 'an object with string "kind" and "message"') as Check<SessionLogWarning>
+const warnings = listOf(objectOf<unknown>(WARNING_FIELDS, 'an object with string "kind" and "message"') as Check<SessionLogWarning>)
 
 const NO_WARNINGS: readonly SessionLogWarning[] = Object.freeze([])
 
-const TOOL_NAME_FIELDS: FieldTable<NonNullable<SessionLogCacheBreak['tools']>> = {
-  added: required(strings),
-  removed: required(strings),
-  changed: required(strings),
-}
+const TOOL_NAME_FIELDS: FieldTable<NonNullable<SessionLogCacheBreak['tools']>> = { added: strings, removed: strings, changed: strings }
 
 const CACHE_BREAK_FIELDS: FieldTable<SessionLogCacheBreak> = {
-  cause: required(oneOf('tools', 'config', 'withheld', 'restored', 'section', 'removed', 'added')),
+  cause: oneOf('tools', 'config', 'withheld', 'restored', 'section', 'removed', 'added'),
   section: optional(string),
   layer: optional(string),
   variable: optional(string),
   tools: optional(objectOf(TOOL_NAME_FIELDS, 'an object with "added", "removed" and "changed" name lists')),
 }
 
-/** A layer label, or `null` for a part no registration supplied. */
-const layerLabel: Check<string | null> = (value, path) => (value === null || typeof value === 'string' ? value : fail(path, 'a string or null', value))
-
 const STEP_FIELDS: FieldTable<SessionLogStepRecord> = {
-  step: required(stepNumber),
-  compacted: required(boolean),
-  stablePrefixLength: required(count),
-  stablePrefixBytes: required(count),
-  changedSections: required(strings),
+  step: stepNumber,
+  compacted: boolean,
+  stablePrefixLength: count,
+  stablePrefixBytes: count,
+  changedSections: strings,
   firstChangedSection: optional(string),
-  warnings: required(listOf(warning), NO_WARNINGS),
+  // Logs written before step warnings existed lack them.
+  warnings: (value, path) => (value === undefined ? NO_WARNINGS : warnings(value, path)),
   toolsChanged: optional(boolean),
   configChanged: optional(boolean),
   reusablePrefixLength: optional(count),
@@ -166,87 +118,49 @@ const STEP_FIELDS: FieldTable<SessionLogStepRecord> = {
   cacheBreak: optional(objectOf(CACHE_BREAK_FIELDS, 'an object with a "cause"')),
 }
 
-const SYSTEM_MESSAGE_FIELDS: FieldTable<SystemMessageEvent> = {
-  op: required(oneOf('append', 'replace')),
-  node: required(count),
-  text: required(string),
-}
-
-const REQUEST_HEADER_FIELDS: FieldTable<RequestHeaderEvent> = {
-  config: required(jsonObject),
-  tools: required(listOf(tool)),
-  reason: required(string),
-}
-
-const CONTEXT_SECTION_FIELDS: FieldTable<RenderedContextSection> = {
-  name: required(string),
-  text: required(string),
-}
-
-const CONTEXT_SNAPSHOT_FIELDS: FieldTable<ContextSnapshotEvent> = {
-  text: required(string),
-  sections: required(listOf(objectOf(CONTEXT_SECTION_FIELDS, 'an object with string "name" and "text"'))),
-}
-
-const USAGE_FIELDS: FieldTable<UsageRecord> = {
-  step: required(stepNumber),
-  inputTokens: required(tokenCount),
-  cachedInputTokens: required(tokenCount),
-  cacheWriteTokens: optional(tokenCount),
-  cacheWrite5mTokens: optional(tokenCount),
-  cacheWrite1hTokens: optional(tokenCount),
-  predictedTokens: optional(tokenCount),
-  expectedTokens: optional(tokenCount),
-}
-
 const RECORD_FIELDS: { readonly [T in SessionLogRecord['type']]: FieldTable<Extract<SessionLogRecord, { type: T }>> } = {
   step: STEP_FIELDS,
-  'system/message': SYSTEM_MESSAGE_FIELDS,
-  'request/header': REQUEST_HEADER_FIELDS,
-  'context/snapshot': CONTEXT_SNAPSHOT_FIELDS,
-  usage: USAGE_FIELDS,
+  'system/message': { op: oneOf('append', 'replace'), node: count, text: string },
+  'request/header': { config: jsonObject, tools: listOf(tool), reason: string },
+  'context/snapshot': {
+    text: string,
+    sections: listOf(objectOf<RenderedContextSection>({ name: string, text: string }, 'an object with string "name" and "text"')),
+  },
+  usage: {
+    step: stepNumber,
+    inputTokens: tokenCount,
+    cachedInputTokens: tokenCount,
+    cacheWriteTokens: optional(tokenCount),
+    cacheWrite5mTokens: optional(tokenCount),
+    cacheWrite1hTokens: optional(tokenCount),
+    predictedTokens: optional(tokenCount),
+    expectedTokens: optional(tokenCount),
+  },
 }
 
-/** The record types, in the order errors list them. */
-const RECORD_TYPES = Object.keys(RECORD_FIELDS) as readonly SessionLogRecord['type'][]
-
-// ── reading ─────────────────────────────────────────────────────────────────
-
-/** Any record's table, as `readFields` walks it. */
-type AnyFieldTable = Readonly<Record<string, RequiredField<unknown> | OptionalField<unknown>>>
-
-/** Copies the fields of `table` from `record` into `out` (validated), and returns `out`. */
-function readFields(table: AnyFieldTable, record: Readonly<Record<string, unknown>>, prefix = '', out: Record<string, unknown> = {}): Record<string, unknown> {
-  for (const key in table) {
-    const field = table[key]!
-    const value = record[key]
-    if (value === undefined) {
-      if (!field.required) continue
-      if (field.fallback === undefined) field.check(value, prefix + key)
-      out[key] = field.fallback
-      continue
-    }
-    out[key] = field.check(value, prefix + key)
+/** The fields of `table` that `record` has, checked. */
+function readFields(table: Readonly<Record<string, Check<unknown>>>, record: Readonly<Record<string, unknown>>, prefix = ''): object {
+  const out: Record<string, unknown> = {}
+  for (const [key, check] of Object.entries(table)) {
+    const value = check(record[key], prefix + key)
+    if (value !== undefined) out[key] = value
   }
   return out
 }
 
 /**
- * Validates one parsed JSON line as a session-log record and returns a new
- * record holding only the known fields. Throws a `RecordRuleError` naming the
- * first field that breaks its rule (the caller adds where).
+ * Checks one parsed JSON line as a session-log record and returns a new record
+ * holding only the known fields. Throws a `RecordRuleError` naming the first
+ * field that breaks its rule (the caller adds where).
  */
 export function readRecord(value: unknown): SessionLogRecord {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new RecordRuleError(`expected a JSON object with a "type" (got ${shown(value)})`)
-  }
-  const type = (value as { type?: unknown }).type
+  if (!isObject(value)) throw new RecordRuleError(`expected a JSON object with a "type" (got ${shown(value)})`)
+  const type = value.type
   if (typeof type !== 'string' || !Object.hasOwn(RECORD_FIELDS, type)) {
-    throw new RecordRuleError(`unknown record type ${shown(type)}; known types: ${RECORD_TYPES.join(', ')}`)
+    throw new RecordRuleError(`unknown record type ${shown(type)}; known types: ${Object.keys(RECORD_FIELDS).join(', ')}`)
   }
-  const table = RECORD_FIELDS[type as SessionLogRecord['type']] as unknown as AnyFieldTable
   try {
-    return readFields(table, value as Record<string, unknown>, '', { type }) as unknown as SessionLogRecord
+    return { type, ...readFields(RECORD_FIELDS[type as SessionLogRecord['type']], value) } as SessionLogRecord
   } catch (error) {
     if (error instanceof RecordRuleError) throw new RecordRuleError(`a "${type}" record's ${error.message}`)
     throw error

@@ -1,12 +1,10 @@
 /**
- * The session log on disk: the `node:fs` writer and reader of the JSONL
- * format defined in `session-log.ts`. Exported only from `promptloom/node`
- * (src/node.ts), so the package root stays free of Node built-ins and loads
- * in browsers and edge runtimes; everything pure (`serializeStep`,
- * `parseSessionLog`, the record types) stays in the root.
+ * The session log on disk: the `node:fs` writer and reader of the JSONL format
+ * in `session-log.ts`. Exported only from `promptloom/node`, so the package
+ * root stays free of Node built-ins and loads in browsers and edge runtimes.
  */
 
-import { appendFileSync, closeSync, fstatSync, openSync, readSync, writeFileSync } from 'node:fs'
+import { appendFileSync, closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs'
 import { SessionLogError, SessionLogReplayer, type SessionLogReplay } from './session-log-replay.js'
 import { serializeStep, serializeUsage } from './session-log.js'
 import type { StepResult } from './step-result.js'
@@ -29,13 +27,11 @@ export interface SessionLogWriterOptions {
 }
 
 /**
- * Creates a writer that appends each `StepResult` to the JSONL file at
- * `path` (created when missing; its directory must exist) with
- * `fs.appendFileSync`, so every step is on disk before `write` returns. The
- * lines are `serializeStep(result)`. Resuming a file whose last line is
- * unfinished (its writer died mid-write) first ends that line, so the torn
- * record stays alone on its line and the reader can skip it. Throws the file
- * system's error when the file cannot be written.
+ * Creates a writer that appends `serializeStep(result)` to the JSONL file at
+ * `path` (created when missing; its directory must exist), on disk before
+ * `write` returns. Resuming a file whose writer died mid-line first ends that
+ * line, so the reader can skip the torn record. Throws the file system's error
+ * when the file cannot be written.
  *
  * @example
  * ```ts
@@ -49,27 +45,17 @@ export function createSessionLogWriter(path: string, options: SessionLogWriterOp
   else if (endsMidLine(path)) appendFileSync(path, '\n')
   return {
     path,
-    write(result: StepResult): void {
-      appendFileSync(path, serializeStep(result))
-    },
-    writeUsage(record: UsageRecord): void {
-      appendFileSync(path, serializeUsage(record))
-    },
+    write: (result) => appendFileSync(path, serializeStep(result)),
+    writeUsage: (record) => appendFileSync(path, serializeUsage(record)),
   }
 }
 
 /** Whether the file at `path` exists, is not empty and does not end with a line break. */
 function endsMidLine(path: string): boolean {
-  let fd: number
+  const size = statSync(path, { throwIfNoEntry: false })?.size ?? 0
+  if (size === 0) return false
+  const fd = openSync(path, 'r')
   try {
-    fd = openSync(path, 'r')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
-    throw error
-  }
-  try {
-    const { size } = fstatSync(fd)
-    if (size === 0) return false
     const last = new Uint8Array(1)
     readSync(fd, last, 0, 1, size - 1)
     return last[0] !== 0x0a
@@ -79,21 +65,11 @@ function endsMidLine(path: string): boolean {
 }
 
 /**
- * Reads the JSONL file at `path` (UTF-8) as a stream of lines and replays it
- * like `parseSessionLog`: the replay's `warnings` name a torn line it skipped,
- * and its errors are `SessionLogError`s naming `path` and the line (a log
- * still being written may end mid-record: that line is reported as torn).
- * Memory holds the replay and one line at a time, never the whole file, so
- * logs of any size read. Throws the file system's error when the file cannot
- * be read.
- *
- * @example
- * ```ts
- * import { readSessionLog } from 'promptloom/node'
- * const { steps, warnings } = readSessionLog('logs/agent-1.jsonl')
- * for (const warning of warnings) console.warn(warning.message)
- * console.log(steps.at(-1)?.prompt)
- * ```
+ * Reads the JSONL file at `path` (UTF-8) line by line and replays it like
+ * `parseSessionLog`, holding one line at a time, so logs of any size read. A
+ * torn line it skipped (a log still being written may end mid-record) is in
+ * the replay's `warnings`. Throws a `SessionLogError` naming `path` and the
+ * line for a malformed record, the file system's error for an unreadable file.
  */
 export function readSessionLog(path: string): SessionLogReplay {
   const replayer = new SessionLogReplayer(path)
@@ -101,14 +77,12 @@ export function readSessionLog(path: string): SessionLogReplay {
   return replayer.end()
 }
 
-const CHUNK_BYTES = 1 << 20
-
 /**
  * Calls `each` with every line of the file at `path` (without its `\n`),
  * decoding UTF-8 chunk by chunk; a character split between chunks is joined.
  * Throws a `SessionLogError` for a line too long for one JavaScript string.
  */
-export function forEachLine(path: string, each: (line: string) => void, chunkBytes = CHUNK_BYTES): void {
+export function forEachLine(path: string, each: (line: string) => void, chunkBytes = 1 << 20): void {
   const fd = openSync(path, 'r')
   try {
     const buffer = new Uint8Array(chunkBytes)
@@ -116,30 +90,27 @@ export function forEachLine(path: string, each: (line: string) => void, chunkByt
     const decoder = new TextDecoder('utf-8', { ignoreBOM: true })
     let pieces: string[] = []
     let lineNumber = 1
-    const whole = (tail: string): string => {
-      if (pieces.length === 0) return tail
+    const emit = (tail: string): void => {
+      let line
       try {
-        return pieces.join('') + tail
+        line = pieces.join('') + tail
       } catch (error) {
         if (!(error instanceof RangeError)) throw error
         throw new SessionLogError(path, lineNumber, 'the line is longer than the longest string JavaScript can hold; a line holds one record, so this is not a log the session-log writer wrote')
-      } finally {
-        pieces = []
       }
+      pieces = []
+      lineNumber++
+      each(line)
     }
     for (;;) {
       const read = readSync(fd, buffer, 0, chunkBytes, null)
-      const text = read === 0 ? decoder.decode() : decoder.decode(buffer.subarray(0, read), { stream: true })
-      let start = 0
-      for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n', start)) {
-        each(whole(text.slice(start, end)))
-        lineNumber++
-        start = end + 1
-      }
-      if (start < text.length) pieces.push(text.slice(start))
+      const lines = (read === 0 ? decoder.decode() : decoder.decode(buffer.subarray(0, read), { stream: true })).split('\n')
+      const rest = lines.pop()!
+      for (const line of lines) emit(line)
+      if (rest !== '') pieces.push(rest)
       if (read === 0) break
     }
-    if (pieces.length > 0) each(whole(''))
+    if (pieces.length > 0) emit('')
   } finally {
     closeSync(fd)
   }

@@ -1,15 +1,17 @@
 /**
- * Replaying a JSONL session log, one line at a time: the one parser behind
- * `parseSessionLog`, `promptloom/node`'s `readSessionLog` and the CLI. Each
- * line costs time proportional to its own length, whatever came before it:
- * a step keeps what the model held as shared, immutable values rather than
- * copies.
+ * Replaying a JSONL session log one line at a time: the one parser behind
+ * `parseSessionLog`, `readSessionLog` and the CLI. A line costs time linear
+ * in its own length: steps share what the model held rather than copy it.
+ *
+ * A crash mid-write leaves a torn line: it starts like a record (`{`) but is
+ * not JSON. One per log is skipped, with a warning, when it is the last line
+ * or a step record follows (a resumed writer starts with a step); a complete
+ * step record glued to its end (a writer resumed without a line break) is
+ * kept. Any other line that is not JSON is an error.
  */
 
 import type { ToolSchema } from '../assembly/types.js'
-import { holdMessages, withMessage, type Held, type HistoryMessage } from './replayed-messages.js'
 import { readRecord, RecordRuleError } from './session-log-fields.js'
-import { TornLines } from './torn-lines.js'
 import type { SessionLogStepRecord } from './session-log.js'
 import type { SurfaceEvent } from './surface-events.js'
 import type { UsageRecord } from './usage-record.js'
@@ -17,29 +19,18 @@ import type { UsageRecord } from './usage-record.js'
 /** Step-record fields that logs written before them lack; replay fills them in. */
 type Defaulted = 'toolsChanged' | 'configChanged' | 'reusablePrefixLength' | 'reusablePrefixBytes'
 
-/** The step record's fields as replayed: the same fields, with the defaulted ones always present. */
-type ReplayedFigures = Omit<SessionLogStepRecord, 'type' | Defaulted> & Required<Pick<SessionLogStepRecord, Defaulted>>
-
 /**
- * What the model saw at one step, replayed from the log: the step record's
- * fields (in logs written before `toolsChanged`/`configChanged` and the
- * reusable figures existed: `false` and the stable figures), plus what the
- * model held after the step's events.
+ * What the model saw at one step: the step record's fields (in logs that
+ * predate them, `toolsChanged`/`configChanged` are `false` and the reusable
+ * figures the stable ones), plus what the model held after the step's events.
  */
-export interface ReplayedStep extends ReplayedFigures {
-  /**
-   * Which surface wrote the step: 1 for the log's first, plus one at every
-   * step record whose number is not above the previous one (a new surface
-   * appending to the same file), where replay starts from nothing again.
-   */
+export interface ReplayedStep extends Omit<SessionLogStepRecord, 'type' | Defaulted>, Required<Pick<SessionLogStepRecord, Defaulted>> {
+  /** Which surface wrote the step: 1, plus one at each step number not above the previous one (replay starts afresh). */
   readonly session: number
   /** The system prompt the model holds: the text of the latest `system/message` (after a compaction, node 0's text). */
   readonly prompt: string
   /** Every live system message, by ascending node (node 0, then in-history appends); built when first read. */
-  readonly systemMessages: readonly {
-    readonly node: number
-    readonly text: string
-  }[]
+  readonly systemMessages: readonly { readonly node: number; readonly text: string }[]
   /** From the latest `request/header` of the session (`[]` before any). */
   readonly tools: readonly ToolSchema[]
   /** From the latest `request/header` of the session (`{}` before any). */
@@ -71,67 +62,94 @@ export interface SessionLogReplay {
   readonly warnings: SessionLogReadWarning[]
 }
 
-/** A session log that cannot be replayed; `message` names the file (when known) and the line. */
+/** A session log that cannot be replayed; `message` names the file (`source`, when known) and the 1-based `line`. */
 export class SessionLogError extends Error {
   override readonly name = 'SessionLogError'
-  /** The file read, when the reader was given one. */
-  readonly source: string | undefined
-  /** The 1-based line at fault, when one is. */
-  readonly line: number | undefined
 
-  constructor(source: string | undefined, line: number | undefined, rule: string) {
+  constructor(readonly source: string | undefined, readonly line: number | undefined, rule: string) {
     super(`${logLabel(source)}${line === undefined ? '' : ` line ${line}`}: ${rule}`)
-    this.source = source
-    this.line = line
   }
 }
 
-/** `session log "logs/a.jsonl"`, or `session log` for text of unknown origin. */
-export function logLabel(source: string | undefined): string {
+function logLabel(source: string | undefined): string {
   return source === undefined ? 'session log' : `session log "${source}"`
 }
 
-interface OpenStep {
-  readonly record: SessionLogStepRecord
-  readonly events: SurfaceEvent[]
-  usage: UsageRecord | undefined
+/**
+ * The in-history system messages (node > 0), highest node first, never changed:
+ * each step keeps the list it saw, and an append above the top node shares it whole.
+ */
+interface HistoryMessage {
+  readonly node: number
+  readonly text: string
+  readonly below: HistoryMessage | undefined
 }
 
-const NO_TOOLS: readonly ToolSchema[] = Object.freeze([])
-const NO_CONFIG: Readonly<Record<string, unknown>> = Object.freeze({})
+/** The list with `text` at `node`: the messages below it are shared, only those above it copied. */
+function withMessage(top: HistoryMessage | undefined, node: number, text: string): HistoryMessage {
+  const above: HistoryMessage[] = []
+  let rest = top
+  while (rest !== undefined && rest.node > node) {
+    above.push(rest)
+    rest = rest.below
+  }
+  let out: HistoryMessage = { node, text, below: rest?.node === node ? rest.below : rest }
+  for (const message of above.reverse()) out = { node: message.node, text: message.text, below: out }
+  return out
+}
+
+/** Every live system message, by ascending node. */
+function liveMessages(node0: string | undefined, history: HistoryMessage | undefined): { node: number; text: string }[] {
+  const out: { node: number; text: string }[] = []
+  for (let message = history; message !== undefined; message = message.below) out.push({ node: message.node, text: message.text })
+  if (node0 !== undefined) out.push({ node: 0, text: node0 })
+  return out.reverse()
+}
+
+/** What the model holds at one point of a session; replaced, never changed. */
+interface Held {
+  readonly node0: string | undefined
+  readonly history: HistoryMessage | undefined
+  readonly prompt: string
+  readonly tools: readonly ToolSchema[]
+  readonly config: Readonly<Record<string, unknown>>
+  readonly contextSnapshot: string
+}
+
+const NOTHING_HELD: Held = Object.freeze({
+  node0: undefined,
+  history: undefined,
+  prompt: '',
+  tools: Object.freeze([]),
+  config: Object.freeze({}),
+  contextSnapshot: '',
+})
 const BLANK = /^[ \t\r]*$/
+const GLUED_STEP = '{"type":"step"'
 
 /**
- * Replays a session log fed one line at a time (`line`, without its line
- * break), then `end()`. Throws a `SessionLogError` naming the line for a
- * malformed record. A UTF-8 BOM before the first line, a `\r` before a line
- * break and blank lines are accepted.
+ * Replays a session log fed one line at a time (`line`, without its `\n`),
+ * then `end()`; accepts a UTF-8 BOM, `\r\n` and blank lines. Throws a
+ * `SessionLogError` naming the line for a malformed record.
  */
 export class SessionLogReplayer {
   readonly #source: string | undefined
   readonly #steps: ReplayedStep[] = []
+  readonly #warnings: SessionLogReadWarning[] = []
   #lineNumber = 0
-  // What the model holds.
-  #node0: string | undefined
-  #history: HistoryMessage | undefined
-  #prompt = ''
-  #tools = NO_TOOLS
-  #config = NO_CONFIG
-  #snapshot = ''
-  /** The messages the previous replayed step holds, shared by the next while unchanged. */
-  #held: Held | undefined
-  // The step whose events are being read, and the session it belongs to.
-  #open: OpenStep | undefined
+  /** A line that is not JSON, waiting for the record after it to tell whether it is torn. */
+  #suspect: { readonly line: number; readonly reason: string } | undefined
+  #held = NOTHING_HELD
+  // The step whose events are being read, and its session.
+  #open: { readonly record: SessionLogStepRecord; readonly events: SurfaceEvent[]; usage?: UsageRecord } | undefined
   #session = 0
   #sessionStart = 0
   #lastStep: number | undefined
-  /** Step number → index in `#steps` (the open step's index is `#steps.length`), for the current session. */
-  readonly #indexOf = new Map<number, number>()
-  readonly #torn: TornLines
+  /** Where a usage record for each step number of the current session goes: the open step, or the replayed one. */
+  readonly #usageTarget = new Map<number, { usage?: UsageRecord }>()
 
   constructor(source?: string) {
     this.#source = source
-    this.#torn = new TornLines(logLabel(source), (line, rule) => this.#error(line, rule))
   }
 
   /** Reads the next line of the log. */
@@ -144,20 +162,52 @@ export class SessionLogReplayer {
     try {
       value = JSON.parse(raw)
     } catch (error) {
-      const glued = this.#torn.notJson(raw, number, error instanceof Error ? error.message : String(error))
-      if (glued !== undefined) this.#apply(glued, number)
-      return
+      value = this.#notJson(raw, number, (error as SyntaxError).message)
+      if (value === undefined) return
     }
-    this.#torn.parsed(value)
+    if (this.#suspect !== undefined) this.#settle((value as { type?: unknown } | null)?.type === 'step')
     this.#apply(value, number)
   }
 
-  /** Ends the log: a line still waiting is a torn last line. Returns the replay. */
+  /** Ends the log: a line still waiting was its torn last line. Returns the replay. */
   end(): SessionLogReplay {
-    this.#torn.end()
+    if (this.#suspect !== undefined) this.#settle(true)
     this.#finish()
-    const warnings = this.#torn.skipped.map(({ line, message }) => ({ kind: 'torn-line' as const, ...(this.#source === undefined ? {} : { source: this.#source }), line, message }))
-    return { steps: this.#steps, warnings }
+    return { steps: this.#steps, warnings: this.#warnings }
+  }
+
+  /** Throws when the line cannot be torn; returns the complete step record glued to its end, or `undefined` to wait for the next record. */
+  #notJson(raw: string, line: number, reason: string): unknown {
+    if (this.#suspect !== undefined) this.#settle(false)
+    if (!raw.startsWith('{')) throw this.#error(line, notJson(reason))
+    if (this.#warnings.length > 0) {
+      throw this.#error(
+        line,
+        `${notJson(reason)}; line ${this.#warnings[0]!.line} was already skipped as a torn line and a log holds at most one (the remains of a write cut short by a crash), so the log is damaged here`,
+      )
+    }
+    const glued = gluedStep(raw)
+    if (glued === undefined) this.#suspect = { line, reason }
+    else this.#skip(line, 'skipped the torn start of the line (a record cut short when the writing process stopped) and kept the step record a resumed writer appended to it')
+    return glued
+  }
+
+  /** Decides the waiting line by what follows it: a step record or the log's end make it torn, anything else an error. */
+  #settle(nextIsStep: boolean): void {
+    const { line, reason } = this.#suspect!
+    this.#suspect = undefined
+    if (!nextIsStep) {
+      throw this.#error(
+        line,
+        `${notJson(reason)} (a line cut short by a crash is skipped only as the last line of the log or right before the step record of a writer that resumed it)`,
+      )
+    }
+    this.#skip(line, 'skipped a torn line (a record cut short when the writing process stopped); the complete records around it were kept')
+  }
+
+  #skip(line: number, what: string): void {
+    const message = `${logLabel(this.#source)} line ${line}: ${what}`
+    this.#warnings.push({ kind: 'torn-line', ...(this.#source === undefined ? {} : { source: this.#source }), line, message })
   }
 
   #apply(value: unknown, number: number): void {
@@ -165,34 +215,17 @@ export class SessionLogReplayer {
     try {
       record = readRecord(value)
     } catch (error) {
-      if (error instanceof RecordRuleError) throw this.#error(number, error.message)
-      throw error
+      throw error instanceof RecordRuleError ? this.#error(number, error.message) : error
     }
-    switch (record.type) {
-      case 'step':
-        this.#beginStep(record, number)
-        return
-      case 'usage':
-        this.#attachUsage(record, number)
-        return
-    }
-    const open = this.#open
-    if (open === undefined) throw this.#error(number, `"${record.type}" comes before the first step record; a log starts with {"type":"step",…}`)
-    open.events.push(record)
-    switch (record.type) {
-      case 'system/message':
-        if (record.node === 0) this.#node0 = record.text
-        else this.#history = withMessage(this.#history, record.node, record.text)
-        this.#prompt = record.text
-        return
-      case 'request/header':
-        this.#tools = record.tools
-        this.#config = record.config
-        return
-      case 'context/snapshot':
-        this.#snapshot = record.text
-        return
-    }
+    if (record.type === 'step') return this.#beginStep(record, number)
+    if (record.type === 'usage') return this.#attachUsage(record, number)
+    if (this.#open === undefined) throw this.#error(number, `"${record.type}" comes before the first step record; a log starts with {"type":"step",…}`)
+    this.#open.events.push(record)
+    const held = this.#held
+    if (record.type === 'request/header') this.#held = { ...held, tools: record.tools, config: record.config }
+    else if (record.type === 'context/snapshot') this.#held = { ...held, contextSnapshot: record.text }
+    else if (record.node === 0) this.#held = { ...held, node0: record.text, prompt: record.text }
+    else this.#held = { ...held, history: withMessage(held.history, record.node, record.text), prompt: record.text }
   }
 
   #beginStep(record: SessionLogStepRecord, number: number): void {
@@ -201,56 +234,54 @@ export class SessionLogReplayer {
       // A new surface: nothing the previous one sent is part of its conversation.
       this.#session++
       this.#sessionStart = number
-      this.#indexOf.clear()
-      this.#node0 = undefined
-      this.#history = undefined
-      this.#prompt = ''
-      this.#tools = NO_TOOLS
-      this.#config = NO_CONFIG
-      this.#snapshot = ''
+      this.#usageTarget.clear()
+      this.#held = NOTHING_HELD
     }
     this.#lastStep = record.step
-    if (record.compacted) {
-      this.#history = undefined
-      this.#prompt = this.#node0 ?? ''
-      this.#snapshot = ''
-    }
-    this.#indexOf.set(record.step, this.#steps.length)
-    this.#open = { record, events: [], usage: undefined }
+    if (record.compacted) this.#held = { ...this.#held, history: undefined, prompt: this.#held.node0 ?? '', contextSnapshot: '' }
+    this.#open = { record, events: [] }
+    this.#usageTarget.set(record.step, this.#open)
   }
 
   #attachUsage(record: UsageRecord, number: number): void {
-    const index = this.#indexOf.get(record.step)
-    if (index === undefined) {
+    const target = this.#usageTarget.get(record.step)
+    if (target === undefined) {
       const since = this.#session > 1 ? ` in the session that starts at line ${this.#sessionStart} (a step number at or below the previous one starts a new session)` : ''
       throw this.#error(number, `usage for step ${record.step} has no step record before it${since}; write the step, then its usage`)
     }
-    if (index === this.#steps.length) this.#open!.usage = record
-    else (this.#steps[index] as { usage?: UsageRecord }).usage = record
+    target.usage = record
   }
 
   #finish(): void {
     const open = this.#open
     if (open === undefined) return
     this.#open = undefined
-    const record = open.record
-    const step: Record<string | symbol, unknown> = {}
-    for (const key in record) if (key !== 'type') step[key] = record[key as keyof SessionLogStepRecord]
-    step.toolsChanged ??= false
-    step.configChanged ??= false
-    step.reusablePrefixLength ??= record.stablePrefixLength
-    step.reusablePrefixBytes ??= record.stablePrefixBytes
-    step.session = this.#session
-    step.prompt = this.#prompt
-    step.tools = this.#tools
-    step.config = this.#config
-    step.contextSnapshot = this.#snapshot
-    step.events = open.events
-    if (this.#held === undefined || this.#held.node0 !== this.#node0 || this.#held.history !== this.#history) {
-      this.#held = { node0: this.#node0, history: this.#history }
+    const { type, ...fields } = open.record
+    const { node0, history, prompt, tools, config, contextSnapshot } = this.#held
+    const step = {
+      ...fields,
+      toolsChanged: fields.toolsChanged ?? false,
+      configChanged: fields.configChanged ?? false,
+      reusablePrefixLength: fields.reusablePrefixLength ?? fields.stablePrefixLength,
+      reusablePrefixBytes: fields.reusablePrefixBytes ?? fields.stablePrefixBytes,
+      session: this.#session,
+      prompt,
+      tools,
+      config,
+      contextSnapshot,
+      events: open.events,
+      // Built on first read: a copy of every live message in every step would make replay quadratic.
+      get systemMessages() {
+        const value = liveMessages(node0, history)
+        // A frozen or sealed step keeps the getter: its properties can no longer be redefined.
+        if (Object.getOwnPropertyDescriptor(this, 'systemMessages')?.configurable === true) {
+          Object.defineProperty(this, 'systemMessages', { value, enumerable: true })
+        }
+        return value
+      },
+      ...(open.usage === undefined ? {} : { usage: open.usage }),
     }
-    holdMessages(step, this.#held)
-    if (open.usage !== undefined) step.usage = open.usage
+    this.#usageTarget.set(fields.step, step)
     this.#steps.push(step as unknown as ReplayedStep)
   }
 
@@ -259,21 +290,31 @@ export class SessionLogReplayer {
   }
 }
 
+function notJson(reason: string): string {
+  return `not JSON (${reason}); each line holds one JSON object`
+}
+
+/** The complete step record at the end of a torn line, if one is there. */
+function gluedStep(raw: string): unknown {
+  for (let at = raw.indexOf(GLUED_STEP, 1); at > 0; at = raw.indexOf(GLUED_STEP, at + 1)) {
+    try {
+      const value: unknown = JSON.parse(raw.slice(at))
+      if ((value as { type?: unknown } | null)?.type === 'step') return value
+    } catch {
+      // Not where the appended record starts; try the next candidate.
+    }
+  }
+  return undefined
+}
+
 /**
- * Replays JSONL session-log text (see `SessionLogReplayer` for the rules):
- * `append`/`replace` operations set their node's text, a `request/header`
- * replaces tools and config, a `context/snapshot` replaces the snapshot, a
- * compacted step first drops in-history system messages (node > 0) and the
- * snapshot, and a `usage` record attaches to the latest step of its number.
- * Throws a `SessionLogError` naming `source` and the line for malformed input.
+ * Replays JSONL session-log text: `append`/`replace` set their node's text, a
+ * `request/header` sets tools and config, a `context/snapshot` the snapshot;
+ * a compacted step first drops in-history messages (node > 0) and the
+ * snapshot. Throws a `SessionLogError` naming `source` and the line for malformed input.
  */
 export function parseSessionLog(text: string, source?: string): SessionLogReplay {
   const replayer = new SessionLogReplayer(source)
-  let start = 0
-  for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n', start)) {
-    replayer.line(text.slice(start, end))
-    start = end + 1
-  }
-  replayer.line(text.slice(start))
+  for (const line of text.split('\n')) replayer.line(line)
   return replayer.end()
 }

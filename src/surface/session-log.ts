@@ -3,30 +3,24 @@ import type { BudgetWarning } from './budget.js'
 import type { LayerRef } from '../assembly/entries.js'
 import type { CacheBreak } from './cache-break.js'
 import type { StabilityWarning } from './stability-lint.js'
-import type { StepResult, StepWarning } from './step-result.js'
+import type { StepResult } from './step-result.js'
 import type { SurfaceEvent } from './surface-events.js'
 import type { UsageRecord } from './usage-record.js'
 
 /**
  * The JSONL session log: one JSON object per line. Each step is a `step`
- * record followed by that step's surface events, in order:
+ * record, then that step's surface events in order, then any `usage` record:
  *
  *   {"type":"step","step":1,"compacted":false,"stablePrefixLength":0,…}
  *   {"type":"system/message","op":"append","node":0,"text":"You are …"}
  *   {"type":"request/header","config":{…},"tools":[…],"reason":"initial"}
  *   {"type":"step","step":2,…}
  *
- * The step record comes first so a reader applies the step's compaction
- * before its events. A `usage` record (`writeUsage`) follows its step's
- * events: {"type":"usage","step":1,"inputTokens":…,"cachedInputTokens":…}.
- * Several surfaces may append to one file in turn: a step number at or below
- * the previous one starts the next surface's session. Readers ignore fields
- * they do not know (session-log-fields.ts lists the known ones) and skip one
- * line a crash cut short (torn-lines.ts says exactly which).
- *
- * A field named like a `StepResult` field holds that field (layers as
- * labels); an optional one is absent when the result lacks it or the log was
- * written before the field existed.
+ * The step record comes first so a reader applies its compaction before its
+ * events. A step number at or below the previous one starts the next
+ * surface's session in the same file. A field named like a `StepResult`
+ * field holds that field (layers as labels); an optional one is absent when
+ * the result lacks it or the log predates it.
  */
 export interface SessionLogStepRecord extends Pick<StepResult, 'withheld' | 'overBudget' | 'expectedCachedTokens' | 'cacheNote'> {
   readonly type: 'step'
@@ -46,12 +40,7 @@ export interface SessionLogStepRecord extends Pick<StepResult, 'withheld' | 'ove
   readonly promptTokens?: number
   /** The sent section names in prompt order (so a reader tells added, removed and changed apart); absent when unknown. */
   readonly sections?: readonly string[]
-  /**
-   * The UTF-16 length of each sent part, parallel to `sections`: with the
-   * step's prompt (the latest `system/message` text) it gives every part's
-   * text, so a reader can show what a section said before and after without
-   * the log holding any text twice.
-   */
+  /** The UTF-16 length of each sent part, parallel to `sections`: cut from the step's prompt, they give every part's text. */
   readonly sectionLengths?: readonly number[]
   /** The supplying layer of each sent part, parallel to `sections`: `'global'`, the scope's label, or `null` when unknown. */
   readonly sectionLayers?: readonly (string | null)[]
@@ -83,11 +72,12 @@ export interface SessionLogStabilityWarning {
 export type SessionLogRecord = SessionLogStepRecord | SurfaceEvent | UsageRecord
 
 /**
- * The JSONL lines of one step, each ending in `\n`: the step record, then
- * the step's events in order (what `promptloom/node`'s `SessionLogWriter`
- * appends per step; pure, so any runtime can ship them elsewhere).
+ * The JSONL lines of one step, each ending in `\n`: the step record, then the
+ * step's events in order (what `promptloom/node`'s `SessionLogWriter` appends;
+ * pure, so any runtime can ship them elsewhere).
  */
 export function serializeStep(result: StepResult): string {
+  // JSON.stringify leaves out the fields a result lacks (undefined).
   const record: SessionLogStepRecord = {
     type: 'step',
     step: result.step,
@@ -95,27 +85,26 @@ export function serializeStep(result: StepResult): string {
     stablePrefixLength: result.stablePrefixLength,
     stablePrefixBytes: result.stablePrefixBytes,
     changedSections: result.changedSections,
-    ...(result.firstChangedSection === undefined ? {} : { firstChangedSection: result.firstChangedSection }),
-    warnings: result.warnings.map(loggedWarning),
+    firstChangedSection: result.firstChangedSection,
+    warnings: result.warnings.map((warning) => ('section' in warning ? withLayerLabel(warning) : warning)),
     toolsChanged: result.toolsChanged,
     configChanged: result.configChanged,
     reusablePrefixLength: result.reusablePrefixLength,
     reusablePrefixBytes: result.reusablePrefixBytes,
-    ...(result.stablePrefixTokens === undefined ? {} : { stablePrefixTokens: result.stablePrefixTokens }),
-    ...(result.reusablePrefixTokens === undefined ? {} : { reusablePrefixTokens: result.reusablePrefixTokens }),
-    ...(result.promptTokens === undefined ? {} : { promptTokens: result.promptTokens }),
+    stablePrefixTokens: result.stablePrefixTokens,
+    reusablePrefixTokens: result.reusablePrefixTokens,
+    promptTokens: result.promptTokens,
     sections: result.rendered.parts.map((part) => part.name),
     sectionLengths: result.rendered.parts.map((part) => part.text.length),
     sectionLayers: result.rendered.parts.map((part) => (part.layer === undefined ? null : layerLabel(part.layer))),
-    ...(result.partTokens === undefined ? {} : { sectionTokens: result.partTokens }),
-    ...(result.withheld === undefined ? {} : { withheld: result.withheld, overBudget: result.overBudget === true }),
-    ...(result.expectedCachedTokens === undefined ? {} : { expectedCachedTokens: result.expectedCachedTokens }),
-    ...(result.cacheNote === undefined ? {} : { cacheNote: result.cacheNote }),
-    ...(result.cacheBreak === undefined ? {} : { cacheBreak: loggedBreak(result.cacheBreak) }),
+    sectionTokens: result.partTokens,
+    withheld: result.withheld,
+    overBudget: result.withheld === undefined ? undefined : result.overBudget === true,
+    expectedCachedTokens: result.expectedCachedTokens,
+    cacheNote: result.cacheNote,
+    cacheBreak: result.cacheBreak === undefined ? undefined : withLayerLabel(result.cacheBreak),
   }
-  let out = JSON.stringify(record) + '\n'
-  for (const event of result.events) out += JSON.stringify(event) + '\n'
-  return out
+  return [record, ...result.events].map((line) => JSON.stringify(line) + '\n').join('')
 }
 
 /** The line `writeUsage` appends for `record`, ending in `\n`. Throws a `TypeError` for a record that is not a usage record. */
@@ -131,15 +120,7 @@ export function layerLabel(layer: LayerRef): string {
   return layer === 'global' ? 'global' : scopeLabel(layer)
 }
 
-function loggedWarning(warning: StepWarning): SessionLogWarning {
-  if (!('section' in warning)) return warning
-  const { layer, ...rest } = warning
-  if (layer === undefined) return rest
-  return { ...rest, layer: layerLabel(layer) }
-}
-
-function loggedBreak(cacheBreak: CacheBreak): SessionLogCacheBreak {
-  const { layer, ...rest } = cacheBreak
+function withLayerLabel<T extends { readonly layer?: LayerRef }>(value: T): Omit<T, 'layer'> & { readonly layer?: string } {
+  const { layer, ...rest } = value
   return layer === undefined ? rest : { ...rest, layer: layerLabel(layer) }
 }
-
