@@ -1,9 +1,9 @@
-import { trace, type Tracer } from '@opentelemetry/api'
+import { diag, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api'
 import { describeValue } from '../assembly/errors.js'
 import type { StepInput, StepSurface } from '../surface/step-surface.js'
 import type { StepResult } from '../surface/step-result.js'
 import type { ObservedUsage, UsageRecord } from '../surface/usage-record.js'
-import { StepTelemetry, type ActiveSpanMode } from './step-telemetry.js'
+import { STEP_SPAN, SystemInstructions, USAGE_EVENT, stepAttributes, usageAttributes, type ActiveSpanMode } from './step-telemetry.js'
 
 /** Options of `withTracing`. */
 export interface TracingOptions {
@@ -11,50 +11,36 @@ export interface TracingOptions {
   readonly tracer?: Tracer
   /** The agent's name, recorded as `promptloom.agent` on every span and event. */
   readonly agent?: string
-  /**
-   * Record each part's text in `gen_ai.system_instructions`. Default `false`:
-   * a part then has its name, layer, stability and content hash only, since
-   * prompts can hold data that must not leave the process.
-   */
+  /** Record each part's text in `gen_ai.system_instructions`. Default `false`: prompts can hold data that must not leave the process. */
   readonly recordContent?: boolean
-  /**
-   * While a span is active: `'child'` (default) records each step as a
-   * `promptloom.step` span under it; `'events'` adds a `promptloom.step`
-   * event to it instead and, on `observeUsage`, the `gen_ai.usage.*`
-   * attributes to it while it records. Without an active span a step always
-   * gets a span of its own.
-   */
+  /** Where a step is recorded while a span is active. Default `'child'`. */
   readonly activeSpan?: ActiveSpanMode
 }
 
 /** A step surface whose steps and usage are also recorded as OpenTelemetry spans. */
 export interface TracedStepSurface extends StepSurface {
-  /**
-   * Ends the latest step's span if it is still open: a step's span stays open
-   * for its usage, until `observeUsage` or the next step. A loop that reports
-   * no usage calls this when it stops. Idempotent; never throws.
-   */
+  /** Ends the latest step's span if it still waits for its usage; a loop that reports none calls it when it stops. Never throws. */
   end(): void
 }
 
-const ACTIVE_SPAN_MODES: readonly ActiveSpanMode[] = ['child', 'events']
+/** A span this surface started (`own`), or the caller's span it adds an event to. */
+interface Target {
+  readonly span: Span
+  readonly own: boolean
+}
 
 /**
- * Wraps `surface` (from `createStepSurface`) so that each `step()` is also
- * recorded as a `promptloom.step` span with the prompt's provenance and cache
- * figures, and each `observeUsage()` adds the provider's `gen_ai.usage.*`
- * figures to that step's span. Results, return values and errors are the
- * surface's own, unchanged; telemetry never throws (see docs/opentelemetry.md).
- * Throws a `TypeError` for a bad surface or option.
+ * Wraps `surface` so that each `step()` is also a `promptloom.step` span with the prompt's provenance and cache figures, and
+ * the step's `observeUsage()` adds the `gen_ai.usage.*` figures and ends it (later usage: a `promptloom.usage` event or span).
+ * Results and errors are the surface's own; a throwing tracer never fails a step (after its first fault the surface stops
+ * calling it). Throws a `TypeError` for a bad surface or option.
  *
  * @example
  * ```ts
- * import { trace } from '@opentelemetry/api'
  * import { createStepSurface } from 'promptloom'
  * import { withTracing } from 'promptloom/otel'
  *
- * // Spans go to the registered tracer provider (the OpenTelemetry Node SDK, say).
- * const surface = withTracing(createStepSurface(), { tracer: trace.getTracer('my-harness'), agent: 'agent-1' })
+ * const surface = withTracing(createStepSurface(), { agent: 'agent-1' }) // spans go to the registered tracer provider
  * const result = surface.step({ assembly }) // the surface's own result; the step is a promptloom.step span
  * ```
  */
@@ -65,7 +51,7 @@ export function withTracing(surface: StepSurface, options: TracingOptions = {}):
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`withTracing options must be an object (got ${describeValue(options)})`)
   }
-  const { tracer, agent, recordContent, activeSpan } = options
+  const { tracer, agent, recordContent, activeSpan = 'child' } = options
   if (tracer !== undefined && (typeof tracer !== 'object' || tracer === null || typeof tracer.startSpan !== 'function')) {
     throw new TypeError(`withTracing option "tracer" must be an OpenTelemetry Tracer with startSpan() (got ${describeValue(tracer)}); get one with trace.getTracer(name)`)
   }
@@ -75,35 +61,99 @@ export function withTracing(surface: StepSurface, options: TracingOptions = {}):
   if (recordContent !== undefined && typeof recordContent !== 'boolean') {
     throw new TypeError(`withTracing option "recordContent" must be a boolean (got ${describeValue(recordContent)})`)
   }
-  if (activeSpan !== undefined && !ACTIVE_SPAN_MODES.includes(activeSpan)) {
+  if (activeSpan !== 'child' && activeSpan !== 'events') {
     throw new TypeError(`withTracing option "activeSpan" must be 'child' or 'events' (got ${describeValue(activeSpan)})`)
   }
-  const telemetry = new StepTelemetry({
-    tracer: tracer ?? trace.getTracer('promptloom'),
-    agent,
-    recordContent: recordContent === true,
-    activeSpan: activeSpan ?? 'child',
-  })
+  const spanTracer = tracer ?? trace.getTracer('promptloom')
+  const instructions = new SystemInstructions(recordContent === true)
+  let off = false
+  /** The latest step's target while it waits for its usage. */
+  let open: (Target & { readonly step: number }) | undefined
+
+  /** Runs `fn` against the tracer; the first fault (anything the tracer, a span or the context API throws) turns it off. */
+  const guard = <T>(fn: () => T): T | undefined => {
+    if (off) return undefined
+    try {
+      return fn()
+    } catch (error) {
+      off = true
+      open = undefined
+      try {
+        diag.error('promptloom/otel: the tracer threw, so this step surface records no more telemetry', error)
+      } catch {
+        // A diag logger that throws: nothing is left to report to.
+      }
+      return undefined
+    }
+  }
+  const endOpen = (): void => {
+    if (open?.own === true) open.span.end()
+    open = undefined
+  }
+  const activeRecording = (): Span | undefined => {
+    const active = trace.getActiveSpan()
+    return active !== undefined && active.isRecording() ? active : undefined
+  }
+  /** Usage whose step span has ended, naming the agent and step. */
+  const late = (record: UsageRecord): void => {
+    const attributes: Attributes = {
+      ...(agent === undefined ? {} : { 'promptloom.agent': agent }),
+      'promptloom.step': record.step,
+      ...usageAttributes(record),
+    }
+    const active = activeRecording()
+    if (active !== undefined) active.addEvent(USAGE_EVENT, attributes)
+    else spanTracer.startSpan(USAGE_EVENT, { attributes }).end()
+  }
+
   return {
     step(input: StepInput): StepResult {
-      const target = telemetry.begin()
+      const target = guard((): Target => {
+        const active = activeSpan === 'events' ? activeRecording() : undefined
+        return active !== undefined ? { span: active, own: false } : { span: spanTracer.startSpan(STEP_SPAN), own: true }
+      })
       let result: StepResult
       try {
         result = surface.step(input)
       } catch (error) {
-        telemetry.fail(target, error)
+        // The step's own span ends with the exception; a caller's span is left as it is.
+        if (target?.own === true) {
+          guard(() => {
+            target.span.recordException(error instanceof Error ? error : String(error))
+            target.span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) })
+            target.span.end()
+          })
+        }
         throw error
       }
-      telemetry.record(target, result)
+      if (target === undefined) return result
+      guard(() => {
+        // The previous step's span ends; this one waits for its usage.
+        if (target.span.isRecording()) {
+          const attributes = stepAttributes(result, agent, instructions.of(result.rendered))
+          if (target.own) target.span.setAttributes(attributes)
+          else target.span.addEvent(STEP_SPAN, attributes)
+        }
+        endOpen()
+        open = { ...target, step: result.step }
+      })
       return result
     },
     observeUsage(usage: ObservedUsage): UsageRecord {
       const record = surface.observeUsage(usage)
-      telemetry.usage(record)
+      guard(() => {
+        const waiting = open
+        if (waiting === undefined || waiting.step !== record.step) return late(record)
+        open = undefined
+        // A span that does not record (sampled out, or a no-op tracer's) just ends.
+        if (waiting.span.isRecording()) waiting.span.setAttributes(usageAttributes(record))
+        else if (!waiting.own) return late(record)
+        if (waiting.own) waiting.span.end()
+      })
       return record
     },
     end(): void {
-      telemetry.end()
+      guard(endOpen)
     },
   }
 }

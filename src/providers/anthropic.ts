@@ -1,36 +1,23 @@
-/**
- * `toAnthropic` (SPEC §4.2, §4.3): the Messages API fields promptloom owns —
- * `system` as one text block per `PromptBlock`, `tools`, and the history with
- * the runtime-context snapshot — with `cache_control` breakpoints.
- *
- *   cached prefix:  tools ─┐  system blocks ─┐  messages ───────────────┐
- *                   [t1 t2*] [b1* b2* b3~]    [… user: tool_result* + snapshot]
- *                        │        │               └ history breakpoint
- *                        │        └ PromptBlock.cacheBreakpoint (the stable run)
- *                        └ tools marker
- */
+/** `toAnthropic` (SPEC §4.2, §4.3): the Messages API fields promptloom owns, with `cache_control` breakpoints. */
 
 import { describeValue } from '../assembly/errors.js'
-import { callerTtl, checkCallerOrder, placeOwnMarkers, ttlPlanOf, walkMarkers, type CacheTtl, type CacheTtlOption, type CallerMarker, type OwnMarker } from './cache-markers.js'
+import { callerTtl, ephemeral, placeOwnMarkers, resolveMarkedRequest, walkMarkers } from './cache-markers.js'
+import type { CacheTtlOption, CallerMarker, OwnMarker } from './cache-markers.js'
 import { recordHistory } from './request-history.js'
-import { checkHistory, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
+import type { RequestOptions } from './request-input.js'
 
 export { ANTHROPIC_MAX_CACHE_MARKERS } from './cache-markers.js'
 
-/** `{ type: 'ephemeral' }`: cache the request prefix through the block that carries it. */
+/** Caches the request prefix through the block that carries it; no `ttl`: Anthropic's 5 minutes. */
 export type AnthropicCacheControl = {
-  /** Always `'ephemeral'`, the Messages API's only cache type. */
   type: 'ephemeral'
-  /** How long the cached prefix lives: `'5m'` (Anthropic's default when absent) or `'1h'`. */
   ttl?: '5m' | '1h'
 }
 
 /** A text content block (system blocks and the snapshot). */
 export type AnthropicTextBlock = {
   type: 'text'
-  /** The block's text: one `PromptBlock`'s text, or the snapshot. */
   text: string
-  /** Present on a breakpoint block: caches the request prefix through this block. */
   cache_control?: AnthropicCacheControl
 }
 
@@ -38,27 +25,22 @@ export type AnthropicTextBlock = {
 export type AnthropicTool = {
   name: string
   description: string
-  /** The JSON Schema of the tool's input; always an object schema. */
   input_schema: {
-    /** Always `'object'`: the Messages API takes only object schemas. */
     type: 'object'
     [key: string]: unknown
   }
-  /** Present on the last tool when the tools marker is kept: caches the tool declarations. */
   cache_control?: AnthropicCacheControl
 }
 
 /** Any content block of the caller's history (the SDK's `ContentBlockParam` fits). */
 export type AnthropicContentBlockLike = {
-  /** The block's type (`'text'`, `'tool_use'`, `'tool_result'`, …). */
   readonly type: string
-  /** The block's cache marker, if any; it counts against `ANTHROPIC_MAX_CACHE_MARKERS`, as do markers nested inside it. */
+  /** Counts against `ANTHROPIC_MAX_CACHE_MARKERS`, as do markers nested inside the block. */
   readonly cache_control?: unknown
 }
 
 /** Any message of the caller's history (the SDK's `MessageParam` fits). */
 export type AnthropicMessageLike = {
-  /** Who sent the message (`'system'`: a mid-conversation system message). */
   readonly role: 'user' | 'assistant' | 'system'
   readonly content: string | readonly AnthropicContentBlockLike[]
 }
@@ -66,7 +48,6 @@ export type AnthropicMessageLike = {
 /** The user message promptloom adds when the history does not end with a user turn. */
 export type AnthropicSnapshotMessage = {
   role: 'user'
-  /** The runtime-context snapshot as a single text block. */
   content: AnthropicTextBlock[]
 }
 
@@ -74,27 +55,19 @@ export type AnthropicSnapshotMessage = {
 export interface AnthropicRequestOptions<M extends AnthropicMessageLike> extends RequestOptions {
   /** The conversation so far, in the Messages API's format. Never mutated. */
   readonly messages: readonly M[]
-  /**
-   * Mark the last content block before the snapshot (the end of the caller's
-   * history), so the conversation is cached too. Default `true`; none for an
-   * empty history, or when that block already carries the caller's marker.
-   */
+  /** Mark the last content block before the snapshot, so the conversation is cached too. Default `true`; none when it is marked already. */
   readonly historyBreakpoint?: boolean
-  /** The TTL of promptloom's markers (SPEC §4.3); default none, Anthropic's 5 minutes. */
+  /** The TTL of promptloom's markers; default none, Anthropic's 5 minutes. */
   readonly ttl?: CacheTtlOption
 }
 
 /** The request fields `toAnthropic` returns, ready to spread into `client.messages.create`. */
 export interface AnthropicRequest<M extends AnthropicMessageLike> {
-  /** One text block per `PromptBlock`, kept breakpoint blocks with `cache_control`. */
   system: AnthropicTextBlock[]
-  /** The assembly's tools in order; the last carries `cache_control` when the tools marker is kept. */
   tools: AnthropicTool[]
   /** A copy of the history with the snapshot and the history breakpoint added (the caller's array and messages are untouched). */
   messages: (M | AnthropicSnapshotMessage)[]
 }
-
-const FN = 'toAnthropic'
 
 /** Blocks that cannot carry `cache_control`: thinking blocks, and empty text. */
 function markable(block: unknown): boolean {
@@ -120,7 +93,7 @@ function callerMarkersOf(history: readonly AnthropicMessageLike[]): CallerMarker
   return markers
 }
 
-/** Where the history breakpoint goes: the last markable block of `history[0…end)`, as message and block index (-1: string content). */
+/** The last markable block of `history[0…end)`, as message and block index (-1: string content). */
 function historyTarget(history: readonly AnthropicMessageLike[], end: number): { message: number; block: number } | undefined {
   for (let i = end - 1; i >= 0; i--) {
     const { content } = history[i]!
@@ -133,63 +106,31 @@ function historyTarget(history: readonly AnthropicMessageLike[], end: number): {
   return undefined
 }
 
-function control(ttl: CacheTtl | undefined): AnthropicCacheControl {
-  return ttl === undefined ? { type: 'ephemeral' } : { type: 'ephemeral', ttl }
-}
-
-/** A copy of `message` with the marker on block `block` (string content becomes one text block) and `extra` blocks appended. */
-function withBlocks<M extends AnthropicMessageLike>(message: M, block: number | undefined, marker: AnthropicCacheControl | undefined, extra: readonly AnthropicTextBlock[]): M {
-  const blocks: unknown[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : [...message.content]
-  if (marker !== undefined && block !== undefined) {
-    const at = block === -1 ? 0 : block
-    blocks[at] = { ...(blocks[at] as object), cache_control: marker }
-  }
-  blocks.push(...extra)
-  return { ...message, content: blocks } as M
+function blocksOf(content: AnthropicMessageLike['content']): unknown[] {
+  return typeof content === 'string' ? [{ type: 'text', text: content }] : [...content]
 }
 
 /**
- * Builds the Messages API request fields for one step. Markers (SPEC §4.3):
- * the caller's (counted at any depth) stay as they are; promptloom's take what
- * is left of `ANTHROPIC_MAX_CACHE_MARKERS` in priority order — the history
- * breakpoint, the system breakpoints latest first, the last tool's (only when
- * a system block is a breakpoint) — each with the TTL the order rule gives.
- * The snapshot is a text block at the end of the last user turn (after its
- * `tool_result` blocks), else a new user message; a history that ends with
- * mid-conversation system messages gets it before them (Anthropic requires
- * such a message to come last or before an assistant turn). Throws a
- * `TypeError` for bad options, naming the tool or the history index at fault,
- * and for caller markers whose TTLs are out of order.
+ * Builds the Messages API request fields for one step: a system text block per `PromptBlock`, the tools, and the history
+ * with the snapshot in the last user turn (else a new user message) before trailing system messages. The caller's markers
+ * stay; promptloom's take what is left of `ANTHROPIC_MAX_CACHE_MARKERS`. Throws a `TypeError` naming the bad option, tool,
+ * history index, or caller markers whose TTLs are out of order.
  *
  * @example
  * ```ts
  * import Anthropic from '@anthropic-ai/sdk'
  * import { historyOf, toAnthropic, usageFromAnthropic } from 'promptloom'
  *
- * const client = new Anthropic()
  * let history: Anthropic.MessageParam[] = [{ role: 'user', content: 'Which test fails?' }]
- * const result = surface.step({ assembly })
- * const snapshot = result.events.find((event) => event.type === 'context/snapshot')?.text ?? false
- * const request = toAnthropic({ assembly, rendered: result.rendered, messages: history, snapshot })
- * const reply = await client.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 1024, ...request })
+ * const request = toAnthropic({ assembly, rendered: surface.step({ assembly }).rendered, messages: history })
+ * const reply = await new Anthropic().messages.create({ model: 'claude-sonnet-4-6', max_tokens: 1024, ...request })
  * history = [...historyOf(request), { role: 'assistant', content: reply.content }] // as sent, without the cache markers
  * surface.observeUsage(usageFromAnthropic(reply.usage))
  * ```
  */
 export function toAnthropic<M extends AnthropicMessageLike>(options: AnthropicRequestOptions<M>): AnthropicRequest<M> {
-  const { rendered, tools, snapshot } = resolveRequest(FN, options, options?.messages, 'messages')
-  const history = options.messages
-  checkHistory(FN, 'messages', history, 'required')
-  const { historyBreakpoint = true } = options
-  if (typeof historyBreakpoint !== 'boolean') throw new TypeError(`${FN} option "historyBreakpoint" must be a boolean (got ${describeValue(historyBreakpoint)})`)
-  const ttl = ttlPlanOf(FN, options.ttl)
-  const callers = callerMarkersOf(history)
-  checkCallerOrder(FN, 'messages', callers)
-
-  // The snapshot goes before any trailing mid-conversation system messages; the history breakpoint right before it.
-  const split = snapshot === '' ? history.length : trailingInstructionsStart(history, ['system'])
+  const { rendered, tools, snapshot, history, historyBreakpoint, ttl, callers, split } = resolveMarkedRequest('toAnthropic', options, callerMarkersOf)
   const target = historyBreakpoint ? historyTarget(history, split) : undefined
-  // A block the caller marked already caches the history through it.
   const targetMarked = target !== undefined && target.block !== -1 && (history[target.message]!.content as readonly AnthropicContentBlockLike[])[target.block]!.cache_control != null
   const { blocks } = rendered
   const own = placeOwnMarkers({
@@ -200,31 +141,23 @@ export function toAnthropic<M extends AnthropicMessageLike>(options: AnthropicRe
     beforeHistory: (marker) => target !== undefined && (marker.message < target.message || (marker.message === target.message && marker.block <= target.block)),
     ttl,
   })
-  const markerFor = (place: OwnMarker): AnthropicCacheControl | undefined => (own.has(place) ? control(own.get(place)) : undefined)
+  const marking = (place: OwnMarker): { cache_control?: AnthropicCacheControl } => (own.has(place) ? { cache_control: ephemeral(own.get(place)) } : {})
 
-  const system = blocks.map((block, index): AnthropicTextBlock => {
-    const marker = markerFor(index)
-    return marker === undefined ? { type: 'text', text: block.text } : { type: 'text', text: block.text, cache_control: marker }
-  })
-  const toolsMarker = markerFor('tools')
-  const out = tools.map((tool, index): AnthropicTool => {
-    const declared: AnthropicTool = { name: tool.name, description: tool.description, input_schema: inputSchemaOf(tool.name, tool.parameters) }
-    return toolsMarker !== undefined && index === tools.length - 1 ? { ...declared, cache_control: toolsMarker } : declared
-  })
-
-  const historyMarker = markerFor('history')
-  const marked = historyMarker === undefined ? undefined : target
-  const request: AnthropicRequest<M> = { system, tools: out, messages: placed(history, split, snapshot, marked, historyMarker) }
-  // The history to keep is what was sent (a marked string content stays one text block), without the marker.
+  const system = blocks.map((block, index): AnthropicTextBlock => ({ type: 'text', text: block.text, ...marking(index) }))
+  const out = tools.map((tool, index): AnthropicTool => ({
+    name: tool.name,
+    description: tool.description,
+    input_schema: inputSchemaOf(tool.name, tool.parameters),
+    ...(index === tools.length - 1 ? marking('tools') : {}),
+  }))
+  const marked = own.has('history') ? target : undefined
+  const request: AnthropicRequest<M> = { system, tools: out, messages: placed(history, split, snapshot, marked, marking('history').cache_control) }
+  // What was sent, without the marker: a marked string content stays one text block.
   recordHistory(request, placed(history, split, snapshot, marked, undefined), history.slice())
   return request
 }
 
-/**
- * `history` with the snapshot placed at `split` (into the user turn before
- * it, else as a new user message there) and `marker` (none: `undefined`) on
- * block `marked` (whose string content becomes one text block either way).
- */
+/** `history` with `marker` on `marked` and the snapshot placed at `split`: into the user turn before it, else a new user message. */
 function placed<M extends AnthropicMessageLike>(
   history: readonly M[],
   split: number,
@@ -233,19 +166,18 @@ function placed<M extends AnthropicMessageLike>(
   marker: AnthropicCacheControl | undefined,
 ): (M | AnthropicSnapshotMessage)[] {
   const messages: (M | AnthropicSnapshotMessage)[] = history.slice()
-  if (snapshot === '') {
-    if (marked !== undefined) messages[marked.message] = withBlocks(history[marked.message]!, marked.block, marker, [])
-    return messages
+  if (marked !== undefined) {
+    const message = history[marked.message]!
+    const blocks = blocksOf(message.content)
+    const at = Math.max(marked.block, 0)
+    if (marker !== undefined) blocks[at] = { ...(blocks[at] as object), cache_control: marker }
+    messages[marked.message] = { ...message, content: blocks } as M
   }
+  if (snapshot === '') return messages
   const block: AnthropicTextBlock = { type: 'text', text: snapshot }
-  const last = history[split - 1]
-  if (last !== undefined && last.role === 'user') {
-    if (marked !== undefined && marked.message !== split - 1) messages[marked.message] = withBlocks(history[marked.message]!, marked.block, marker, [])
-    messages[split - 1] = withBlocks(last, marked?.message === split - 1 ? marked.block : undefined, marker, [block])
-    return messages
-  }
-  if (marked !== undefined) messages[marked.message] = withBlocks(history[marked.message]!, marked.block, marker, [])
-  messages.splice(split, 0, { role: 'user', content: [block] })
+  const last = messages[split - 1]
+  if (last !== undefined && last.role === 'user') messages[split - 1] = { ...last, content: [...blocksOf(last.content), block] } as M
+  else messages.splice(split, 0, { role: 'user', content: [block] })
   return messages
 }
 

@@ -1,15 +1,9 @@
-/**
- * `toOpenAIChat` (SPEC §4.2): the Chat Completions fields promptloom owns —
- * a leading system (or developer) message with the rendered prompt, the
- * history, the runtime-context snapshot as a user message after it, and the
- * tools. OpenAI caches the longest common request prefix automatically, so
- * there are no markers: the byte-identical prompt is what makes it hit.
- */
+/** `toOpenAIChat` (SPEC §4.2): the Chat Completions fields promptloom owns; OpenAI caches prefixes without markers. */
 
+import { describeValue } from '../assembly/errors.js'
 import { promptCacheKeyOf } from './prompt-cache-key.js'
 import { recordHistory } from './request-history.js'
-import { describeValue } from '../assembly/errors.js'
-import { checkHistory, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
+import { resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
 
 /** The leading message: `'system'`, or `'developer'` for reasoning models that take instructions that way. */
 export type OpenAIChatInstructionMessage = {
@@ -28,7 +22,6 @@ export type OpenAIChatSnapshotMessage = {
 
 /** Any message of the caller's history (the SDK's `ChatCompletionMessageParam` fits). */
 export type OpenAIChatMessageLike = {
-  /** The message's role (`'system'`, `'developer'`, `'user'`, `'assistant'`, `'tool'`, …). */
   readonly role: string
 }
 
@@ -38,7 +31,6 @@ export type OpenAIChatTool = {
   function: {
     name: string
     description: string
-    /** The JSON Schema of the tool's arguments. */
     parameters: Record<string, unknown>
   }
 }
@@ -49,12 +41,7 @@ export interface OpenAIChatRequestOptions<M extends OpenAIChatMessageLike> exten
   readonly messages: readonly M[]
   /** The role of the leading prompt message. Default `'system'`. */
   readonly role?: 'system' | 'developer'
-  /**
-   * Sent as `prompt_cache_key`, which routes requests that share it to the
-   * same cache: a string of at most 64 characters, or `true` for `'pl-'` and
-   * a digest of the tools and the stable run (the blocks before the first
-   * volatile one), so agents that share both share a key. Default: none sent.
-   */
+  /** Sent as `prompt_cache_key`: at most 64 characters, or `true` for `'pl-'` + a digest of the tools and the blocks before the first volatile one. */
   readonly promptCacheKey?: string | true
 }
 
@@ -62,20 +49,14 @@ export interface OpenAIChatRequestOptions<M extends OpenAIChatMessageLike> exten
 export interface OpenAIChatRequest<M extends OpenAIChatMessageLike> {
   /** `[prompt message, ...history, snapshot message?]`: a new array; the caller's messages are shared, not copied. */
   messages: (OpenAIChatInstructionMessage | M | OpenAIChatSnapshotMessage)[]
-  /** The assembly's tools, in order. */
   tools: OpenAIChatTool[]
-  /** Present with the `promptCacheKey` option. */
   prompt_cache_key?: string
 }
 
 /**
- * Builds the Chat Completions request fields for one step. The snapshot
- * (when non-empty) is a user message after the history, i.e. after the last
- * tool message — but before a trailing run of system or developer messages,
- * which stay last. Throws a `TypeError` for bad options (see
- * `resolveRequest`; a history element that is not a message names its
- * index), a `role` other than `'system'` / `'developer'`, or a bad
- * `promptCacheKey`.
+ * Builds the Chat Completions request fields for one step: the prompt as a leading system (or developer) message, the
+ * history with the snapshot as a user message before trailing system or developer messages, and the tools. Throws a
+ * `TypeError` naming the bad option, tool or history index.
  *
  * @example
  * ```ts
@@ -94,18 +75,16 @@ export interface OpenAIChatRequest<M extends OpenAIChatMessageLike> {
  */
 export function toOpenAIChat<M extends OpenAIChatMessageLike>(options: OpenAIChatRequestOptions<M>): OpenAIChatRequest<M> {
   const fn = 'toOpenAIChat'
-  const { rendered, tools, snapshot } = resolveRequest(fn, options, options?.messages, 'messages')
-  checkHistory(fn, 'messages', options.messages, 'optional')
+  const { rendered, tools, snapshot } = resolveRequest(fn, options, options?.messages, 'messages', 'optional')
   const role = options.role ?? 'system'
   if (role !== 'system' && role !== 'developer') {
     throw new TypeError(`toOpenAIChat option "role" must be 'system' or 'developer' (got ${describeValue(role)})`)
   }
   const key = promptCacheKeyOf(fn, options.promptCacheKey, tools, rendered)
   const history: (M | OpenAIChatSnapshotMessage)[] = options.messages.slice()
-  if (snapshot !== '') history.splice(trailingInstructionsStart(options.messages, INSTRUCTION_ROLES), 0, { role: 'user', content: snapshot })
-  const messages: (OpenAIChatInstructionMessage | M | OpenAIChatSnapshotMessage)[] = [{ role, content: rendered.text }, ...history]
+  if (snapshot !== '') history.splice(trailingInstructionsStart(options.messages, ['system', 'developer']), 0, { role: 'user', content: snapshot })
   const request: OpenAIChatRequest<M> = {
-    messages,
+    messages: [{ role, content: rendered.text }, ...history],
     tools: tools.map((tool) => ({
       type: 'function',
       function: { name: tool.name, description: tool.description, parameters: tool.parameters as Record<string, unknown> },
@@ -115,6 +94,3 @@ export function toOpenAIChat<M extends OpenAIChatMessageLike>(options: OpenAICha
   recordHistory(request, history, options.messages.slice())
   return request
 }
-
-/** Roles of the messages that must stay last: the snapshot goes before a trailing run of them. */
-const INSTRUCTION_ROLES: readonly string[] = ['system', 'developer']

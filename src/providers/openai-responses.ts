@@ -1,27 +1,20 @@
-/**
- * `toOpenAIResponses` (SPEC §4.2): the Responses API fields promptloom owns —
- * `instructions` (the rendered prompt), the input items with the
- * runtime-context snapshot appended, and the function tools.
- */
+/** `toOpenAIResponses` (SPEC §4.2): the Responses API fields promptloom owns. */
 
+import type { OpenAIChatSnapshotMessage } from './openai-chat.js'
 import { promptCacheKeyOf } from './prompt-cache-key.js'
 import { recordHistory } from './request-history.js'
-import { checkHistory, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
+import { resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
 
 /** The snapshot input item promptloom appends (an easy input message). */
-export type OpenAIResponsesSnapshotItem = {
-  role: 'user'
-  content: string
-}
+export type OpenAIResponsesSnapshotItem = OpenAIChatSnapshotMessage
 
 /** A function tool of the Responses API. */
 export type OpenAIResponsesTool = {
   type: 'function'
   name: string
   description: string
-  /** The JSON Schema of the tool's arguments. */
   parameters: Record<string, unknown>
-  /** Always `false`: promptloom's schemas are not strict-mode schemas. */
+  /** promptloom's schemas are not strict-mode schemas. */
   strict: false
 }
 
@@ -36,20 +29,14 @@ export interface OpenAIResponsesRequestOptions<I extends object> extends Request
 /** The request fields `toOpenAIResponses` returns, ready to spread into `client.responses.create`. */
 export interface OpenAIResponsesRequest<I extends object> {
   instructions: string
-  /** `[...input, snapshot item?]`: a new array. */
   input: (I | OpenAIResponsesSnapshotItem)[]
-  /** The assembly's tools, in order, `strict: false` (promptloom's schemas are not strict-mode schemas). */
   tools: OpenAIResponsesTool[]
-  /** Present with the `promptCacheKey` option. */
   prompt_cache_key?: string
 }
 
 /**
- * Builds the Responses API request fields for one step; the snapshot (when
- * non-empty) is a user input item after the given input, before a trailing
- * run of system or developer messages. Throws a `TypeError` for bad options
- * (see `resolveRequest`; an input element that is not an object names its
- * index) or a bad `promptCacheKey`.
+ * Builds the Responses API request fields for one step: the prompt as `instructions`, the input with the snapshot as a
+ * user item before trailing system or developer messages, and the tools. Throws a `TypeError` naming the bad option, tool or input index.
  *
  * @example
  * ```ts
@@ -66,8 +53,7 @@ export interface OpenAIResponsesRequest<I extends object> {
  */
 export function toOpenAIResponses<I extends object>(options: OpenAIResponsesRequestOptions<I>): OpenAIResponsesRequest<I> {
   const fn = 'toOpenAIResponses'
-  const { rendered, tools, snapshot } = resolveRequest(fn, options, options?.input, 'input')
-  checkHistory(fn, 'input', options.input, 'optional')
+  const { rendered, tools, snapshot } = resolveRequest(fn, options, options?.input, 'input', 'optional')
   const key = promptCacheKeyOf(fn, options.promptCacheKey, tools, rendered)
   const input: (I | OpenAIResponsesSnapshotItem)[] = options.input.slice()
   if (snapshot !== '') input.splice(trailingInstructionsStart(options.input, ['system', 'developer']), 0, { role: 'user', content: snapshot })

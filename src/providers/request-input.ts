@@ -1,8 +1,4 @@
-/**
- * What every request builder checks and resolves first: the assembly's tools
- * (no reserved name), the caller's history (an array, never mutated), the
- * `RenderedPrompt` (rendered when omitted) and the runtime-context snapshot.
- */
+/** What every request builder checks and resolves first: the assembly's tools, the history, the prompt and the snapshot. */
 
 import { describeValue } from '../assembly/errors.js'
 import { TOOL_ORDER_REST } from '../assembly/orders.js'
@@ -15,20 +11,11 @@ export type RequestAssembly = Pick<PromptAssembly, 'sections' | 'contexts' | 'va
 
 /** The options every request builder shares. */
 export interface RequestOptions {
-  /** The step's assembly (from `assemble()`). */
   readonly assembly: RequestAssembly
   /** The step's `RenderedPrompt` (e.g. `StepResult.rendered`); `render(assembly)` when omitted. */
   readonly rendered?: RenderedPrompt
   /** The runtime-context snapshot to send; default `renderContextSnapshot(assembly)`; `false` or `''` for none. */
   readonly snapshot?: string | false
-}
-
-/** The resolved inputs of one request. */
-export interface ResolvedRequest {
-  readonly rendered: RenderedPrompt
-  readonly tools: readonly ToolSchema[]
-  /** `''` when no snapshot is sent. */
-  readonly snapshot: string
 }
 
 /** Throws a `TypeError` naming the tool (or its index) for a schema a request cannot declare. */
@@ -48,14 +35,8 @@ function checkTool(fn: string, tool: unknown, index: number): void {
   }
 }
 
-/** What a builder's history messages must hold: `content` a string or an array, or (`'optional'`) also absent or `null`. */
-export type ContentRule = 'required' | 'optional'
-
-/**
- * Throws a `TypeError` naming the index of the first history element that is
- * not a message object, or whose `content` breaks `rule`.
- */
-export function checkHistory(fn: string, historyName: string, history: readonly unknown[], rule: ContentRule): void {
+/** Throws a `TypeError` naming the first history element that is not a message whose `content` is a string or an array (or absent, if `'optional'`). */
+function checkHistory(fn: string, historyName: string, history: readonly unknown[], rule: 'required' | 'optional'): void {
   for (let i = 0; i < history.length; i++) {
     const message = history[i]
     if (typeof message !== 'object' || message === null || Array.isArray(message)) {
@@ -69,22 +50,15 @@ export function checkHistory(fn: string, historyName: string, history: readonly 
   }
 }
 
-/** The start of the run of instruction messages (`roles`) that ends `history`: `history.length` when it ends with another message. */
+/** Where the trailing run of messages with one of `roles` starts: `history.length` when there is none. */
 export function trailingInstructionsStart(history: readonly unknown[], roles: readonly string[]): number {
   let start = history.length
   while (start > 0 && roles.includes((history[start - 1] as { role?: unknown }).role as string)) start--
   return start
 }
 
-/**
- * Validates `options` of the builder `fn` and resolves its prompt, tools and
- * snapshot. Throws a `TypeError` naming the argument: an assembly without a
- * tools array, with a tool named `TOOL_ORDER_REST` or a tool whose
- * `parameters` are not an object (naming the tool), a `history` (named
- * `historyName`) that is not an array, a `snapshot` that is neither a string
- * nor `false`, a `rendered` that is not a RenderedPrompt.
- */
-export function resolveRequest(fn: string, options: RequestOptions, history: unknown, historyName: string): ResolvedRequest {
+/** Validates `options` of the builder `fn`; resolves its prompt, tools and snapshot (`''`: none). Throws a `TypeError` naming what is bad. */
+export function resolveRequest(fn: string, options: RequestOptions, history: unknown, historyName: string, rule: 'required' | 'optional') {
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`${fn} expects an options object { assembly, ${historyName}, … } (got ${describeValue(options)})`)
   }
@@ -103,6 +77,7 @@ export function resolveRequest(fn: string, options: RequestOptions, history: unk
   if (typeof rendered !== 'object' || rendered === null || typeof rendered.text !== 'string' || !Array.isArray(rendered.blocks)) {
     throw new TypeError(`${fn} option "rendered" must be a RenderedPrompt (got ${describeValue(rendered)}); pass StepResult.rendered or omit it`)
   }
+  checkHistory(fn, historyName, history, rule)
   const text = snapshot === undefined ? renderContextSnapshot(assembly) : snapshot === false ? '' : snapshot
   return { rendered, tools: assembly.tools, snapshot: text }
 }

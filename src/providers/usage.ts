@@ -1,27 +1,16 @@
-/**
- * Usage readers (SPEC §4.2, §4.3): a provider response's `usage` in the
- * shape `surface.observeUsage` takes, so expected and observed cache reuse
- * can be compared step by step. Each validates what it reads: a missing or
- * non-numeric required field, a negative count, or more cached than input
- * tokens is a `TypeError` naming the field.
- */
+/** Usage readers (SPEC §4.2, §4.3): a provider response's `usage` in the shape `surface.observeUsage` takes. */
 
-import type { ObservedUsage } from '../surface/usage-record.js'
 import { describeValue } from '../assembly/errors.js'
+import type { ObservedUsage } from '../surface/usage-record.js'
 
-/** The Messages API's `usage` (the SDK's `Usage` fits). */
+/** The Messages API's `usage` (the SDK's `Usage` fits); missing or `null` cache fields count 0. */
 export type AnthropicUsageLike = {
   /** Input tokens neither read from nor written to the prompt cache (the uncached rest). */
   readonly input_tokens: number
-  /** Input tokens read from the prompt cache; missing or `null` counts 0. */
   readonly cache_read_input_tokens?: number | null
-  /** Input tokens written to the prompt cache; missing or `null` counts 0. */
   readonly cache_creation_input_tokens?: number | null
-  /** The cache writes by TTL; their sum is `cache_creation_input_tokens`. */
   readonly cache_creation?: {
-    /** Tokens written with the 5-minute TTL. */
     readonly ephemeral_5m_input_tokens?: number | null
-    /** Tokens written with the 1-hour TTL. */
     readonly ephemeral_1h_input_tokens?: number | null
   } | null
 }
@@ -30,11 +19,8 @@ export type AnthropicUsageLike = {
 export type OpenAIChatUsageLike = {
   /** All prompt tokens, the cached ones included. */
   readonly prompt_tokens: number
-  /** The breakdown of `prompt_tokens`; may be missing or `null`. */
   readonly prompt_tokens_details?: {
-    /** Prompt tokens read from the prompt cache; missing or `null` counts 0. */
     readonly cached_tokens?: number | null
-    /** Prompt tokens written to the prompt cache, where the provider reports them. */
     readonly cache_write_tokens?: number | null
   } | null
 }
@@ -43,11 +29,8 @@ export type OpenAIChatUsageLike = {
 export type OpenAIResponsesUsageLike = {
   /** All input tokens, the cached ones included. */
   readonly input_tokens: number
-  /** The breakdown of `input_tokens`; may be missing or `null`. */
   readonly input_tokens_details?: {
-    /** Input tokens read from the prompt cache; missing or `null` counts 0. */
     readonly cached_tokens?: number | null
-    /** Input tokens written to the prompt cache, where the provider reports them. */
     readonly cache_write_tokens?: number | null
   } | null
 }
@@ -56,9 +39,7 @@ export type OpenAIResponsesUsageLike = {
 export type DeepSeekUsageLike = {
   /** All prompt tokens: cache hits plus misses. */
   readonly prompt_tokens: number
-  /** Prompt tokens served from DeepSeek's context cache. */
   readonly prompt_cache_hit_tokens: number
-  /** Prompt tokens not served from the cache; when present, hits + misses must equal `prompt_tokens`. */
   readonly prompt_cache_miss_tokens?: number | null
 }
 
@@ -67,16 +48,14 @@ export type AISDKUsageLike = {
   /** All input tokens, cached ones included; `undefined` when the provider reported none. */
   readonly inputTokens: number | undefined
   readonly inputTokenDetails?: {
-    /** Input tokens read from the cache. */
     readonly cacheReadTokens?: number | undefined
-    /** Input tokens written to the cache. */
     readonly cacheWriteTokens?: number | undefined
   } | null
   /** The older name of `inputTokenDetails.cacheReadTokens`, read when that is absent. */
   readonly cachedInputTokens?: number | undefined
 }
 
-/** `value` as a count, or a `TypeError` naming `field`; an absent optional field is `undefined`. */
+/** `value` as a count, or a `TypeError` naming `field`. */
 function count(reader: string, field: string, value: unknown, optional: true): number | undefined
 function count(reader: string, field: string, value: unknown, optional: false): number
 function count(reader: string, field: string, value: unknown, optional: boolean): number | undefined {
@@ -97,7 +76,6 @@ function details(reader: string, field: string, value: unknown): Record<string, 
   return value as Record<string, unknown>
 }
 
-/** Rejects more cached than input tokens (a count that cannot be). */
 function checkCached(reader: string, inputField: string, cachedField: string, input: number, cached: number): void {
   if (cached > input) {
     throw new TypeError(`${reader}: usage field "${cachedField}" (${cached}) exceeds "${inputField}" (${input}); cached tokens are part of the input tokens — pass one response's usage object as it came`)
@@ -105,12 +83,8 @@ function checkCached(reader: string, inputField: string, cachedField: string, in
 }
 
 /**
- * Anthropic: every prompt token is `input_tokens + cache_read_input_tokens +
- * cache_creation_input_tokens` (Anthropic's `input_tokens` counts only the
- * uncached rest); cached = the cache reads; written = the cache creations,
- * split by TTL into `cacheWrite5mTokens` / `cacheWrite1hTokens` when
- * `cache_creation` is present (its sum must equal the creations). Missing or
- * `null` cache fields count 0. Throws a `TypeError` naming a bad field.
+ * Anthropic: in = `input_tokens` (only the uncached rest) + cache reads + cache creations; cached = the reads; written = the
+ * creations, split by TTL when `cache_creation` is present (its sum must equal them). Throws a `TypeError` naming a bad field.
  */
 export function usageFromAnthropic(usage: AnthropicUsageLike): ObservedUsage & {
   /** The input tokens written to the cache (`cache_creation_input_tokens`; 0 when absent). */
@@ -122,9 +96,7 @@ export function usageFromAnthropic(usage: AnthropicUsageLike): ObservedUsage & {
   const read = count(reader, 'cache_read_input_tokens', usage.cache_read_input_tokens, true) ?? 0
   const created = count(reader, 'cache_creation_input_tokens', usage.cache_creation_input_tokens, true)
   const split = details(reader, 'cache_creation', usage.cache_creation)
-  const written = created ?? 0
-  const base = { inputTokens: input + read + written, cachedInputTokens: read, cacheWriteTokens: written }
-  if (split === undefined) return base
+  if (split === undefined) return { inputTokens: input + read + (created ?? 0), cachedInputTokens: read, cacheWriteTokens: created ?? 0 }
   const fiveMinutes = count(reader, 'cache_creation.ephemeral_5m_input_tokens', split.ephemeral_5m_input_tokens, true) ?? 0
   const oneHour = count(reader, 'cache_creation.ephemeral_1h_input_tokens', split.ephemeral_1h_input_tokens, true) ?? 0
   if (created !== undefined && fiveMinutes + oneHour !== created) {
@@ -136,13 +108,7 @@ export function usageFromAnthropic(usage: AnthropicUsageLike): ObservedUsage & {
   return { inputTokens: input + read + total, cachedInputTokens: read, cacheWriteTokens: total, cacheWrite5mTokens: fiveMinutes, cacheWrite1hTokens: oneHour }
 }
 
-/**
- * OpenAI: Chat Completions' `prompt_tokens` / `prompt_tokens_details`, or
- * the Responses API's `input_tokens` / `input_tokens_details` (OpenAI's
- * prompt count already includes the cached tokens): `cached_tokens` cached
- * (missing: 0), `cache_write_tokens` written when reported. Throws a
- * `TypeError` naming a bad field.
- */
+/** OpenAI: `prompt_tokens` / `input_tokens` in, their details' `cached_tokens` cached, `cache_write_tokens` written. Throws a `TypeError` naming a field. */
 export function usageFromOpenAI(usage: OpenAIChatUsageLike | OpenAIResponsesUsageLike): ObservedUsage {
   const reader = 'usageFromOpenAI'
   requireObject(reader, usage)
@@ -157,11 +123,7 @@ export function usageFromOpenAI(usage: OpenAIChatUsageLike | OpenAIResponsesUsag
   return written === undefined ? { inputTokens: input, cachedInputTokens: cached } : { inputTokens: input, cachedInputTokens: cached, cacheWriteTokens: written }
 }
 
-/**
- * DeepSeek: `prompt_tokens` in, `prompt_cache_hit_tokens` cached (DeepSeek
- * reports no writes). `prompt_cache_miss_tokens`, when present, must make up
- * the rest. Throws a `TypeError` naming a bad field.
- */
+/** DeepSeek: `prompt_tokens` in, `prompt_cache_hit_tokens` cached, misses (when present) the rest. Throws a `TypeError` naming a bad field. */
 export function usageFromDeepSeek(usage: DeepSeekUsageLike): ObservedUsage {
   const reader = 'usageFromDeepSeek'
   requireObject(reader, usage)
@@ -178,11 +140,8 @@ export function usageFromDeepSeek(usage: DeepSeekUsageLike): ObservedUsage {
 }
 
 /**
- * The AI SDK's `LanguageModelUsage`: `inputTokens` in,
- * `inputTokenDetails.cacheReadTokens` cached (falling back to the older
- * `cachedInputTokens`; none: 0), `inputTokenDetails.cacheWriteTokens`
- * written when reported. Throws a `TypeError` naming a bad field, including
- * an `inputTokens` the provider did not report.
+ * The AI SDK: `inputTokens` in, `inputTokenDetails.cacheReadTokens` (else `cachedInputTokens`) cached, `cacheWriteTokens`
+ * written when reported. Throws a `TypeError` naming a bad field, including an `inputTokens` not reported.
  */
 export function usageFromAISDK(usage: AISDKUsageLike): ObservedUsage {
   const reader = 'usageFromAISDK'
