@@ -45,7 +45,7 @@ import {
   type ToolSchema,
   type UsageRecord,
 } from '../src/index.js'
-import { breakText } from '../src/cli/break-text.js'
+import { breakText } from '../src/cli/inspect.js'
 import { writeReport } from '../src/cli/report.js'
 import { createSessionLogWriter, type SessionLogWriter } from '../src/node.js'
 import { traced } from './otel-setup.js'

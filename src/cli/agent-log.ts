@@ -3,13 +3,10 @@ import { SessionLogError, type ReplayedStep, type SessionLogReadWarning } from '
 import { readSessionLog } from '../surface/session-log-file.js'
 import { CliError } from './cli-error.js'
 
-/** One session log read for the report: one agent. */
+/** One session log read for the report: one agent, named after its file; `steps` holds at least one step, in log order. */
 export interface AgentLog {
-  /** The agent's name: the file name without `.jsonl`. */
   readonly name: string
-  /** The path it was read from. */
   readonly file: string
-  /** The replayed steps, in log order (at least one). */
   readonly steps: readonly ReplayedStep[]
   /** What the reader skipped (a torn line). */
   readonly warnings: readonly SessionLogReadWarning[]
@@ -21,9 +18,9 @@ export function agentNameOf(file: string): string {
 }
 
 /**
- * Reads the log at `file` with the library's reader. Throws its
- * `SessionLogError` for a malformed line, and a `CliError` naming the file
- * when it cannot be read or holds no step record.
+ * Reads the log at `file` with the library's reader. Throws its `SessionLogError`
+ * for a malformed line, and a `CliError` naming the file when it cannot be read or
+ * holds no step record.
  */
 export function readAgentLog(file: string): AgentLog {
   let replay
@@ -38,4 +35,34 @@ export function readAgentLog(file: string): AgentLog {
     throw new CliError(`session log "${file}" holds no step records; a session log starts with {"type":"step",…} (is it empty?)`)
   }
   return { name: agentNameOf(file), file, steps: replay.steps, warnings: replay.warnings }
+}
+
+/**
+ * The logs with their agents named after the files: with several logs, a dotted
+ * prefix they all share is dropped (`session.agent-1.jsonl` and
+ * `session.agent-2.jsonl` → `agent-1`, `agent-2`); agents whose names still
+ * collide are named by their path.
+ */
+export function agentNames(logs: readonly AgentLog[]): AgentLog[] {
+  const names = logs.map((log) => log.name)
+  let cut = 0
+  if (names.length > 1) {
+    const first = names[0]!
+    for (let i = first.indexOf('.'); i >= 0; i = first.indexOf('.', i + 1)) {
+      const prefix = first.slice(0, i + 1)
+      if (!names.every((name) => name.startsWith(prefix) && name.length > prefix.length)) break
+      cut = prefix.length
+    }
+  }
+  const short = names.map((name) => name.slice(cut))
+  const counts = new Map<string, number>()
+  for (const name of short) counts.set(name, (counts.get(name) ?? 0) + 1)
+  return logs.map((log, i) => ({ ...log, name: counts.get(short[i]!)! > 1 ? log.file : short[i]! }))
+}
+
+/** Reads `files` as agents named by `agentNames`, passing each line a reader skipped to `onWarning`. */
+export function readAgentLogs(files: readonly string[], onWarning: (message: string) => void): AgentLog[] {
+  const logs = agentNames(files.map(readAgentLog))
+  for (const log of logs) for (const warning of log.warnings) onWarning(warning.message)
+  return logs
 }

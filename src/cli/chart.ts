@@ -1,27 +1,32 @@
 import { html, type Html } from './html.js'
 import { percent, type StepRow } from './report-model.js'
 
-/**
- * The per-agent prefix-share chart as inline SVG, generated here so the
- * report needs no script and no charting library: x is the step (rows evenly
- * spaced, so a log with several sessions reads left to right), y the share
- * of the system prompt (0–100%). Series: the stable system prefix (solid),
- * the reusable request prefix (dashed) and the observed
- * cache share from usage records (diamonds, when any). Every plotted point is
- * a `circle.point` / `rect.point` with a `<title>` tooltip.
- */
-
 const WIDTH = 560
 const HEIGHT = 220
 const PAD = { left: 44, right: 14, top: 14, bottom: 30 }
 
+interface Point {
+  readonly index: number
+  readonly step: number
+  readonly share: number
+  readonly note: string
+  readonly first?: boolean
+}
+
 interface Series {
   readonly key: 'stable' | 'reusable' | 'observed'
   readonly label: string
-  readonly points: readonly { readonly index: number; readonly step: number; readonly share: number; readonly note: string; readonly first?: boolean }[]
+  readonly points: readonly Point[]
 }
 
-/** The chart for one agent's rows (at least one row). */
+/**
+ * One agent's prefix-share chart (at least one row) as inline SVG, so the report needs
+ * no script: x is the step (rows evenly spaced, so several sessions read left to right),
+ * y the share of the system prompt. Series: the stable system prefix (solid), the
+ * reusable request prefix (dashed) and the observed cache share from usage records
+ * (diamonds, when any). Every plotted point is a `circle.point` / `rect.point` with a
+ * `<title>` tooltip.
+ */
 export function prefixChart(agent: string, rows: readonly StepRow[]): Html {
   const series = seriesOf(rows)
   const plotW = WIDTH - PAD.left - PAD.right
@@ -47,14 +52,12 @@ export function prefixChart(agent: string, rows: readonly StepRow[]): Html {
   const plotted = series.map((s) => {
     // A session's first step has nothing to reuse: a hollow mark at 0, left out of the line so it does not read as a drop.
     let path = ''
-    if (s.key !== 'observed') {
-      let move = true
-      for (const p of s.points) {
-        if (p.first === true) move = true
-        else {
-          path += `${path === '' ? '' : ' '}${move ? 'M' : 'L'}${fmt(x(p.index))},${fmt(y(p.share))}`
-          move = false
-        }
+    let move = true
+    for (const p of s.key === 'observed' ? [] : s.points) {
+      if (p.first === true) move = true
+      else {
+        path += `${path === '' ? '' : ' '}${move ? 'M' : 'L'}${fmt(x(p.index))},${fmt(y(p.share))}`
+        move = false
       }
     }
     const marks = s.points.map((p) => {
@@ -79,32 +82,18 @@ export function prefixChart(agent: string, rows: readonly StepRow[]): Html {
 function seriesOf(rows: readonly StepRow[]): Series[] {
   const tokens = (row: StepRow): string =>
     row.stablePrefixTokens === undefined ? `${row.stablePrefixLength}/${row.promptLength} chars` : `${row.stablePrefixTokens}/${row.promptTokens ?? '?'} tokens`
-  const out: Series[] = [
-    {
-      key: 'stable',
-      label: 'stable system prefix',
-      points: rows.map((row, index) =>
-        row.first ? { index, step: row.step, share: 0, note: 'first step, nothing to reuse', first: true } : { index, step: row.step, share: row.stableShare, note: tokens(row) },
-      ),
-    },
-    {
-      key: 'reusable',
-      label: 'reusable request prefix',
-      points: rows.map((row, index) => ({ index, step: row.step, share: row.reusableShare, note: `${row.reusablePrefixLength} chars` })),
-    },
+  const stable = rows.map((row, index): Point =>
+    row.first
+      ? { index, step: row.step, share: 0, note: 'first step, nothing to reuse', first: true }
+      : { index, step: row.step, share: row.stableShare, note: tokens(row) },
+  )
+  const reusable = rows.map((row, index) => ({ index, step: row.step, share: row.reusableShare, note: `${row.reusablePrefixLength} chars` }))
+  const observed = rows.flatMap(({ step, usage }, index) =>
+    usage === undefined ? [] : [{ index, step, share: usage.observedShare, note: `${usage.cachedInputTokens}/${usage.inputTokens} tokens` }],
+  )
+  return [
+    { key: 'stable', label: 'stable system prefix', points: stable },
+    { key: 'reusable', label: 'reusable request prefix', points: reusable },
+    ...(observed.length === 0 ? [] : [{ key: 'observed', label: 'observed cache (cached / input tokens)', points: observed } as const]),
   ]
-  const observed = rows.flatMap((row, index) => (row.usage === undefined ? [] : [{ row, index }]))
-  if (observed.length > 0) {
-    out.push({
-      key: 'observed',
-      label: 'observed cache (cached / input tokens)',
-      points: observed.map(({ row, index }) => ({
-        index,
-        step: row.step,
-        share: row.usage!.observedShare,
-        note: `${row.usage!.cachedInputTokens}/${row.usage!.inputTokens} tokens`,
-      })),
-    })
-  }
-  return out
 }

@@ -1,26 +1,16 @@
-/**
- * HTML escaping for the report. Section names, prompts, warnings and file
- * names are user data: every interpolation goes through `escapeHtml`, which
- * is safe both in text and in a double- or single-quoted attribute.
- */
+/** HTML escaping for the report: section names, prompts, warnings and file names are user data. */
 
-const ENTITIES: Readonly<Record<string, string>> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-}
+const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 
-/** Escapes `& < > " '` so `text` reads literally in HTML text and in quoted attributes. */
+/** Escapes `& < > " '` so `text` reads literally in HTML text and in double- or single-quoted attributes. */
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ENTITIES[c]!)
 }
 
 /**
- * A tagged template that escapes every interpolated value except an `Html`
- * fragment (built by `html` itself or `raw`); arrays are joined, and
- * `undefined`, `null` and `false` render as nothing.
+ * A tagged template that escapes every interpolated value except an `Html` fragment
+ * (built by `html` itself or `raw`); arrays are joined, and `undefined`, `null` and
+ * `false` render as nothing.
  */
 export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
   let out = strings[0]!
@@ -44,6 +34,5 @@ export function raw(markup: string): Html {
 function fragment(value: unknown): string {
   if (value instanceof Html) return value.value
   if (Array.isArray(value)) return value.map(fragment).join('')
-  if (value === undefined || value === null || value === false) return ''
-  return escapeHtml(String(value))
+  return value === undefined || value === null || value === false ? '' : escapeHtml(String(value))
 }

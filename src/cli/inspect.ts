@@ -1,12 +1,12 @@
-import { percent, type AgentModel, type StepRow } from './report-model.js'
-import { breakText, signedNames } from './break-text.js'
+import type { SessionLogCacheBreak } from '../surface/session-log.js'
+import { percent, plural, type AgentModel, type StepRow } from './report-model.js'
 import { terminalSafe } from './terminal.js'
 
 /**
  * `promptloom inspect`: one agent's steps as a compact plain-text table for a
- * terminal. Optional columns (tokens, cache, withheld, where reuse was lost)
- * appear only when the log has their fields; warnings follow their step's row, indented. Every
- * string from the log is passed through `terminalSafe`.
+ * terminal. Optional columns (tokens, cache, withheld, where reuse was lost) appear
+ * only when the log has their fields; warnings follow their step's row, indented.
+ * Every string from the log is passed through `terminalSafe`.
  *
  *   step  prompt  stable  reusable  withheld  changes
  *      1    1204   first      0.0%         0  first render (6 sections); initial header
@@ -14,7 +14,7 @@ import { terminalSafe } from './terminal.js'
  */
 export function renderInspectTable(agent: AgentModel): string {
   const rows = agent.rows
-  const columns: Column[] = [
+  const columns: { readonly title: string; readonly right: boolean; readonly cell: (row: StepRow) => string }[] = [
     { title: 'step', right: true, cell: (row) => `${row.step}${row.compacted ? '*' : ''}` },
     { title: 'prompt', right: true, cell: (row) => String(row.promptLength) },
     { title: 'stable', right: true, cell: (row) => (row.first ? 'first' : percent(row.stableShare)) },
@@ -49,11 +49,9 @@ export function renderInspectTable(agent: AgentModel): string {
       .join('  ')
       .trimEnd()
 
-  const totalSteps = rows.length
-  const out = [
-    `${terminalSafe(agent.name)} (${terminalSafe(agent.file)}): ${totalSteps} step${totalSteps === 1 ? '' : 's'}, mean stable prefix ${totalSteps < 2 ? '-' : percent(agent.meanStableShare)}, ${agent.warningCount} warning${agent.warningCount === 1 ? '' : 's'}`,
-    format(columns.map((column) => column.title)),
-  ]
+  const mean = rows.length < 2 ? '-' : percent(agent.meanStableShare)
+  const summary = `${plural(rows.length, 'step')}, mean stable prefix ${mean}, ${plural(agent.warningCount, 'warning')}`
+  const out = [`${terminalSafe(agent.name)} (${terminalSafe(agent.file)}): ${summary}`, format(columns.map((column) => column.title))]
   rows.forEach((row, i) => {
     out.push(format(cells[i]!))
     for (const warning of row.warnings) out.push(`${' '.repeat(widths[0]! + 2)}! ${terminalSafe(warning.message)}`)
@@ -62,31 +60,41 @@ export function renderInspectTable(agent: AgentModel): string {
   return out.join('\n') + '\n'
 }
 
-interface Column {
-  readonly title: string
-  readonly right: boolean
-  readonly cell: (row: StepRow) => string
-}
-
-/**
- * The change list of one row: sections, the budget's withheld and restored
- * sections, tools, config, in that order; `-` when nothing changed. (How many
- * sections are withheld, and an over-budget step, have their own column.)
- */
+/** The change list of one row: sections, the budget's withheld and restored sections, tools, config, in that order; `-` when none. */
 function changesOf(row: StepRow): string {
   const parts: string[] = []
   const { added, withheld, restored } = row.sections
   if (row.first) parts.push(`${row.session > 1 ? `session ${row.session}: ` : ''}first render${added.length > 0 ? ` (${added.length} sections)` : ''}`)
-  else {
-    const names = signedNames(row.sections)
-    if (names.length > 0) parts.push(names.join(' '))
-  }
+  else if (signedNames(row.sections).length > 0) parts.push(signedNames(row.sections).join(' '))
   if (withheld.length > 0) parts.push(`withheld ${withheld.join(', ')} (budget)`)
   if (restored.length > 0) parts.push(`restored ${restored.join(', ')} (budget)`)
   if (row.first && row.headerReason !== undefined) parts.push('initial header')
-  if (row.tools !== undefined) {
-    parts.push(`tools ${[...signedNames(row.tools), ...(row.tools.reordered ? ['reordered'] : [])].join(' ')}`)
-  }
+  if (row.tools !== undefined) parts.push(`tools ${[...signedNames(row.tools), ...(row.tools.reordered ? ['reordered'] : [])].join(' ')}`)
   if (row.config !== undefined) parts.push(`config ${row.config.map((key) => `~${key}`).join(' ')}`)
   return parts.length === 0 ? '-' : parts.join('; ')
+}
+
+/**
+ * One line of plain text for a logged cache break, for the terminal (`inspect`,
+ * `check`): the cause, then the section, its layer and the variable, or the tool
+ * names. Callers pass it through `terminalSafe`.
+ *
+ *   section "env" (layer global) variable "branch"
+ *   tools +grep -ls ~read
+ */
+export function breakText(cause: SessionLogCacheBreak): string {
+  if (cause.cause === 'tools') {
+    const names = cause.tools === undefined ? [] : signedNames(cause.tools)
+    return names.length === 0 ? 'tools (reordered)' : `tools ${names.join(' ')}`
+  }
+  let out: string = cause.cause
+  if (cause.section !== undefined) out += ` "${cause.section}"`
+  if (cause.layer !== undefined) out += ` (layer ${cause.layer})`
+  if (cause.variable !== undefined) out += ` variable "${cause.variable}"`
+  return out
+}
+
+/** Names marked by what happened to them: `+added`, `-removed`, `~changed`, in that order. */
+function signedNames(names: { readonly added: readonly string[]; readonly removed: readonly string[]; readonly changed: readonly string[] }): string[] {
+  return [...names.added.map((n) => `+${n}`), ...names.removed.map((n) => `-${n}`), ...names.changed.map((n) => `~${n}`)]
 }

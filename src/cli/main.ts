@@ -1,8 +1,5 @@
 #!/usr/bin/env node
-/**
- * The `promptloom` bin (package.json `bin` → dist/cli/main.js): `report` and
- * `inspect` over JSONL session logs. See `CLI_HELP` in run.ts.
- */
+/** The `promptloom` bin (package.json `bin` → dist/cli/main.js); see `CLI_HELP` in run.ts. */
 import { runCli } from './run.js'
 
 process.exitCode = runCli(process.argv.slice(2), process)

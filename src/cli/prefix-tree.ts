@@ -1,4 +1,4 @@
-import type { StepPart } from './step-parts.js'
+import type { StepPart } from './replayed-step.js'
 
 /**
  * Which agents share which parts of their latest prompts: a prefix tree over
@@ -12,51 +12,49 @@ import type { StepPart } from './step-parts.js'
  *   identity · persona' ── …                      agent-2
  */
 
-/** One agent's latest prompt, as the tree reads it. */
+/** One agent's latest prompt: its parts (one holding the whole prompt when the log has no part lengths). */
 export interface TreeAgent {
   readonly name: string
-  /** Its parts, or one part holding the whole prompt when the log has no part lengths. */
   readonly parts: readonly StepPart[]
   /** Tokens per character of its latest prompt, for estimates when a part's count is not logged. */
   readonly tokensPerChar: number | undefined
 }
 
-/** A part in the tree. */
+/** A part in the tree; its `tokens` are logged, or `estimated` from an agent's tokens per character. */
 export interface TreePart {
   readonly name: string
   readonly layer: string | undefined
   readonly chars: number
-  /** Its tokens: logged, or estimated from an agent's tokens per character (`estimated`). */
   readonly tokens: number | undefined
   readonly estimated: boolean
 }
 
-/** A run of consecutive parts that exactly the same agents share. */
+/**
+ * A run of consecutive parts that exactly `agents` share (in report order): its
+ * characters with the separators between parts, its tokens (absent when a count is
+ * unknown) and `prefixTokens`, the tokens from the start of the prompt through it.
+ */
 export interface TreeNode {
   readonly parts: readonly TreePart[]
-  /** The agents whose latest prompt runs through this node, in report order. */
   readonly agents: readonly string[]
-  /** Characters of its parts with the separators between them. */
   readonly chars: number
-  /** Tokens of its parts (absent when no count or estimate is known). */
   readonly tokens: number | undefined
-  /** Tokens from the start of the prompt through this node. */
   readonly prefixTokens: number | undefined
-  /** Some of its tokens are estimates. */
   readonly estimated: boolean
   readonly children: readonly TreeNode[]
 }
 
-/** A scoped section ordered before a global one in an agent's latest prompt, which some sibling does not send. */
+/**
+ * A scoped section ordered before global section `before` in an agent's latest
+ * prompt, which `siblings` do not send (with this text); `cost` counts the parts
+ * after it that some sibling also sends: what the agent could otherwise share.
+ */
 export interface PrefixSplit {
   readonly agent: string
   readonly section: string
   readonly layer: string
-  /** The first global section it precedes. */
   readonly before: string
-  /** The agents that do not send this section (with this text): those it no longer shares the rest with. */
   readonly siblings: readonly string[]
-  /** Parts after it that some sibling also sends: what this agent could otherwise share from their cache. */
   readonly cost: { readonly chars: number; readonly tokens: number | undefined; readonly estimated: boolean }
 }
 
@@ -77,6 +75,9 @@ interface Trie {
 
 const keyOf = (part: StepPart): string => `${part.name}\u0000${part.text}`
 
+const tokensOf = (part: StepPart, ratio: number | undefined): number | undefined =>
+  part.tokens ?? (ratio === undefined ? undefined : Math.round(part.text.length * ratio))
+
 /** The prefix tree of the agents' latest prompts; roots in the order the agents first reach them. */
 export function prefixTree(agents: readonly TreeAgent[]): TreeNode[] {
   const roots: Trie[] = []
@@ -92,11 +93,9 @@ export function prefixTree(agents: readonly TreeAgent[]): TreeNode[] {
   return roots.map((root) => compress(root, 0))
 }
 
-function treePart(node: Trie): TreePart {
-  const { part } = node
-  if (part.tokens !== undefined) return { name: part.name, layer: part.layer, chars: part.text.length, tokens: part.tokens, estimated: false }
-  const estimate = node.ratio === undefined ? undefined : Math.round(part.text.length * node.ratio)
-  return { name: part.name, layer: part.layer, chars: part.text.length, tokens: estimate, estimated: estimate !== undefined }
+function treePart({ part, ratio }: Trie): TreePart {
+  const tokens = tokensOf(part, ratio)
+  return { name: part.name, layer: part.layer, chars: part.text.length, tokens, estimated: part.tokens === undefined && tokens !== undefined }
 }
 
 /** Merges `node` with its only child while that child has the same agents. */
@@ -110,15 +109,8 @@ function compress(node: Trie, before: number | undefined): TreeNode {
   const chars = run.reduce((sum, part) => sum + part.chars, 0) + SEPARATOR_CHARS * (run.length - 1)
   const tokens = run.every((part) => part.tokens !== undefined) ? run.reduce((sum, part) => sum + part.tokens!, 0) : undefined
   const prefixTokens = tokens === undefined || before === undefined ? undefined : before + tokens
-  return {
-    parts: run,
-    agents: node.agents,
-    chars,
-    tokens,
-    prefixTokens,
-    estimated: run.some((part) => part.estimated),
-    children: last.children.map((child) => compress(child, prefixTokens)),
-  }
+  const children = last.children.map((child) => compress(child, prefixTokens))
+  return { parts: run, agents: node.agents, chars, tokens, prefixTokens, estimated: run.some((part) => part.estimated), children }
 }
 
 /**
@@ -144,19 +136,13 @@ export function prefixSplits(agents: readonly TreeAgent[]): { readonly splits: P
         return
       }
       const sharable = agent.parts.slice(i + 1).filter((later) => siblings.some((sibling) => sends[agents.indexOf(sibling)]!.has(keyOf(later))))
-      const counted = sharable.map((later) => later.tokens ?? (agent.tokensPerChar === undefined ? undefined : Math.round(later.text.length * agent.tokensPerChar)))
-      splits.push({
-        agent: agent.name,
-        section: part.name,
-        layer: part.layer,
-        before: before.name,
-        siblings: siblings.map((sibling) => sibling.name),
-        cost: {
-          chars: sharable.reduce((sum, later) => sum + later.text.length, 0),
-          tokens: counted.every((count) => count !== undefined) ? counted.reduce((sum: number, count) => sum + count!, 0) : undefined,
-          estimated: sharable.some((later) => later.tokens === undefined) && agent.tokensPerChar !== undefined,
-        },
-      })
+      const counted = sharable.map((later) => tokensOf(later, agent.tokensPerChar))
+      const cost = {
+        chars: sharable.reduce((sum, later) => sum + later.text.length, 0),
+        tokens: counted.every((count) => count !== undefined) ? counted.reduce((sum: number, count) => sum + count!, 0) : undefined,
+        estimated: sharable.some((later) => later.tokens === undefined) && agent.tokensPerChar !== undefined,
+      }
+      splits.push({ agent: agent.name, section: part.name, layer: part.layer, before: before.name, siblings: siblings.map((sibling) => sibling.name), cost })
     })
   })
   return { splits, sharedByAll }

@@ -15,42 +15,40 @@ export const REPORT_CSS = `
   }
 }
 * { box-sizing: border-box; }
-body { margin: 0; background: var(--bg); color: var(--ink);
-  font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", sans-serif; }
-code, pre, .chip, .num { font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, monospace; }
+body { margin: 0; background: var(--bg); color: var(--ink); font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", sans-serif; }
+code, pre, .chip, .cause, .num, .node-parts .part { font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, monospace; }
 header.page, main, footer.page { max-width: 1480px; margin: 0 auto; padding: 0 24px; }
 header.page { padding-top: 22px; }
 h1 { font-size: 22px; margin: 0 0 4px; }
 h2 { font-size: 16px; margin: 0 0 8px; }
-h2 a { color: inherit; text-decoration: none; }
-.sub, .file, .muted { color: var(--muted); }
+h2 a, a.anchor { color: inherit; text-decoration: none; }
+.sub, .file, .muted, .figures-line { color: var(--muted); }
 .sub code, .file code { font-size: 12px; }
 .file { margin: -4px 0 10px; overflow-wrap: anywhere; }
 .panel { background: var(--panel); border: 1px solid var(--line); border-radius: 10px; padding: 16px 18px; margin: 16px 0; }
 .overview { display: grid; grid-template-columns: repeat(auto-fit, minmax(380px, 1fr)); gap: 16px; }
-.overview .panel { margin: 0; }
+.overview .panel, .chart-wrap { margin: 0; }
 .figures { display: flex; flex-wrap: wrap; gap: 6px 22px; margin: 0 0 8px; }
 .figures div { min-width: 0; }
 .figures dt { font-size: 11px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
 .figures dd { margin: 0; font-weight: 600; }
-.chart-wrap { margin: 0; }
 svg.chart { width: 100%; height: auto; display: block; }
 svg .grid line, line.grid { stroke: var(--line); stroke-width: 1; }
 svg .axis { fill: var(--muted); font-size: 11px; }
 svg .line { fill: none; stroke-width: 2; }
-svg .line.stable { stroke: var(--stable); }
-svg .line.reusable { stroke: var(--reusable); stroke-dasharray: 5 4; }
-svg .point.stable { fill: var(--stable); }
-svg .point.reusable { fill: var(--reusable); }
-svg .point.observed { fill: var(--observed); }
-svg .point { stroke: var(--panel); stroke-width: 1; }
+.stable { --series: var(--stable); }
+.reusable { --series: var(--reusable); }
+.observed { --series: var(--observed); }
+.shared { --series: var(--shared); }
+svg .line { stroke: var(--series); }
+svg .line.reusable { stroke-dasharray: 5 4; }
+svg .point { fill: var(--series); stroke: var(--panel); stroke-width: 1; }
 svg .point.first { fill: var(--panel); stroke: var(--stable); stroke-width: 1.5; }
 svg line.compacted { stroke: var(--muted); stroke-dasharray: 2 3; }
 .legend { display: flex; flex-wrap: wrap; gap: 14px; font-size: 12px; color: var(--muted); margin-top: 4px; }
 .legend i { display: inline-block; width: 14px; height: 3px; vertical-align: middle; margin-right: 6px; border-radius: 2px; }
-.key.stable i { background: var(--stable); }
-.key.reusable i { background: var(--reusable); }
-.key.observed i { background: var(--observed); height: 8px; width: 8px; transform: rotate(45deg); }
+.legend i, .bar span { background: var(--series); }
+.key.observed i { height: 8px; width: 8px; transform: rotate(45deg); }
 .shared .big { font-size: 26px; font-weight: 650; margin: 0 0 6px; }
 .shared .unit { font-size: 14px; color: var(--muted); font-weight: 400; }
 .shares { list-style: none; padding: 0; margin: 0 0 8px; }
@@ -60,9 +58,6 @@ svg line.compacted { stroke: var(--muted); stroke-dasharray: 2 3; }
 details pre { white-space: pre-wrap; background: var(--bg); border-radius: 6px; padding: 10px; font-size: 12px; max-height: 320px; overflow: auto; }
 .bar { display: inline-block; width: 70px; height: 8px; border-radius: 4px; background: var(--line); vertical-align: middle; margin-right: 8px; overflow: hidden; }
 .bar span { display: block; height: 100%; border-radius: 4px; }
-.bar.stable span { background: var(--stable); }
-.bar.observed span { background: var(--observed); }
-.bar.shared span { background: var(--shared); }
 .shares .bar { width: 100%; }
 table.steps { width: 100%; border-collapse: collapse; font-size: 13px; }
 table.steps th { text-align: left; font-weight: 600; color: var(--muted); font-size: 11px; text-transform: uppercase; letter-spacing: .04em;
@@ -93,18 +88,17 @@ tbody.run:has(input.expand:checked) .fold::after { content: " (shown)"; }
 tr.step-row:target td { background: var(--ch-bg); }
 tr.step-row { scroll-margin-top: 36px; }
 td.usage { min-width: 220px; }
-a.anchor { color: inherit; text-decoration: none; }
 a.anchor:hover { text-decoration: underline; }
 tr.step-row.lost td { border-bottom-color: transparent; }
 td.why-cell { min-width: 230px; }
 .why-cell code { font-size: 12px; margin-right: 4px; overflow-wrap: anywhere; }
 .why-cell code.variable { white-space: nowrap; }
 .why-cell .layer { font-size: 12px; margin-right: 4px; }
-.cause { display: inline-block; font-size: 12px; padding: 1px 7px; margin: 1px 4px 1px 0; border-radius: 10px; background: var(--rm-bg); color: var(--rm); font-weight: 600; font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, monospace; }
+.cause { display: inline-block; font-size: 12px; padding: 1px 7px; margin: 1px 4px 1px 0; border-radius: 10px;
+  background: var(--rm-bg); color: var(--rm); font-weight: 600; }
 tr.why-row td { padding: 0 8px 10px; }
 .why { border-left: 3px solid var(--rm); padding: 4px 0 2px 10px; }
 .why-line { margin: 0 0 6px; }
-.figures-line { color: var(--muted); }
 pre.diff { margin: 0; font-size: 12px; background: var(--bg); border-radius: 6px; padding: 6px 0; max-height: 360px; overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
 pre.diff .line { display: block; padding: 0 10px; }
 pre.diff .line.removed { background: var(--rm-bg); color: var(--rm); }
@@ -118,7 +112,6 @@ li.node { margin: 6px 0; }
 .node-head .size { font-size: 12px; font-weight: 600; }
 .chip.agent { background: var(--wh-bg); color: var(--wh); }
 .node-parts { margin: 2px 0 0; font-size: 12px; color: var(--muted); }
-.node-parts .part { font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, monospace; }
 .node-parts .part + .part::before { content: " · "; color: var(--line); }
 .node-parts .layer { margin-left: 4px; font-size: 10px; padding: 0 5px; border-radius: 6px; background: var(--line); }
 h3 { font-size: 14px; margin: 14px 0 6px; }

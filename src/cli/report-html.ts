@@ -2,21 +2,21 @@ import { prefixChart } from './chart.js'
 import { html, raw, type Html } from './html.js'
 import { REPORT_CSS } from './report-css.js'
 import type { TreeNode } from './prefix-tree.js'
-import { percent, type AgentModel, type ReportModel, type SharedPrefix, type SharingModel, type StepRow } from './report-model.js'
+import { percent, plural, type AgentModel, type ReportModel, type SharedPrefix, type SharingModel, type StepRow } from './report-model.js'
 import { diffTexts } from './text-diff.js'
 
+const num = (n: number): string => n.toLocaleString('en-US')
+
 /**
- * Renders the report model as one self-contained HTML page: inline styles,
- * inline SVG charts, no script and no external URL (a Content-Security-Policy
- * of `default-src 'none'` makes the browser refuse any fetch). Every piece of
- * log data is escaped by the `html` template. Runs of unchanged steps fold
- * into one row that a checkbox expands (CSS only); a step's anchor
+ * The report model as one self-contained HTML page: inline styles and SVG, no
+ * script, no external URL (its CSP `default-src 'none'` refuses any fetch). Every
+ * piece of log data is escaped by the `html` template. Runs of unchanged steps
+ * fold into one row a checkbox expands (CSS only); a step's anchor
  * (`#agent-1-step-4`) shows its row even inside a folded run.
  */
 export function renderReportHtml(model: ReportModel): string {
   const steps = model.agents.reduce((sum, agent) => sum + agent.rows.length, 0)
-  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`
-  const page = html`<!doctype html>
+  return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -44,14 +44,13 @@ Observed cache: cached input tokens / input tokens as the provider reported them
 Why: the first cause of lost reuse in the order providers cache (tools → config → system prompt); the diff shows that section's text on the step before and on this one.</footer>
 </body>
 </html>
-`
-  return page.value
+`.value
 }
 
 function sharedPanel(shared: SharedPrefix): Html {
   return html`<section class="panel shared" aria-label="shared prefix">
 <h2>Prefix shared by all agents</h2>
-<p class="big">${shared.length.toLocaleString('en-US')} <span class="unit">chars</span></p>
+<p class="big">${num(shared.length)} <span class="unit">chars</span></p>
 <ul class="shares">${shared.agents.map(
     (agent) =>
       html`<li><span class="name">${agent.name}</span>${bar(agent.share, 'shared')}<span class="num">${percent(agent.share)}</span><span class="cont" title="how this agent's prompt continues">${agent.continuation === '' ? '(ends here)' : html`…${agent.continuation.replace(/\s+/g, ' ')}`}</span></li>`,
@@ -96,28 +95,25 @@ ${
 
 function agentCard(agent: AgentModel, index: number): Html {
   const last = agent.rows[agent.rows.length - 1]!
-  const figures: [string, Html | string][] = [
-    ['steps', String(agent.rows.length)],
-    ['latest prompt', `${last.promptLength.toLocaleString('en-US')} chars${last.promptTokens === undefined ? '' : ` · ${last.promptTokens.toLocaleString('en-US')} tokens`}`],
-    ['mean stable prefix', agent.rows.length < 2 ? '—' : percent(agent.meanStableShare)],
-  ]
-  if (agent.rows.length > 1) figures.push(['mean reusable prefix', percent(agent.meanReusableShare)])
-  figures.push(['warnings', String(agent.warningCount)])
-  if (agent.rows.length > 1) figures.push(['cache breaks', String(agent.breakCount)])
-  for (const message of agent.readWarnings) figures.push(['log damage', message])
-  if (last.withheld.length > 0) figures.push(['withheld now', last.withheld.join(', ')])
+  const later = agent.rows.length > 1
   const usage = agent.usageTotals
-  if (usage !== undefined) {
-    figures.push([
-      'cache, observed',
-      `${usage.cachedInputTokens.toLocaleString('en-US')} / ${usage.inputTokens.toLocaleString('en-US')} tokens (${percent(usage.inputTokens === 0 ? 0 : usage.cachedInputTokens / usage.inputTokens)})`,
-    ])
-    if (usage.predictedTokens !== undefined) figures.push(['cache, predicted', `${usage.predictedTokens.toLocaleString('en-US')} tokens`])
-  }
+  const observedShare = usage === undefined || usage.inputTokens === 0 ? 0 : usage.cachedInputTokens / usage.inputTokens
+  const figures: [string, string | undefined][] = [
+    ['steps', String(agent.rows.length)],
+    ['latest prompt', `${num(last.promptLength)} chars${last.promptTokens === undefined ? '' : ` · ${num(last.promptTokens)} tokens`}`],
+    ['mean stable prefix', later ? percent(agent.meanStableShare) : '—'],
+    ['mean reusable prefix', later ? percent(agent.meanReusableShare) : undefined],
+    ['warnings', String(agent.warningCount)],
+    ['cache breaks', later ? String(agent.breakCount) : undefined],
+    ...agent.readWarnings.map((message): [string, string] => ['log damage', message]),
+    ['withheld now', last.withheld.length > 0 ? last.withheld.join(', ') : undefined],
+    ['cache, observed', usage && `${num(usage.cachedInputTokens)} / ${num(usage.inputTokens)} tokens (${percent(observedShare)})`],
+    ['cache, predicted', usage?.predictedTokens === undefined ? undefined : `${num(usage.predictedTokens)} tokens`],
+  ]
   return html`<article class="panel card" data-agent="${agent.name}">
 <h2><a href="#agent-${index + 1}">${agent.name}</a></h2>
 <p class="file"><code>${agent.file}</code></p>
-<dl class="figures">${figures.map(([term, value]) => html`<div><dt>${term}</dt><dd>${value}</dd></div>`)}</dl>
+<dl class="figures">${figures.map(([term, value]) => (value === undefined ? '' : html`<div><dt>${term}</dt><dd>${value}</dd></div>`))}</dl>
 ${prefixChart(agent.name, agent.rows)}
 </article>`
 }
@@ -162,7 +158,7 @@ ${rows.map((row) => stepRow(row, hasUsage, columns))}
 function stepRow(row: StepRow, hasUsage: boolean, columns: number): Html {
   return html`<tr class="step-row${row.quiet ? ' quiet' : ''}${row.cacheBreak === undefined ? '' : ' lost'}" id="${row.anchor}" data-step="${row.step}">
 <td class="n"><a class="anchor" href="#${row.anchor}">${row.step}</a>${row.first && row.session > 1 ? html`<span class="badge session" title="a new surface appended to this log from here">session ${row.session}</span>` : ''}${row.compacted ? html`<span class="badge compacted" title="compaction rewrote the history before this step">compacted</span>` : ''}</td>
-<td class="n">${row.promptLength.toLocaleString('en-US')}${row.promptTokens === undefined ? '' : html`<div class="muted">${row.promptTokens.toLocaleString('en-US')} tok</div>`}</td>
+<td class="n">${num(row.promptLength)}${row.promptTokens === undefined ? '' : html`<div class="muted">${num(row.promptTokens)} tok</div>`}</td>
 <td class="prefix">${row.first ? html`<span class="muted">first step</span>` : html`${bar(row.stableShare, 'stable')}<span class="num">${percent(row.stableShare)}</span><span class="muted"> ${row.stablePrefixLength.toLocaleString('en-US')}${row.stablePrefixTokens === undefined ? '' : ` · ${row.stablePrefixTokens} tok`}</span>`}</td>
 <td class="n">${percent(row.reusableShare)}</td>
 <td class="why-cell">${whyCell(row)}</td>
@@ -207,20 +203,19 @@ function whyRow(row: StepRow, columns: number): Html {
   const expected = row.usage?.expectedTokens ?? row.expectedCachedTokens
   const observed = row.usage
   const figures: Html[] = []
-  if (expected !== undefined) figures.push(html`expected ${expected.toLocaleString('en-US')} cached tokens`)
-  if (observed !== undefined) figures.push(html`observed ${observed.cachedInputTokens.toLocaleString('en-US')} of ${observed.inputTokens.toLocaleString('en-US')} input tokens cached`)
+  if (expected !== undefined) figures.push(html`expected ${num(expected)} cached tokens`)
+  if (observed !== undefined) figures.push(html`observed ${num(observed.cachedInputTokens)} of ${num(observed.inputTokens)} input tokens cached`)
   return html`<tr class="why-row" data-step="${row.step}"><td colspan="${columns}"><div class="why">
 <p class="why-line">Step ${row.step} lost reuse first at ${what}.${figures.length === 0 ? '' : html` <span class="figures-line">${figures.map((figure, i) => html`${i === 0 ? '' : ' · '}${figure}`)}</span>`}</p>
 ${diffBlock(row)}</div></td></tr>`
 }
 
 function diffBlock(row: StepRow): Html {
-  const cause = row.cacheBreak!
-  if (cause.section === undefined) return html``
+  const section = row.cacheBreak!.section
+  if (section === undefined) return html``
   const texts = row.changedText
   if (texts === undefined) return html`<p class="muted">The log does not hold this section's text (it records part lengths from this version on).</p>`
-  const lines = diffTexts(texts.before, texts.after)
-  return html`<pre class="diff" aria-label="${cause.section} before and after">${lines.map((line) => {
+  return html`<pre class="diff" aria-label="${section} before and after">${diffTexts(texts.before, texts.after).map((line) => {
     if (line.kind === 'gap') return html`<span class="line gap">  … ${line.lines} unchanged line${line.lines === 1 ? '' : 's'}</span>`
     const sign = line.kind === 'removed' ? '-' : line.kind === 'added' ? '+' : ' '
     const body =
@@ -245,13 +240,11 @@ function sectionCell(row: StepRow): Html {
 function headerCell(row: StepRow): Html {
   if (row.headerReason === undefined) return html`<span class="muted">—</span>`
   if (row.first) return html`<span class="muted" title="${row.headerReason}">initial header</span>`
-  const tools = row.tools
+  const { tools, config } = row
   return html`<span title="${row.headerReason}">${
-    tools === undefined
-      ? ''
-      : html`<span class="label">tools</span>${changeChips(tools)}${tools.reordered ? chip('changed', '', 'reordered') : ''}`
-  }${row.config === undefined ? '' : html`<span class="label">config</span>${row.config.map((key) => chip('changed', '~', key))}`}${
-    tools === undefined && row.config === undefined ? row.headerReason : ''
+    tools === undefined ? '' : html`<span class="label">tools</span>${changeChips(tools)}${tools.reordered ? chip('changed', '', 'reordered') : ''}`
+  }${config === undefined ? '' : html`<span class="label">config</span>${config.map((key) => chip('changed', '~', key))}`}${
+    tools === undefined && config === undefined ? row.headerReason : ''
   }</span>`
 }
 
@@ -284,7 +277,7 @@ function changeChips(names: { readonly added: readonly string[]; readonly remove
 }
 
 function chip(kind: string, sign: string, name: string, title?: string): Html {
-  return title === undefined ? html`<span class="chip ${kind}">${sign}${name}</span>` : html`<span class="chip ${kind}" title="${title}">${sign}${name}</span>`
+  return html`<span class="chip ${kind}"${title === undefined ? '' : html` title="${title}"`}>${sign}${name}</span>`
 }
 
 function bar(share: number, kind: string): Html {

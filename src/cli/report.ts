@@ -1,31 +1,23 @@
 import { statSync, writeFileSync, type BigIntStats } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
-import { readAgentLog, type AgentLog } from './agent-log.js'
+import { readAgentLogs } from './agent-log.js'
 import { CliError } from './cli-error.js'
 import { renderReportHtml } from './report-html.js'
 import { buildReport } from './report-model.js'
 
 /**
- * `promptloom report`: reads session logs (one per agent), renders the HTML
- * report and writes it. Node-only (it reads and writes files); never
- * imported by the package root.
- */
-
-/**
- * Writes the report for `files` to `output` and returns the absolute path
- * written; `onWarning` receives each line a reader skipped (a torn line).
- * Throws before writing anything when no log is given, a log is bad
- * (`SessionLogError`), or `output` cannot take the report (`CliError`): it
- * is the same file as an input (by device and inode, so symlinks and hard
- * links count), a directory, or in a folder that does not exist.
+ * `promptloom report`: writes the report for `files` (one log per agent) to `output`
+ * and returns the absolute path written; `onWarning` receives each line a reader
+ * skipped (a torn line). Throws before writing anything when no log is given, a log
+ * is bad (`SessionLogError`), or `output` cannot take the report (`CliError`): it is
+ * the same file as an input (by device and inode, so symlinks and hard links count),
+ * a directory, or in a folder that does not exist.
  */
 export function writeReport(files: readonly string[], output: string, onWarning: (message: string) => void = () => {}): string {
   if (files.length === 0) throw new CliError('report needs at least one session log; usage: promptloom report <log.jsonl…> [-o report.html]')
   const target = resolve(output)
   checkOutput(output, target, files)
-  const logs = agentNames(files.map((file) => readAgentLog(file)))
-  for (const log of logs) for (const warning of log.warnings) onWarning(warning.message)
-  const page = renderReportHtml(buildReport(logs))
+  const page = renderReportHtml(buildReport(readAgentLogs(files, onWarning)))
   try {
     writeFileSync(target, page)
   } catch (error) {
@@ -65,27 +57,4 @@ function statOf(path: string): BigIntStats | undefined {
     if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined
     throw error
   }
-}
-
-/**
- * The logs with their agents named after the files: with several logs, a
- * dotted prefix they all share is dropped (`session.agent-1.jsonl` and
- * `session.agent-2.jsonl` → `agent-1`, `agent-2`); agents whose names still
- * collide are named by their path.
- */
-export function agentNames(logs: readonly AgentLog[]): AgentLog[] {
-  const names = logs.map((log) => log.name)
-  let cut = 0
-  if (names.length > 1) {
-    const first = names[0]!
-    for (let i = first.indexOf('.'); i >= 0; i = first.indexOf('.', i + 1)) {
-      const prefix = first.slice(0, i + 1)
-      if (!names.every((name) => name.startsWith(prefix) && name.length > prefix.length)) break
-      cut = prefix.length
-    }
-  }
-  const short = names.map((name) => name.slice(cut))
-  const counts = new Map<string, number>()
-  for (const name of short) counts.set(name, (counts.get(name) ?? 0) + 1)
-  return logs.map((log, i) => ({ ...log, name: counts.get(short[i]!)! > 1 ? log.file : short[i]! }))
 }

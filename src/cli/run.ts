@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { SessionLogError } from '../surface/session-log-replay.js'
-import { readAgentLog } from './agent-log.js'
+import { readAgentLogs } from './agent-log.js'
 import { checkLog, DEFAULT_MIN_REUSABLE, renderCheck, type CheckThresholds } from './check.js'
 import { CliError } from './cli-error.js'
 import { renderInspectTable } from './inspect.js'
-import { agentNames, writeReport } from './report.js'
+import { writeReport } from './report.js'
 import { agentModel } from './report-model.js'
 import { terminalSafe } from './terminal.js'
 
@@ -55,10 +55,10 @@ arguments (with a usage line) and for a log it cannot read.
 const CHECK_USAGE = 'usage: promptloom check <log.jsonl…> [--min-reusable F] [--max-breaks N]'
 
 /**
- * Runs the CLI with `argv` (without node and the script) and returns the exit
- * code: 0 on success, 1 for a bad log, bad usage or an unwritable output (one
- * line on `stderr`, prefixed `promptloom: `). Everything printed from a log
- * or a path is passed through `terminalSafe`. Unexpected errors are rethrown.
+ * Runs the CLI with `argv` (without node and the script) and returns the exit code:
+ * 0 on success, 1 for a bad log, bad usage or an unwritable output (one line on
+ * `stderr`, prefixed `promptloom: `), 2 when `check` cannot check. Everything printed
+ * from a log or a path is passed through `terminalSafe`. Unexpected errors are rethrown.
  */
 export function runCli(argv: readonly string[], out: CliOutput): number {
   // check is a CI gate: "could not check" (2) must differ from "checked and failed" (1).
@@ -107,13 +107,8 @@ function dispatch(argv: readonly string[], out: CliOutput): number {
     case 'check': {
       if (values.output !== undefined) throw new CliError(`check prints to the terminal and takes no -o; ${CHECK_USAGE}`)
       if (files.length === 0) throw new CliError(`check needs at least one session log; ${CHECK_USAGE}`)
-      const thresholds: CheckThresholds = {
-        minReusable: share(values['min-reusable']),
-        maxBreaks: breaks(values['max-breaks']),
-      }
-      const logs = agentNames(files.map((file) => readAgentLog(file)))
-      for (const log of logs) for (const warning of log.warnings) warn(warning.message)
-      const results = logs.map((log) => checkLog(log, thresholds))
+      const thresholds: CheckThresholds = { minReusable: share(values['min-reusable']), maxBreaks: breaks(values['max-breaks']) }
+      const results = readAgentLogs(files, warn).map((log) => checkLog(log, thresholds))
       out.stdout.write(renderCheck(results, thresholds))
       return results.every((result) => result.passed) ? 0 : 1
     }
@@ -125,9 +120,7 @@ function dispatch(argv: readonly string[], out: CliOutput): number {
     case 'inspect': {
       if (values.output !== undefined) throw new CliError('inspect prints to the terminal and takes no -o; use "promptloom report" for a file')
       if (files.length !== 1) throw new CliError(`inspect takes exactly one session log (got ${files.length}); usage: promptloom inspect <log.jsonl>`)
-      const log = readAgentLog(files[0]!)
-      for (const warning of log.warnings) warn(warning.message)
-      out.stdout.write(renderInspectTable(agentModel(log)))
+      out.stdout.write(renderInspectTable(agentModel(readAgentLogs(files, warn)[0]!)))
       return 0
     }
     case undefined:
@@ -137,7 +130,6 @@ function dispatch(argv: readonly string[], out: CliOutput): number {
   }
 }
 
-/** `--min-reusable`: a number from 0 to 1. */
 function share(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_MIN_REUSABLE
   const value = Number(raw)
@@ -147,7 +139,6 @@ function share(raw: string | undefined): number {
   return value
 }
 
-/** `--max-breaks`: a non-negative integer. */
 function breaks(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined
   const value = Number(raw)
@@ -157,8 +148,7 @@ function breaks(raw: string | undefined): number | undefined {
 
 /** The version in the package.json two folders up (from src/cli and from dist/cli alike). */
 function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown }
-  return String(manifest.version)
+  return String((JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown }).version)
 }
 
 function isParseArgsError(error: unknown): boolean {

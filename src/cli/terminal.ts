@@ -1,15 +1,13 @@
-/**
- * Text from a session log is untrusted when it reaches a terminal: an ESC or
- * CSI sequence in a section name could move the cursor, rewrite earlier
- * output, set the window title or, with OSC 52, write the clipboard. Every
- * string the CLI prints from a log or a path goes through `terminalSafe`.
- */
-
 // C0 controls, DEL, C1 controls (U+009B is a one-character CSI), the line and
 // paragraph separators, and the bidirectional overrides that reorder text.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
 
-/** `text` with every control character shown as an escape (`\x1b`, `\u009b`, `\u202e`), so the terminal prints it and obeys none of it. */
+/**
+ * `text` with every control character shown as an escape (`\x1b`, `\u009b`, `\u202e`),
+ * so the terminal prints it and obeys none of it: text from a log could otherwise move
+ * the cursor, set the window title or, with OSC 52, write the clipboard. Every string
+ * the CLI prints from a log or a path goes through it.
+ */
 export function terminalSafe(text: string): string {
   return text.replace(CONTROL, (c) => {
     const code = c.charCodeAt(0)

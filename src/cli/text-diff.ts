@@ -1,18 +1,7 @@
-/**
- * A readable diff of a section's text before and after a step, for the
- * report: line by line (a longest common subsequence of lines), long runs of
- * unchanged lines folded to a few lines of context, and, where a changed line
- * replaces another, the characters that differ marked inside it.
- *
- *   before   a / b / c / d          same a · removed b [x] · added b [y] · same c · …
- *   after    a / B / c / d
- */
-
-/** One line of the diff. */
+/** One line of the diff; `mark` is the UTF-16 range `[start, end)` of `text` that differs from the line it replaces. */
 export interface DiffLine {
   readonly kind: 'same' | 'removed' | 'added'
   readonly text: string
-  /** The UTF-16 range `[start, end)` of `text` that differs from the line it replaces, when it replaces one. */
   readonly mark?: readonly [number, number]
 }
 
@@ -22,15 +11,15 @@ export interface DiffGap {
   readonly lines: number
 }
 
-/** Lines of context kept around each change. */
 const CONTEXT = 2
 /** Past this many line pairs the diff skips the subsequence and shows the changed middle whole. */
 const LCS_LIMIT = 250_000
 
 /**
- * The diff of `before` and `after` (either may be `undefined`: a section that
- * entered or left the prompt). Pure; linear in the texts plus, for texts of at
- * most 500 lines each, the line-pair table.
+ * A readable diff of a section's text before and after a step (either `undefined`
+ * when it entered or left the prompt): line by line (a longest common subsequence of
+ * lines), unchanged runs folded to `CONTEXT` lines around each change, and the
+ * characters that differ marked inside a changed line that replaces another.
  */
 export function diffTexts(before: string | undefined, after: string | undefined): (DiffLine | DiffGap)[] {
   const a = before === undefined ? [] : before.split('\n')
@@ -38,11 +27,17 @@ export function diffTexts(before: string | undefined, after: string | undefined)
   return folded(marked(lineDiff(a, b)))
 }
 
-function lineDiff(a: readonly string[], b: readonly string[]): DiffLine[] {
+/** The lengths of the common prefix of `a` and `b` and, after it, of their common suffix. */
+function commonEnds(a: ArrayLike<string>, b: ArrayLike<string>): [head: number, tail: number] {
   let head = 0
   while (head < a.length && head < b.length && a[head] === b[head]) head++
   let tail = 0
   while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++
+  return [head, tail]
+}
+
+function lineDiff(a: readonly string[], b: readonly string[]): DiffLine[] {
+  const [head, tail] = commonEnds(a, b)
   const x = a.slice(head, a.length - tail)
   const y = b.slice(head, b.length - tail)
   const out: DiffLine[] = a.slice(0, head).map((text) => ({ kind: 'same', text }))
@@ -109,10 +104,7 @@ const WORD = /[\p{L}\p{N}_]/u
  * widened to whole words (`main` → `feature/login`, not `ma` → `feature/log`).
  */
 function changedRanges(a: string, b: string): [[number, number], [number, number]] {
-  let head = 0
-  while (head < a.length && head < b.length && a.charCodeAt(head) === b.charCodeAt(head)) head++
-  let tail = 0
-  while (tail < a.length - head && tail < b.length - head && a.charCodeAt(a.length - 1 - tail) === b.charCodeAt(b.length - 1 - tail)) tail++
+  let [head, tail] = commonEnds(a, b)
   // The prefix and suffix are common, so widening them moves both ranges alike.
   while (head > 0 && WORD.test(a[head - 1]!)) head--
   while (tail > 0 && WORD.test(a[a.length - tail]!)) tail--
@@ -122,21 +114,14 @@ function changedRanges(a: string, b: string): [[number, number], [number, number
   ]
 }
 
-/** Keeps `CONTEXT` unchanged lines around each change and folds longer unchanged runs into a gap. */
 function folded(lines: readonly DiffLine[]): (DiffLine | DiffGap)[] {
-  const near = new Uint8Array(lines.length)
-  lines.forEach((line, index) => {
-    if (line.kind === 'same') return
-    for (let k = Math.max(0, index - CONTEXT); k <= Math.min(lines.length - 1, index + CONTEXT); k++) near[k] = 1
-  })
   const out: (DiffLine | DiffGap)[] = []
   let gap = 0
   lines.forEach((line, index) => {
-    if (near[index] === 1) {
-      if (gap > 0) out.push({ kind: 'gap', lines: gap })
-      gap = 0
-      out.push(line)
-    } else gap++
+    if (lines.slice(Math.max(0, index - CONTEXT), index + CONTEXT + 1).every((near) => near.kind === 'same')) return void gap++
+    if (gap > 0) out.push({ kind: 'gap', lines: gap })
+    gap = 0
+    out.push(line)
   })
   if (gap > 0) out.push({ kind: 'gap', lines: gap })
   return out

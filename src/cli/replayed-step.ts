@@ -1,31 +1,62 @@
-/**
- * What changed at one replayed step against the previous step of its
- * session: its sections (classified as changed, added, removed, or moved by
- * the budget), its tool declarations and its config keys.
- */
-
 import type { ToolSchema } from '../assembly/types.js'
 import { headerStateOf, toolDiff, type ToolDiff } from '../surface/request-header.js'
 import type { ReplayedStep } from '../surface/session-log-replay.js'
 
-/** How a step's sections changed against the previous step. */
+/**
+ * What the report reads from one replayed step: its prompt cut into parts, and
+ * what changed against the previous step of its session (sections, tools, config).
+ */
+
+/** One sent part of a replayed step. */
+export interface StepPart {
+  readonly name: string
+  readonly text: string
+  /** `'global'`, the supplying scope's label, or `undefined` when the log does not say. */
+  readonly layer: string | undefined
+  /** Its token count by the budget's rule, when the log has it. */
+  readonly tokens: number | undefined
+}
+
+const SEPARATOR = '\n\n'
+
+/**
+ * The parts of `step.prompt` from its `sections` and `sectionLengths`, or
+ * `undefined` when the log cannot say: no lengths, lists of different lengths, or
+ * lengths that do not add up to the prompt (an in-history step whose prompt was
+ * empty keeps the previous text).
+ */
+export function stepParts(step: Pick<ReplayedStep, 'prompt' | 'sections' | 'sectionLengths' | 'sectionLayers' | 'sectionTokens'>): StepPart[] | undefined {
+  const { prompt, sections, sectionLengths: lengths } = step
+  if (sections === undefined || lengths === undefined || lengths.length !== sections.length) return undefined
+  const layers = step.sectionLayers?.length === sections.length ? step.sectionLayers : undefined
+  const tokens = step.sectionTokens?.length === sections.length ? step.sectionTokens : undefined
+  const parts: StepPart[] = []
+  let at = 0
+  for (let i = 0; i < sections.length; i++) {
+    if (i > 0) {
+      if (!prompt.startsWith(SEPARATOR, at)) return undefined
+      at += SEPARATOR.length
+    }
+    const end = at + lengths[i]!
+    if (end > prompt.length) return undefined
+    parts.push({ name: sections[i]!, text: prompt.slice(at, end), layer: layers?.[i] ?? undefined, tokens: tokens?.[i] })
+    at = end
+  }
+  return at === prompt.length ? parts : undefined
+}
+
+/**
+ * How a step's sections changed against the previous step. `withheld`: sent by the
+ * previous step but withheld by the budget now (on the first step: every withheld
+ * one); `restored`: sent again after the budget withheld them; `classified` is
+ * `false` when a step record lacks `sections`, so additions and removals count as changed.
+ */
 export interface SectionChanges {
-  /** Sections whose output changed (present in both steps, or unknown when the log has no section lists). */
   readonly changed: readonly string[]
-  /** Sections rendered now but not in the previous step. */
   readonly added: readonly string[]
-  /** Sections rendered in the previous step but not now (withheld ones excluded). */
   readonly removed: readonly string[]
-  /**
-   * Sections the token budget withheld from this step's prompt that the
-   * previous step sent (on the first step: every withheld one). A withheld
-   * section is a reason the prompt changed, like a removal, but it is still
-   * registered.
-   */
   readonly withheld: readonly string[]
-  /** Sections sent again this step after the budget had withheld them. */
   readonly restored: readonly string[]
-  /** `false` when a step record lacks `sections`, so additions and removals count as changed. */
   readonly classified: boolean
 }
 
@@ -33,11 +64,9 @@ export interface SectionChanges {
 export type ToolChanges = ToolDiff
 
 /**
- * Splits `changedSections` into changed, added and removed using the two
- * steps' `sections` lists; a section that appears or disappears counts even
- * when the writer did not list it as changed. Without both lists everything
- * stays "changed". Sections the budget newly withheld or restored (from the
- * steps' `withheld` lists) are reported as such, not as removed or added.
+ * Splits `changedSections` into changed, added and removed using the two steps'
+ * `sections` lists (without both, everything stays "changed"); sections the
+ * budget newly withheld or restored are reported as such, not as removed or added.
  */
 export function sectionChanges(
   step: Pick<ReplayedStep, 'changedSections' | 'sections' | 'withheld'>,
