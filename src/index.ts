@@ -14,12 +14,7 @@ export { SignalTable } from './signals/signal-table.js'
 export { isReadonlySignal } from './signals/is-signal.js'
 export { ownedEffect, type EffectOwner } from './signals/owned-effect.js'
 export { scopeOf, type ScopeKey, type Scoped } from './scope/scope-key.js'
-export {
-  bindScopeParent,
-  scopeChainOf,
-  scopeParentOf,
-  type ScopeParentBinding,
-} from './scope/parent-chain.js'
+export { bindScopeParent, scopeChainOf, scopeParentOf, type ScopeParentBinding } from './scope/parent-chain.js'
 export { carrierKeyOf, isScopeCarrier, scopeTarget } from './scope/carrier.js'
 export { createScope, type CreateScopeOptions, type Scope } from './scope/create-scope.js'
 export { NamedEntries, type Undo } from './scope/named-entries.js'
@@ -58,11 +53,7 @@ export type {
 } from './assembly/types.js'
 export type { PromptStats } from './assembly/stats.js'
 export type { InspectedEntry, InspectedTools, LayerRef, PromptInspection } from './assembly/inspect.js'
-export type {
-  DiagnosticsOptions,
-  PromptDiagnostic,
-  PromptDiagnosticKind,
-} from './assembly/diagnostics.js'
+export type { DiagnosticsOptions, PromptDiagnostic, PromptDiagnosticKind } from './assembly/diagnostics.js'
 export type { StabilityGuard } from './assembly/config.js'
 export {
   joinContextSections,

@@ -1,7 +1,6 @@
 /**
- * `promptloom/node`: the parts of promptloom that need Node built-ins. The
- * package root (`promptloom`) imports none, so it bundles for browsers and
- * edge runtimes; import the file-backed session log from here.
+ * `promptloom/node`: the file-backed session log, which needs Node built-ins.
+ * The package root imports none, so it bundles for browsers and edge runtimes.
  *
  * @packageDocumentation
  */

@@ -1,9 +1,7 @@
 /**
- * `promptloom/otel`: a step surface's steps and usage as OpenTelemetry spans,
- * with each step's prompt provenance (which sections, from which layer, how
- * stable), its cache figures and why its cache broke. The only module of
- * promptloom that loads `@opentelemetry/api` (an optional peer dependency);
- * the package root and `promptloom/node` never do.
+ * `promptloom/otel`: a step surface's steps and usage as OpenTelemetry spans, with
+ * each step's prompt provenance, cache figures and cache-break causes. The only
+ * module that loads `@opentelemetry/api` (an optional peer dependency).
  *
  * @packageDocumentation
  */

@@ -1,9 +1,4 @@
-/**
- * Questions about a rendered prompt, answered from its data alone (SPEC
- * §4.1): which part (and variable) produced a character, and how much of two
- * prompts is identical. Pure; a structural copy of a `RenderedPrompt` is
- * answered exactly like the original.
- */
+/** Which part produced a character, and how much of two prompts is identical: pure reads of `RenderedPrompt` data (SPEC §4.1). */
 
 import type { RenderedPart, RenderedPrompt } from './rendered-prompt.js'
 import { commonPrefixLength, utf8Length, wholeCodePoints } from './utf8.js'
@@ -19,15 +14,11 @@ export interface PromptExplanation {
 
 /** The identical prefix of two rendered prompts. */
 export interface PromptComparison {
-  /** UTF-16 code units of the common prefix (as the step surface's `stablePrefixLength`). */
+  /** UTF-16 code units (as the step surface's `stablePrefixLength`). */
   readonly length: number
-  /** UTF-8 bytes of the common prefix, cut back to whole code points. */
+  /** UTF-8 bytes, cut back to whole code points. */
   readonly bytes: number
-  /**
-   * The names of the parts containing the first differing position in each
-   * prompt; absent when one prompt is a prefix of the other or the
-   * divergence falls on a separator.
-   */
+  /** The parts holding the first difference; absent when one prompt is a prefix of the other or it falls on a separator. */
   readonly firstDifferentPart?: { readonly a: string; readonly b: string }
 }
 
@@ -46,9 +37,9 @@ function partIndexAt(parts: readonly RenderedPart[], offset: number): number {
 }
 
 /**
- * Which part produced the character at `offset` of `rendered.text` and, when
- * it lies inside a substituted value, which variable. `undefined` for a
- * blank-line separator and for an offset outside the text (or not an integer).
+ * Which part (and, inside a substituted value, which variable) produced the
+ * character at `offset` of `rendered.text`; `undefined` for a separator or an
+ * offset outside the text (or not an integer).
  */
 export function explain(rendered: RenderedPrompt, offset: number): PromptExplanation | undefined {
   if (!Number.isInteger(offset)) return undefined
@@ -64,10 +55,9 @@ export function explain(rendered: RenderedPrompt, offset: number): PromptExplana
 }
 
 /**
- * The identical prefix of `a` and `b` (two agents, say, or an agent and its
- * preset): its length in UTF-16 code units and UTF-8 bytes, and the parts
- * where the prompts first diverge. Leading parts that are the same string
- * are skipped whole, so prompts sharing a long prefix compare cheaply.
+ * The identical prefix of `a` and `b` (two agents, say) and the parts where
+ * they first diverge. Leading identical parts are skipped whole, so a long
+ * shared prefix compares cheaply.
  */
 export function comparePrompts(a: RenderedPrompt, b: RenderedPrompt): PromptComparison {
   const textA = a.text
@@ -82,7 +72,6 @@ export function comparePrompts(a: RenderedPrompt, b: RenderedPrompt): PromptComp
   }
   const length = commonPrefixLength(textA, textB, from)
   const bytes = utf8Length(textA, 0, wholeCodePoints(textA, textB, length))
-  if (length >= textA.length || length >= textB.length) return { length, bytes }
   const inA = partIndexAt(a.parts, length)
   const inB = partIndexAt(b.parts, length)
   if (inA < 0 || inB < 0) return { length, bytes }

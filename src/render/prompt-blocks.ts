@@ -1,26 +1,16 @@
 /**
- * The cache blocks of a rendered prompt (SPEC §4.1), computed from its parts
- * in order.
- *
- * A new block starts after every `cacheBreakpoint` part and wherever the
- * stability class changes, so the parts of one block share one stability.
- * The blocks before the first volatile one (all blocks when none is) are the
- * stable run; a block is a breakpoint exactly when it lies in the stable run
- * and ends with a `cacheBreakpoint` part or is the stable run's last block:
+ * The cache blocks of a rendered prompt (SPEC §4.1). A block ends after every
+ * `cacheBreakpoint` part and wherever the stability changes. The blocks before
+ * the first volatile one form the stable run; a block is a breakpoint when it
+ * lies in the stable run and ends with a `cacheBreakpoint` part or ends the run
+ * (a marker after volatile bytes could only pay for cache writes):
  *
  *   parts   [a][b*][c]  [d~][e*][f]        * cacheBreakpoint   ~ volatile
  *   blocks  [a b]* [c]*  [d]  [e]  [f]     e gets no marker: its prefix holds d
  *           └── stable run ─┘
  *
- * A marker after volatile bytes could only pay for cache writes (its prefix
- * changes every step), and an unannotated prompt is cached through its end.
- *
- * A block the previous prompt of the same scope had at the same position,
- * with the same part names, texts and flags, is taken over as it is. A new
- * block's text is its parts' texts concatenated, not joined: V8 keeps a
- * concatenation as a rope over the part texts and copies it once, when a
- * reader first looks at its characters, so a step pays for the texts it
- * reads (docs/design.md has the figures).
+ * A new block's text is concatenated, not joined: V8 keeps it as a rope over
+ * the part texts, so a step pays only for the texts it reads (docs/design.md).
  */
 import { PART_SEPARATOR, type PromptBlock, type RenderedPart, type RenderedPrompt } from './rendered-prompt.js'
 
@@ -45,20 +35,11 @@ function sameBlock(block: PromptBlock, at: number, previous: RenderedPrompt, mem
   return true
 }
 
-/**
- * The frozen blocks of `parts` (their texts joined by a blank line), each a
- * frozen plain object; a block equal to `previous`'s block at the same
- * position is that block.
- */
+/** The frozen blocks of `parts`; a block equal to `previous`'s at the same position is that block. */
 export function blocksOf(parts: readonly RenderedPart[], previous?: RenderedPrompt): readonly PromptBlock[] {
   const ends = blockEnds(parts)
-  let stableRun = ends.length
-  for (let r = 0, start = 0; r < ends.length; start = ends[r++]!) {
-    if (parts[start]!.stability === 'volatile') {
-      stableRun = r
-      break
-    }
-  }
+  const firstVolatile = ends.findIndex((_, r) => parts[r === 0 ? 0 : ends[r - 1]!]!.stability === 'volatile')
+  const stableRun = firstVolatile < 0 ? ends.length : firstVolatile
   const blocks = new Array<PromptBlock>(ends.length)
   // Where the previous prompt's block r starts in its parts.
   let at = 0

@@ -1,14 +1,7 @@
 /**
- * The parts of a render: one per non-empty fill, labelled from the
- * assembly's provenance (layer, origin, declared options), with the
- * substitutions `explain` reads. A part that would come out exactly as the
- * previous prompt's part at the same position (the same fill, options and
- * offset: everything before the first change) is that part, the same frozen
- * object, so consumers that keep something per part (the OpenTelemetry
- * instructions, say) redo nothing for it. Likewise a part equal in every
- * field to the last part made for the same registration in any scope is
- * that part, so scopes that share a global section at the same offset hold
- * one part for it, not one each.
+ * The parts of a render, one per non-empty fill, labelled from the assembly's
+ * provenance. A part equal to the previous prompt's at its position, or to the
+ * last one made for its registration in any scope, is that same frozen object.
  */
 
 import { sourceIndex, sourceNamed, type AssemblyRecord, type SectionSource } from '../assembly/provenance.js'
@@ -27,56 +20,36 @@ function namesOf(template: Template | undefined): readonly string[] {
   return names
 }
 
-/**
- * The last part made for each registration (its provenance source, one object
- * per registration, shared by every scope that sees it), next to the memo's
- * shared fills (render-memo.ts). A part is only taken from here when it equals
- * the one this render would make, field for field; entries go with their
- * registration.
- */
+/** The last part made for each registration (one source object per registration, shared by every scope). */
 const sharedParts = new WeakMap<SectionSource, RenderedPart>()
 
-/** Whether `part` is what section `fill`, labelled `label`, at `start` would be. */
-function samePart(part: RenderedPart, fill: Fill, label: Label, start: number): boolean {
-  return (
-    part.start === start &&
-    part.name === fill.name &&
-    part.text === fill.output &&
-    part.substitutions === fill.substitutions &&
-    part.variables === namesOf(fill.template) &&
-    sameLabel(part, label)
-  )
-}
-
-/** What a part knows besides its fill: where it came from. */
-interface Label {
-  readonly source: SectionSource | undefined
-  readonly origin: RenderedPart['origin']
-  readonly restored: boolean
-}
-
-/** The label of section `i` (its fill `fill`) in the assembly `record` describes; `undefined` record: a copy, no layers. */
-function labelOf(record: AssemblyRecord | undefined, i: number, fill: Fill): Label {
+/** The source of section `i` in the assembly `record` describes (none for a copy), and the part input of its fill. */
+function inputOf(record: AssemblyRecord | undefined, i: number, fill: Fill): { source: SectionSource | undefined; input: PartInput } {
   const provenance = record?.provenance
   const table = provenance?.sections
-  if (table === undefined) return { source: undefined, origin: 'waterfall', restored: false }
-  const index = sourceIndex(table, fill.name, i)
-  const source = index === undefined ? undefined : table.list[index]
-  const origin = source !== undefined && provenance!.collected?.[index!] === fill.text ? 'registry' : 'waterfall'
-  return { source, origin, restored: provenance!.restored?.includes(fill.name) ?? false }
+  const index = table === undefined ? undefined : sourceIndex(table, fill.name, i)
+  const source = index === undefined ? undefined : table!.list[index]
+  const input: PartInput = {
+    name: fill.name,
+    text: fill.output,
+    layer: source?.layer,
+    origin: source !== undefined && provenance!.collected?.[index!] === fill.text ? 'registry' : 'waterfall',
+    stability: source?.stability ?? 'session',
+    variables: namesOf(fill.template),
+    cacheBreakpoint: source?.cacheBreakpoint ?? false,
+    required: source?.required ?? false,
+    restored: table !== undefined && (provenance!.restored?.includes(fill.name) ?? false),
+    complete: source?.complete ?? false,
+    priority: source?.priority ?? 0,
+    substitutions: fill.substitutions,
+  }
+  return { source, input }
 }
 
-function sameLabel(part: RenderedPart, { source, origin, restored }: Label): boolean {
-  return (
-    part.origin === origin &&
-    part.restored === restored &&
-    part.layer === source?.layer &&
-    part.stability === (source?.stability ?? 'session') &&
-    part.cacheBreakpoint === (source?.cacheBreakpoint ?? false) &&
-    part.required === (source?.required ?? false) &&
-    part.complete === (source?.complete ?? false) &&
-    part.priority === (source?.priority ?? 0)
-  )
+function samePart(part: RenderedPart, input: PartInput, start: number): boolean {
+  if (part.start !== start) return false
+  for (const key in input) if (part[key as keyof PartInput] !== input[key as keyof PartInput]) return false
+  return true
 }
 
 /** The previous render of a scope: its non-empty fills in prompt order, parallel to its prompt's parts. */
@@ -86,10 +59,9 @@ export interface PreviousParts {
 }
 
 /**
- * The part inputs of `fills` (empty outputs dropped), in order: `previous`'s
- * part where its fill, label and offset are this one's, else a fresh input.
- * Also returns the non-empty fills, for the next render's `previous`,
- * and each input's registration (for `shareParts`).
+ * The part inputs of the non-empty `fills`, in order, reusing `previous`'s or
+ * the shared part where equal; also the non-empty fills (the next render's
+ * `previous`) and each input's registration (for `shareParts`).
  */
 export function partsOf(
   fills: readonly Fill[],
@@ -105,37 +77,21 @@ export function partsOf(
     if (fill.output === '') continue
     const k = inputs.length
     const start = k === 0 ? 0 : offset + PART_SEPARATOR.length
-    const label = labelOf(record, i, fill)
+    const { source, input } = inputOf(record, i, fill)
     const old = previous?.fills[k] === fill ? previous.parts[k] : undefined
-    const shared = label.source === undefined ? undefined : sharedParts.get(label.source)
-    if (old !== undefined && old.start === start && sameLabel(old, label)) inputs.push(old)
-    else if (shared !== undefined && samePart(shared, fill, label, start)) inputs.push(shared)
-    else {
-      const { source, origin, restored } = label
-      inputs.push({
-        name: fill.name,
-        text: fill.output,
-        layer: source?.layer,
-        origin,
-        stability: source?.stability ?? 'session',
-        variables: namesOf(fill.template),
-        cacheBreakpoint: source?.cacheBreakpoint ?? false,
-        required: source?.required ?? false,
-        restored,
-        complete: source?.complete ?? false,
-        priority: source?.priority ?? 0,
-        substitutions: fill.substitutions,
-      })
-    }
+    const shared = source === undefined ? undefined : sharedParts.get(source)
+    if (old !== undefined && samePart(old, input, start)) inputs.push(old)
+    else if (shared !== undefined && samePart(shared, input, start)) inputs.push(shared)
+    else inputs.push(input)
     kept.push(fill)
-    sources.push(label.source)
+    sources.push(source)
     offset = start + fill.output.length
   }
   // With no empty output, the non-empty fills are `fills` itself: one array kept, not two equal ones.
   return { inputs, fills: kept.length === fills.length ? (fills as Fill[]) : kept, sources }
 }
 
-/** Makes each of `parts` the shared part of its registration in `sources` (parallel to `parts`; `undefined`: none). */
+/** Makes each of `parts` the shared part of its registration in `sources` (parallel to `parts`). */
 export function shareParts(parts: readonly RenderedPart[], sources: readonly (SectionSource | undefined)[]): void {
   for (let i = 0; i < parts.length; i++) {
     const source = sources[i]

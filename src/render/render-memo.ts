@@ -1,10 +1,8 @@
 /**
- * Rendering one item (a section or a runtime context), and the memo that
- * keeps the last render of one scope's items. The memo's one rule: an item
- * whose text and interpolation flag are the ones it had, and whose referenced
- * variables hold the values they held, keeps its fill — the same output
- * string in the same `Fill` object — so what is derived from a fill (a part,
- * a block, the joined text) can be reused by identity.
+ * Rendering one item (a section or a runtime context), and the memo of one
+ * scope's items. Its rule: an item with the same text and interpolation flag,
+ * whose referenced variables hold the same values, keeps its `Fill` object, so
+ * what is derived from a fill (a part, a block, the text) is reused by identity.
  */
 
 import { sourceNamed, type SourceTable } from '../assembly/provenance.js'
@@ -21,27 +19,21 @@ export interface RenderItem {
   readonly interpolate?: boolean
 }
 
-/** One rendered item. Immutable: a memo hands the same object out while the item renders the same. */
+/** One rendered item; immutable, so a memo hands the same object out while the item renders the same. */
 export interface Fill {
   readonly name: string
   readonly text: string
   readonly interpolate: boolean
-  /** `undefined`: the text references nothing, or is not interpolated; the output is the text. */
+  /** `undefined` when the output is the text (no references, or not interpolated). */
   readonly template: Template | undefined
-  /** The value of each of `template.refs`, in order, as filled in. */
+  /** The value of each of `template.refs`, as filled in. */
   readonly values: readonly string[]
   readonly output: string
-  /** Where each value lies in `output` (what a part of this fill carries). */
   readonly substitutions: readonly RenderedSubstitution[]
 }
 
 /** Names item `name` in errors, e.g. `prompt section "intro" in scope "agent-1"`. */
 export type RenderOwner = (name: string) => string
-
-/** A `RenderOwner` for items known by their kind alone (`prompt section "intro"`). */
-export function ownerOfKind(kind: string): RenderOwner {
-  return (name) => `${kind} "${name}"`
-}
 
 const NONE: readonly never[] = Object.freeze([])
 
@@ -57,10 +49,9 @@ function substitutionsOf(template: Template, values: readonly string[]): readonl
 }
 
 /**
- * Renders `item` against `variables`, reusing the template of `previous`
- * when the text is the same. Throws a `TypeError` for a text that is not a
- * string, and the template's errors (malformed, unknown or valueless
- * reference) naming the item.
+ * Renders `item` against `variables`, reusing `previous`'s template for the
+ * same text. Throws a `TypeError` for a non-string text, and the template's
+ * errors (malformed, unknown or valueless reference) naming the item.
  */
 export function fillOf(item: RenderItem, variables: Variables, owner: RenderOwner, previous?: Fill): Fill {
   const { name, text } = item
@@ -76,16 +67,11 @@ export function fillOf(item: RenderItem, variables: Variables, owner: RenderOwne
   }
   if (template === undefined) return { name, text, interpolate, template, values: NONE, output: text, substitutions: NONE }
   const output = fillTemplate(template, variables, () => owner(name))
-  // A successful fill found a string for every reference.
   const values = template.refs.map((ref) => variables[ref]!)
   return { name, text, interpolate, template, values, output, substitutions: substitutionsOf(template, values) }
 }
 
-/**
- * Whether `fill` is what `item` renders to against `variables`: same text and
- * flag, same referenced values (not compared when `sameValues` says every
- * variable holds the value `fill` was checked against last time).
- */
+/** Whether `fill` is what `item` renders to; `sameValues`: every variable holds the value `fill` was last checked against. */
 function stillFits(fill: Fill, item: RenderItem, variables: Variables, sameValues = false): boolean {
   if (fill.text !== item.text || fill.interpolate !== (item.interpolate !== false)) return false
   const { template, values } = fill
@@ -95,20 +81,14 @@ function stillFits(fill: Fill, item: RenderItem, variables: Variables, sameValue
   return true
 }
 
-/**
- * The last fill of each registration (its provenance source, one object per
- * registration, shared by every scope that sees it), so scopes that render a
- * global section with the same values share one template and one output
- * string instead of holding a copy each (docs/design.md has the memory
- * figure). Entries go with their registration.
- */
+/** The last fill of each registration, so scopes rendering a global section with the same values share one fill. */
 const sharedFills = new WeakMap<object, Fill>()
 
 /** The last render of one scope's sections (or contexts), by position, with a by-name lookup for moved items. */
 export class RenderMemo {
   #fills: readonly Fill[] = []
   #byName: Map<string, Fill> | undefined
-  /** A copy of the variables of the last render: every fill in `#fills` holds these values. */
+  /** A copy of the last render's variables: every fill in `#fills` holds these values. */
   #variables: Variables | undefined
   #variableCount = 0
 
@@ -126,10 +106,9 @@ export class RenderMemo {
   }
 
   /**
-   * The fills of `items`, reusing every fill that still fits; the same array
-   * as last time when every item reused its fill in place. Counts renders and
-   * reuses in `stats`. Commits nothing when an item throws. `sources` (the
-   * assembly's provenance) names the registration each item may share a fill with.
+   * The fills of `items`, reusing every fill that still fits (the same array
+   * when all did, in place), counted in `stats`. Commits nothing when an item
+   * throws. `sources` names the registration each item may share a fill with.
    */
   render(items: readonly RenderItem[], variables: Variables, owner: RenderOwner, stats: PromptStats, sources?: SourceTable<{ readonly name: string }>): readonly Fill[] {
     const last = this.#fills

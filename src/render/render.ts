@@ -2,7 +2,7 @@ import { labelInLayer } from '../assembly/entries.js'
 import { recordOf, sourceNamed, type AssemblyRecord, type RenderSlot, type SourceTable } from '../assembly/provenance.js'
 import type { PromptPresentation } from '../assembly/types.js'
 import { partsOf, shareParts, variablesOf, type PreviousParts } from './prompt-parts.js'
-import { fillOf, ownerOfKind, RenderMemo, type Fill, type RenderItem, type RenderOwner } from './render-memo.js'
+import { fillOf, RenderMemo, type Fill, type RenderItem, type RenderOwner } from './render-memo.js'
 import { buildRenderedPrompt, PART_SEPARATOR, type RenderedPrompt } from './rendered-prompt.js'
 import { guardStability } from './stability-guard.js'
 
@@ -10,10 +10,9 @@ import { guardStability } from './stability-guard.js'
 export const RUNTIME_CONTEXT_HEADER =
   'Current runtime context. This snapshot supersedes earlier runtime-context snapshots.'
 
-/** One rendered runtime-context section. */
+/** One rendered runtime-context section; `text` is its interpolated, non-empty text. */
 export interface RenderedContextSection {
   name: string
-  /** Its rendered (interpolated), non-empty text. */
   text: string
 }
 
@@ -24,7 +23,7 @@ interface LastPrompt extends PreviousParts {
   readonly prompt: RenderedPrompt
 }
 
-/** What the render layer keeps per scope: a memo for its sections and one for its contexts, and their last results. */
+/** What the render layer keeps per scope. */
 interface SlotCache {
   readonly sections: RenderMemo
   readonly contexts: RenderMemo
@@ -41,9 +40,9 @@ function cacheOf(slot: RenderSlot): SlotCache {
   return cache
 }
 
-/** Names an item after the registration it came from (`in scope "agent-1"`); an item only a listener supplied is `kind "name"`. */
+/** Names an item after the registration it came from (`in scope "agent-1"`), else `kind "name"` (a listener's, or no provenance). */
 function ownerIn(table: SourceTable<{ readonly name: string; readonly layer: 'global' | object }> | undefined, kind: string): RenderOwner {
-  if (table === undefined) return ownerOfKind(kind)
+  if (table === undefined) return (name) => `${kind} "${name}"`
   return (name) => labelInLayer(kind, name, sourceNamed(table, name)?.layer)
 }
 
@@ -61,18 +60,12 @@ function sameAsLast(last: LastPrompt | undefined, fills: readonly Fill[], record
 }
 
 /**
- * The rendered system prompt of `assembly` as data (SPEC §4.1): the joined
- * text, one part per non-empty section with its supplying layer, origin,
- * stability, variables and flags, and the cache blocks. Strict like
- * `renderPrompt`: an unknown, valueless or malformed reference throws an
- * `Error` naming the section.
- *
- * Memoized for results of `assemble()`: a section whose text and referenced
- * values are unchanged is not rendered again, an unchanged assembly of a
- * scope returns the same frozen `RenderedPrompt` as the previous render of
- * that scope, and a changed one keeps the parts before the change. Any other
- * object (a copy, say) renders from scratch, and its parts carry no layer
- * (`origin: 'waterfall'`, default options).
+ * The rendered system prompt of `assembly` as data (SPEC §4.1): text, parts
+ * with their provenance, and cache blocks. Strict like `renderPrompt`.
+ * Memoized for results of `assemble()`: an unchanged section is not rendered
+ * again, an unchanged assembly returns the same frozen `RenderedPrompt`, and a
+ * changed one keeps the parts before the change. Any other object (a copy)
+ * renders from scratch, its parts without layers.
  *
  * @example
  * ```ts
@@ -86,7 +79,7 @@ function sameAsLast(last: LastPrompt | undefined, fills: readonly Fill[], record
 export function render(assembly: Pick<PromptPresentation, 'sections' | 'variables'>): RenderedPrompt {
   const record = recordOf(assembly)
   if (record === undefined) {
-    const owner = ownerOfKind('prompt section')
+    const owner = ownerIn(undefined, 'prompt section')
     const { inputs } = partsOf(assembly.sections.map((item) => fillOf(item, assembly.variables, owner)), undefined, undefined)
     return buildRenderedPrompt(inputs, variablesOf(inputs, undefined))
   }
@@ -97,7 +90,7 @@ export function render(assembly: Pick<PromptPresentation, 'sections' | 'variable
   if (sameAsLast(last, all, record)) return last!.prompt
   const { inputs, fills, sources } = partsOf(all, record, last)
   const prompt = buildRenderedPrompt(inputs, variablesOf(inputs, record), last?.prompt)
-  // Config `stabilityGuard: 'error'` (SPEC §5), carried by the provenance; a prompt that fails it is never kept.
+  // A prompt that fails the guard is never kept.
   if (record.provenance.stabilityGuard === 'error') guardStability(prompt)
   shareParts(prompt.parts, sources)
   cache.prompt = { all, fills, parts: prompt.parts, record, prompt }
@@ -105,11 +98,9 @@ export function render(assembly: Pick<PromptPresentation, 'sections' | 'variable
 }
 
 /**
- * Renders the system prompt of `assembly`: interpolates `{{name}}` in each
- * section (unless `interpolate: false`), drops empty results and joins the
- * rest with a blank line. Strict: an unknown name, a name without a value or
- * a malformed reference throws an `Error` naming the section. Equals
- * `render(assembly).text`, and is memoized the same way.
+ * The system prompt text: each section interpolated (unless `interpolate:
+ * false`), empty ones dropped, joined by a blank line; `render(assembly).text`.
+ * An unknown, valueless or malformed reference throws an `Error` naming the section.
  */
 export function renderPrompt(assembly: Pick<PromptPresentation, 'sections' | 'variables'>): string {
   return render(assembly).text
@@ -118,29 +109,23 @@ export function renderPrompt(assembly: Pick<PromptPresentation, 'sections' | 'va
 /** The context fills of `assembly`: through its scope's memo when it carries a record. */
 function contextFills(assembly: Pick<PromptPresentation, 'contexts' | 'variables'>, record: AssemblyRecord | undefined): readonly Fill[] {
   if (record === undefined) {
-    const owner = ownerOfKind('runtime context')
+    const owner = ownerIn(undefined, 'runtime context')
     return assembly.contexts.map((item: RenderItem) => fillOf(item, assembly.variables, owner))
   }
   const { contexts } = record.provenance
   return cacheOf(record.slot).contexts.render(assembly.contexts, assembly.variables, ownerIn(contexts, 'runtime context'), record.slot.stats, contexts)
 }
 
-/**
- * Renders each runtime context of `assembly` (interpolated unless
- * `interpolate: false`), keeping only non-empty ones, in the assembly's
- * order. Returns a fresh array the caller owns.
- */
-export function renderContextSections(assembly: Pick<PromptPresentation, 'contexts' | 'variables'>): RenderedContextSection[] {
-  return contextFills(assembly, recordOf(assembly))
-    .filter((fill) => fill.output !== '')
-    .map((fill) => ({ name: fill.name, text: fill.output }))
+function sectionsOf(fills: readonly Fill[]): RenderedContextSection[] {
+  return fills.filter((fill) => fill.output !== '').map((fill) => ({ name: fill.name, text: fill.output }))
 }
 
-/**
- * Joins rendered context sections into one snapshot: `''` when there are
- * none, else the runtime-context header, a blank line, and the sections'
- * texts separated by blank lines.
- */
+/** The non-empty runtime contexts of `assembly`, interpolated unless `interpolate: false`, in order; a fresh array. */
+export function renderContextSections(assembly: Pick<PromptPresentation, 'contexts' | 'variables'>): RenderedContextSection[] {
+  return sectionsOf(contextFills(assembly, recordOf(assembly)))
+}
+
+/** `''` for no sections, else the runtime-context header and the sections' texts, joined by blank lines. */
 export function joinContextSections(sections: readonly { readonly text: string }[]): string {
   if (sections.length === 0) return ''
   return [RUNTIME_CONTEXT_HEADER, ...sections.map((section) => section.text)].join(PART_SEPARATOR)
@@ -150,10 +135,8 @@ export function joinContextSections(sections: readonly { readonly text: string }
 export function renderContextSnapshot(assembly: Pick<PromptPresentation, 'contexts' | 'variables'>): string {
   const record = recordOf(assembly)
   const fills = contextFills(assembly, record)
-  if (record === undefined) return joinContextSections(fills.map((fill) => ({ text: fill.output })).filter((section) => section.text !== ''))
+  if (record === undefined) return joinContextSections(sectionsOf(fills))
   const cache = cacheOf(record.slot)
-  if (cache.snapshot?.fills !== fills) {
-    cache.snapshot = { fills, text: joinContextSections(fills.filter((fill) => fill.output !== '').map((fill) => ({ text: fill.output }))) }
-  }
+  if (cache.snapshot?.fills !== fills) cache.snapshot = { fills, text: joinContextSections(sectionsOf(fills)) }
   return cache.snapshot.text
 }

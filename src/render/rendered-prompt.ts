@@ -1,41 +1,28 @@
 /**
- * The rendered system prompt as data (SPEC §4.1): the joined text, one part
- * per non-empty rendered section with where it came from, and the cache
- * blocks a provider request is built from. A `RenderedPrompt` is a frozen
- * plain object: spread, JSON, `structuredClone` and `util.inspect` show its
- * four fields as they are.
- *
- *   parts   [identity][persona][tools*][date~][agent]      * cacheBreakpoint
- *   blocks  [identity persona tools]*[date]~[agent]        ~ volatile
- *            static ───────────────┘   │      └ session
- *                    breakpoint ───────┘ (ends with a cacheBreakpoint part)
+ * The rendered system prompt as a frozen plain object (SPEC §4.1): the text,
+ * one part per non-empty section with where it came from, and cache blocks
+ * (prompt-blocks.ts).
  */
 
 import type { LayerRef } from '../assembly/entries.js'
 import type { Stability } from '../assembly/types.js'
 import { blocksOf } from './prompt-blocks.js'
 
-/** The blank line between parts (and between blocks). */
 export const PART_SEPARATOR = '\n\n'
 
 /** Where a substituted variable value lies inside its part, in UTF-16 offsets relative to the part. */
 export interface RenderedSubstitution {
   readonly variable: string
-  /** First code unit of the substituted value, relative to the part's `start`. */
   readonly start: number
-  /** One past its last code unit, relative to the part's `start`. */
   readonly end: number
 }
 
 /** One non-empty rendered section, in prompt order. */
 export interface RenderedPart {
-  /** The section's name. */
   readonly name: string
-  /** Its rendered output: `rendered.text.slice(start, end) === text`. */
+  /** `rendered.text.slice(start, end) === text` (UTF-16 offsets). */
   readonly text: string
-  /** UTF-16 offset of the part in `RenderedPrompt.text`. */
   readonly start: number
-  /** One past its last code unit. */
   readonly end: number
   /** The supplying layer; `undefined` when no registration supplied it. */
   readonly layer: LayerRef | undefined
@@ -49,17 +36,13 @@ export interface RenderedPart {
   readonly cacheBreakpoint: boolean
   /** Registered with `required: true` (restored after the assemble waterfall, §5). */
   readonly required: boolean
-  /**
-   * A required section the assembly restored after the waterfall, because a
-   * listener dropped, edited or reordered it (§5); the step surface warns once
-   * about it. Always `false` for a result that lost its `assemble()` provenance.
-   */
+  /** A required section a listener dropped, edited or moved, restored after the waterfall (§5); `false` without provenance. */
   readonly restored: boolean
   /** A `complete` section (the whole prompt apart from required sections). */
   readonly complete: boolean
   /** The section's budget priority (§5); default 0, higher is kept longer. */
   readonly priority: number
-  /** Where substituted values lie inside `text`, in order (for `explain`). */
+  /** Where substituted values lie inside `text`, in order. */
   readonly substitutions: readonly RenderedSubstitution[]
 }
 
@@ -67,7 +50,7 @@ export interface RenderedPart {
 export interface PromptBlock {
   /** Its parts' texts joined by a blank line. */
   readonly text: string
-  /** Its parts' names, in order. */
+  /** Its parts' names. */
   readonly parts: readonly string[]
   /** The least stable of its parts (static > session > volatile). */
   readonly stability: Stability
@@ -75,12 +58,12 @@ export interface PromptBlock {
   readonly cacheBreakpoint: boolean
 }
 
-/** A variable the parts reference, with where it came from (for the stability lint and guard). */
+/** A variable the parts reference, with where it came from. */
 export interface RenderedVariable {
   readonly name: string
-  /** The supplying layer; `undefined` when no registration is known (a listener's value, or no provenance). */
+  /** `undefined` when no registration is known (a listener's value, or no provenance). */
   readonly layer: LayerRef | undefined
-  /** The variable's declared stability; default `'session'`. */
+  /** Declared stability; default `'session'`. */
   readonly stability: Stability
 }
 
@@ -88,9 +71,9 @@ export interface RenderedVariable {
 export interface RenderedPrompt {
   /** Exactly `renderPrompt(assembly)`. */
   readonly text: string
-  /** The non-empty rendered sections, in prompt order; their texts joined by a blank line are `text`. */
+  /** In prompt order; their texts joined by a blank line are `text`. */
   readonly parts: readonly RenderedPart[]
-  /** The cache blocks; their texts joined by a blank line are `text`. */
+  /** Their texts joined by a blank line are `text`. */
   readonly blocks: readonly PromptBlock[]
   /** The variables the parts reference, in first-use order. */
   readonly variables: readonly RenderedVariable[]
@@ -100,14 +83,10 @@ export interface RenderedPrompt {
 export type PartInput = Omit<RenderedPart, 'start' | 'end' | 'restored'> & { readonly restored?: boolean }
 
 /**
- * Places `inputs` (non-empty texts, in prompt order) into one frozen
- * `RenderedPrompt`: offsets, the joined text and the blocks (see
- * prompt-blocks.ts). An input that is already a part placed at the offset it
- * gets here is kept as the same object (the renderer hands an unchanged
- * section's part on from step to step). `variables` keeps those the parts
- * reference; a block equal to one of `previous` (the scope's last prompt)
- * is that block. Throws a `TypeError` for an empty part text, which is never
- * in the prompt.
+ * Places `inputs` (in prompt order) into one frozen `RenderedPrompt`, keeping
+ * only the `variables` the parts reference. A frozen part already at its
+ * offset, and a block equal to `previous`'s at its position, is kept as the
+ * same object. Throws a `TypeError` for an empty part text.
  */
 export function buildRenderedPrompt(
   inputs: readonly (PartInput | RenderedPart)[],
@@ -129,8 +108,7 @@ export function buildRenderedPrompt(
   for (const part of parts) for (const name of part.variables) referenced.add(name)
   const kept = variables.filter((variable) => referenced.has(variable.name)).map((variable) => (Object.isFrozen(variable) ? variable : Object.freeze({ ...variable })))
   const blocks = blocksOf(parts, previous)
-  // Concatenated, not joined, as the block texts are (prompt-blocks.ts): a
-  // step read through its blocks (a provider request) never copies the whole prompt.
+  // Concatenated (a rope), as block texts are: a reader of the blocks never copies the whole prompt.
   let text = blocks.length === 0 ? '' : blocks[0]!.text
   for (let r = 1; r < blocks.length; r++) text = text + PART_SEPARATOR + blocks[r]!.text
   return Object.freeze({ text, parts, blocks, variables: Object.freeze(kept) })

@@ -1,9 +1,4 @@
-/**
- * UTF-8 byte counts without Node's `Buffer`, so the package root stays
- * environment-neutral. Counts as an encoder does: a code point below U+0080
- * is 1 byte, below U+0800 2, a surrogate pair 4, and every other code unit
- * (a lone surrogate is encoded as U+FFFD) 3.
- */
+// UTF-8 byte counts as an encoder makes them (a lone surrogate becomes U+FFFD), without Node's `Buffer`.
 
 function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff
@@ -28,10 +23,7 @@ export function utf8Length(text: string, start = 0, end = text.length): number {
   return bytes
 }
 
-/**
- * The length of the longest common prefix of `a` and `b` in UTF-16 code
- * units, from `from` on (the caller knows they agree before it).
- */
+/** The longest common prefix of `a` and `b` in UTF-16 code units, compared from `from` on (they agree before it). */
 export function commonPrefixLength(a: string, b: string, from = 0): number {
   const limit = Math.min(a.length, b.length)
   let end = from
@@ -39,11 +31,7 @@ export function commonPrefixLength(a: string, b: string, from = 0): number {
   return end
 }
 
-/**
- * `length` cut back to a whole code point of `a` and `b`: a common prefix
- * that ends between the halves of a surrogate pair in either string shares
- * no whole code point there.
- */
+/** `length` cut back so a common prefix does not end between the halves of a surrogate pair in `a` or `b`. */
 export function wholeCodePoints(a: string, b: string, length: number): number {
   if (length > 0 && isHighSurrogate(a.charCodeAt(length - 1))) {
     if (isLowSurrogate(a.charCodeAt(length)) || isLowSurrogate(b.charCodeAt(length))) return length - 1

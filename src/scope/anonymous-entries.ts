@@ -2,13 +2,12 @@ import { SignalTable } from '../signals/signal-table.js'
 import type { Undo } from './named-entries.js'
 
 /**
- * Anonymous, insertion-ordered entries of one layer, signal-backed. Every
- * `append` is its own registration: equal (even identical) values stay
- * independent, and each undo removes exactly its own.
+ * Anonymous, insertion-ordered, signal-backed entries of one layer. Every
+ * `append` is its own registration: equal values stay independent, and each
+ * undo removes exactly its own.
  */
 export class AnonymousEntries<V> {
   // Keyed by a fresh token per append, so equal values never collide.
-
   readonly #table = new SignalTable<object, V>()
 
   /** Adds `value` at the end; the returned undo is idempotent and removes only this append. */
@@ -20,13 +19,7 @@ export class AnonymousEntries<V> {
     }
   }
 
-  /**
-   * A live iterator of the values in insertion order, as a `Map`'s: a value
-   * appended before it reaches the end is yielded, a removed one is skipped,
-   * and once the table drains, an iterator taken before yields nothing
-   * appended after. Calling it subscribes (inside a `computed`/`effect`) to
-   * every append and removal; spread it for a snapshot.
-   */
+  /** A live iterator of the values in insertion order, as `NamedEntries.keys()`; subscribes to every append and removal. */
   values(): IterableIterator<V> {
     return this.#table.values()
   }

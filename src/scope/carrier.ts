@@ -6,26 +6,15 @@ const CARRIER: unique symbol = Symbol.for('promptloom.carrier')
 
 type Filter = (this: unknown, ctx: Context) => boolean
 
-interface Carrier {
-  readonly [CARRIER]: { key: ScopeKey | undefined }
-}
-
 /**
  * A routing-only receiver for scope-filtered dispatch: pass it as the first
- * argument of `ctx.emit`/`ctx.waterfall`/…. Its `Context.filter`
- *
- * - keeps `base`'s own filter (e.g. a service's isolation check), called with
- *   `base` as its receiver, since such a filter reads `this.ctx`/`this.name`;
- * - admits listeners registered from an unscoped context;
- * - admits a listener tagged with `key` or one of its ancestors — events flow
- *   up the chain, never down to a descendant or across to a sibling;
- * - with `key === undefined`, admits unscoped listeners only.
- *
- * Listeners registered with `{ global: true }` bypass every filter (Cordis).
- * Cordis hands listeners the carrier as `this`; it is routing-only, as in the
- * original harness: a frozen null-prototype object exposing none of `base`'s
- * properties (the `T` of `Scoped<T>` names the subject for the type checker
- * only). Listeners get what they need from the event's arguments.
+ * argument of `ctx.emit`/`ctx.waterfall`/…. Its `Context.filter` keeps
+ * `base`'s own filter (called with `base` as `this`), admits unscoped
+ * listeners, and admits a listener tagged with `key` or one of its ancestors:
+ * events flow up the chain, never down or across. With `key === undefined`
+ * only unscoped listeners hear it; `{ global: true }` listeners bypass every
+ * filter (Cordis). The carrier is a frozen null-prototype object exposing
+ * none of `base`'s properties: listeners read the event's arguments.
  */
 export function scopeTarget<T extends object>(base: T, key: ScopeKey | undefined): Scoped<T> {
   const baseFilter = (base as { [Context.filter]?: Filter })[Context.filter]
@@ -44,14 +33,10 @@ export function scopeTarget<T extends object>(base: T, key: ScopeKey | undefined
 
 /** Whether `value` is a carrier made by `scopeTarget`. */
 export function isScopeCarrier(value: unknown): value is Scoped<object> {
-  return (
-    (typeof value === 'object' || typeof value === 'function') &&
-    value !== null &&
-    Object.hasOwn(value, CARRIER)
-  )
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && Object.hasOwn(value, CARRIER)
 }
 
 /** The scope key a carrier routes to; `undefined` for an unscoped carrier or a non-carrier. */
 export function carrierKeyOf(value: unknown): ScopeKey | undefined {
-  return isScopeCarrier(value) ? (value as unknown as Carrier)[CARRIER].key : undefined
+  return isScopeCarrier(value) ? (value as unknown as { readonly [CARRIER]: { key: ScopeKey | undefined } })[CARRIER].key : undefined
 }

@@ -19,21 +19,19 @@ export interface CreateScopeOptions {
   readonly parent?: ScopeKey
 }
 
-// The no-op plugin every scope fiber runs; one shared runtime for all scopes.
+// The no-op plugin every scope fiber runs.
 function scope(): void {}
 
-// Scope fibers by the key they were minted for, so a registry can release its
-// per-scope caches when Cordis reports the fiber disposed.
+// Scope fibers by key, so a registry can release per-scope caches when Cordis disposes the fiber.
 const mintedFibers = new WeakMap<object, ScopeKey>()
 
-// Apps whose root already holds the listener below: one per app, however many scopes.
+// Apps whose root already holds the listener below: one per app.
 const explaining = new WeakSet<Context>()
 
 /**
- * Adds to Cordis' "cannot get property … without inject" error, when the read
- * was made through the context of a scope minted on the root context (which
- * injects nothing, so that context reaches no service), why and how to mint
- * the scope instead. Other reads and other errors pass through untouched.
+ * Extends Cordis' "cannot get property … without inject" error, when the read
+ * went through a scope minted on the root context (which injects nothing), with
+ * how to mint the scope instead. Other reads and errors pass through untouched.
  */
 function explainRootScopes(root: Context): void {
   if (explaining.has(root)) return
@@ -63,47 +61,29 @@ export function scopeKeyOfFiber(fiber: object): ScopeKey | undefined {
 }
 
 /**
- * Mints a child fiber of `ctx` (a no-op plugin) and returns its context
- * extended with the scope tag `key`. Everything registered through
- * `scope.ctx` is visible in that scope and owned by its fiber, so disposing
- * the scope (or unloading `ctx`'s plugin) retracts it all. Contexts derived
- * from `scope.ctx` inherit the tag; a nested `createScope` shadows it.
- *
- * Services reached through `scope.ctx` resolve through the minting plugin, so
- * mint scopes from a plugin that injects the services the scope will use
- * (`app.inject(['systemPrompt'], (ctx) => createScope(ctx, key))`). Reading
- * one the scope cannot reach throws Cordis' "cannot get property … without
- * inject" error; for a scope minted on the root context (`createScope(app,
- * key)`, which reaches no service) the error names the scope and this remedy.
- *
- * With `options.parent`, the parent link is bound first. A key that is already
- * bound to that same parent (a scope minted again for the same agent) is
- * accepted; a different existing parent throws "already bound".
+ * Mints a child fiber of `ctx` (a no-op plugin) and returns its context tagged
+ * with `key`: everything registered through `scope.ctx` is visible in that
+ * scope and retracted when the scope (or `ctx`'s plugin) is disposed. Derived
+ * contexts inherit the tag; a nested `createScope` shadows it. Mint from a
+ * plugin that injects the services the scope uses; a scope minted on the root
+ * context reaches none, and the error says so. `options.parent` is bound first:
+ * the same parent again is accepted, a different one throws "already bound".
  *
  * @example
  * ```ts
- * import { Context } from 'cordis'
- * import { createScope, SystemPrompt } from 'promptloom'
+ * import { createScope } from 'promptloom'
  *
- * const app = new Context()
- * await app.plugin(SystemPrompt)
- * const agent = { name: 'agent-1' } // the scope key: any object, compared by reference
  * await app.inject(['systemPrompt'], (ctx) => {
- *   const scope = createScope(ctx, agent)
- *   scope.ctx.systemPrompt.section({ name: 'workspace', order: 10_000, text: 'Work in /work/agent-1.' })
+ *   createScope(ctx, agent).ctx.systemPrompt.section({ name: 'workspace', order: 10_000, text: 'Work in /work/agent-1.' })
  * })
- * const assembly = await app.systemPrompt.assemble({ scope: agent }) // the global sections and agent-1's
+ * const prompt = await app.systemPrompt.assemble({ scope: agent }) // the global sections and agent's
  * ```
  */
 export function createScope(ctx: Context, key: ScopeKey, options: CreateScopeOptions = {}): Scope {
-  if (typeof key !== 'object' || key === null) {
-    throw new TypeError(`scope key must be an object (got ${String(key)})`)
-  }
+  if (typeof key !== 'object' || key === null) throw new TypeError(`scope key must be an object (got ${String(key)})`)
   const { parent } = options
-  const bind =
-    parent !== undefined && !(isScopeParentBound(key) && untracked(() => scopeParentOf(key)) === parent)
-  // Check first, mint, then bind: a refused parent mints nothing, and a mint
-  // that throws (an inactive context) binds nothing.
+  const bind = parent !== undefined && !(isScopeParentBound(key) && untracked(() => scopeParentOf(key)) === parent)
+  // Check, mint, then bind: a refused parent mints nothing, and a failed mint binds nothing.
   if (bind) assertBindable(key, parent)
   if (ctx.fiber.runtime === null) explainRootScopes(ctx.root)
   const fiber = ctx.plugin(scope)
@@ -114,8 +94,7 @@ export function createScope(ctx: Context, key: ScopeKey, options: CreateScopeOpt
   const dispose = (): Promise<void> =>
     (teardown ??= (async () => {
       await rawDispose()
-      // rawDispose is a no-op once the fiber was disposed elsewhere (e.g. by
-      // `rawDispose` or its parent unloading): wait for that teardown instead.
+      // A no-op once the fiber was disposed elsewhere: wait for that teardown instead.
       while (fiber.inertia) await fiber.inertia
     })())
   const scoped = fiber.ctx.extend({ [SCOPE_TAG]: key })

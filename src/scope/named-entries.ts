@@ -8,10 +8,9 @@ interface Slot<V> {
 }
 
 /**
- * Named, insertion-ordered entries of one layer, signal-backed: reads inside
- * a `computed`/`effect` subscribe and every insertion or removal notifies.
- * A name is unique within the table; the owner supplies the duplicate error
- * so the message can name its own kind of entry.
+ * Named, insertion-ordered, signal-backed entries of one layer: reads subscribe
+ * and every insertion or removal notifies. The owner supplies the duplicate
+ * error so the message names its own kind of entry.
  */
 export class NamedEntries<V> {
   readonly #table = new SignalTable<string, Slot<V>>()
@@ -24,8 +23,7 @@ export class NamedEntries<V> {
   /**
    * Adds `value` under `name` at the end; throws the owner's duplicate error
    * (changing nothing) when the name is taken. The returned undo is idempotent
-   * and removes exactly this insertion: a stale undo never removes a later
-   * re-insert of the same name.
+   * and never removes a later re-insert of the same name.
    */
   insert(name: string, value: V): Undo {
     if (this.#table.peek(name) !== undefined) throw this.#duplicateError(name)
@@ -47,11 +45,9 @@ export class NamedEntries<V> {
   }
 
   /**
-   * Live iterators in insertion order, as a `Map`'s: a name inserted before
-   * the iterator reaches the end is yielded, a removed one is skipped, and
-   * once the table drains, an iterator taken before yields nothing inserted
-   * after. Calling one subscribes (inside a `computed`/`effect`) to every
-   * insertion and removal; spread it (`[...entries.values()]`) for a snapshot.
+   * A live iterator in insertion order, as a `Map`'s (a drained table starts
+   * afresh: an iterator taken before yields nothing inserted after). Calling
+   * it subscribes to every insertion and removal; spread it for a snapshot.
    */
   keys(): IterableIterator<string> {
     return this.#table.keys()

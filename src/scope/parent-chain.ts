@@ -2,11 +2,9 @@ import { batch, signal, type Signal } from '@preact/signals-core'
 import { scopeLabel, type ScopeKey } from './scope-key.js'
 
 /**
- * The scope parent relation. One link per key, held weakly: a key nobody
- * references any more takes its link with it. Each key's parent lives in its
- * own signal, so a chain read inside a `computed` subscribes to exactly the
- * links it walked, and re-linking one key invalidates only the views whose
- * chain passes through it.
+ * The scope parent relation: one link per key, held weakly, each in its own
+ * signal, so a chain read inside a `computed` subscribes to exactly the links
+ * it walked.
  *
  *        preset            registrations are inherited downwards
  *        ▲    ▲            (agent sees preset and global layers);
@@ -15,22 +13,14 @@ import { scopeLabel, type ScopeKey } from './scope-key.js'
  */
 const links = new WeakMap<ScopeKey, Signal<ScopeKey | undefined>>()
 const bound = new WeakSet<ScopeKey>()
-// How many keys link to each key as their parent: a key nobody links to has
-// no descendants, so giving it a parent cannot close a cycle and the check
-// skips the ancestor walk (building a chain downwards is then linear, not
-// quadratic). A child key collected while linked leaves its parent's count
-// too high, which only costs that parent an unneeded walk later.
+// How many keys link to each key: a key with no children cannot close a cycle,
+// so the check skips the ancestor walk and building a chain downwards stays linear.
 const childCounts = new WeakMap<ScopeKey, number>()
 
-// Registries that want to hear about re-linking, held weakly: a registry
-// nobody disposed but nobody references either must not be kept alive (and
-// kept notified) by this module.
+// Held weakly: a registry nobody references must not be kept alive by this module.
 const watchers = new Set<WeakRef<Signal<number>>>()
 
-/**
- * Bumps `counter` (in the same batch as the link) on every bind and rebind.
- * The counter is held weakly; the returned function stops the watching.
- */
+/** Bumps `counter` (weakly held) in the same batch as every bind and rebind; the returned function stops that. */
 export function watchParentChanges(counter: Signal<number>): () => void {
   const ref = new WeakRef(counter)
   watchers.add(ref)
@@ -52,9 +42,7 @@ export interface ScopeParentBinding {
 function assertAcyclic(key: ScopeKey, parent: ScopeKey | undefined): void {
   if (parent === undefined) return
   if (typeof parent !== 'object' || parent === null) {
-    throw new TypeError(
-      `scope "${scopeLabel(key)}" parent must be a scope key object (got ${String(parent)})`,
-    )
+    throw new TypeError(`scope "${scopeLabel(key)}" parent must be a scope key object (got ${String(parent)})`)
   }
   if (parent !== key && (childCounts.get(key) ?? 0) === 0) return
   const path: ScopeKey[] = []
@@ -70,10 +58,9 @@ function assertAcyclic(key: ScopeKey, parent: ScopeKey | undefined): void {
 }
 
 /**
- * Links `key` to `parent`, once per key: a second bind of the same key throws
- * "already bound" (only the returned binding may re-link it). A link that
- * would close a cycle, including `key === parent`, throws with "cycle" and
- * changes nothing.
+ * Links `key` to `parent`, once per key: a second bind throws "already bound"
+ * (only the returned binding may re-link it). A link that would close a cycle,
+ * including `key === parent`, throws with "cycle" and changes nothing.
  */
 export function bindScopeParent(key: ScopeKey, parent: ScopeKey): ScopeParentBinding {
   assertBindable(key, parent)
@@ -89,9 +76,7 @@ export function bindScopeParent(key: ScopeKey, parent: ScopeKey): ScopeParentBin
 
 /** Throws exactly what `bindScopeParent(key, parent)` would throw, changing nothing. */
 export function assertBindable(key: ScopeKey, parent: ScopeKey): void {
-  if (typeof key !== 'object' || key === null) {
-    throw new TypeError(`scope key must be an object (got ${String(key)})`)
-  }
+  if (typeof key !== 'object' || key === null) throw new TypeError(`scope key must be an object (got ${String(key)})`)
   if (bound.has(key)) {
     throw new Error(
       `scope "${scopeLabel(key)}" is already bound to a parent; re-link it through the binding that bindScopeParent returned`,
@@ -121,16 +106,12 @@ export function isScopeParentBound(key: ScopeKey): boolean {
   return bound.has(key)
 }
 
-/** The parent of `key`, or `undefined`; subscribes when read inside a `computed`/`effect`. */
+/** The parent of `key`, or `undefined`; subscribes, also to a later bind. */
 export function scopeParentOf(key: ScopeKey): ScopeKey | undefined {
-  // A key without a link gets an empty one, so a reader sees a later bind.
   return linkOf(key).value
 }
 
-/**
- * `[key, parent, grandparent, …]`, nearest first; `[]` for `undefined`.
- * Subscribes to every link it walks.
- */
+/** `[key, parent, grandparent, …]`, nearest first; `[]` for `undefined`. Subscribes to every link it walks. */
 export function scopeChainOf(key: ScopeKey | undefined): ScopeKey[] {
   const chain: ScopeKey[] = []
   for (let at = key; at !== undefined; at = linkOf(at).value) chain.push(at)

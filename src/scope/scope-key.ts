@@ -1,16 +1,11 @@
-/**
- * An opaque scope identity, compared by reference. A harness typically uses
- * the live agent object itself. promptloom never looks inside a key except to
- * label an error that is being thrown (`name` or `id`, when present).
- */
+/** An opaque scope identity compared by reference, typically the live agent object; read only to label errors. */
 export type ScopeKey = object
 
 declare const scopedBrand: unique symbol
 
 /**
- * Compile-time brand for a routing-only event receiver. An event declared
- * with `this: Scoped<T>` can only be dispatched with a carrier made by
- * `scopeTarget`, so dispatching with a bare subject is a type error.
+ * Compile-time brand for a routing-only event receiver: an event declared
+ * with `this: Scoped<T>` can only be dispatched with a `scopeTarget` carrier.
  */
 export type Scoped<T> = T & {
   /** Compile-time only; never present at run time. */
@@ -20,28 +15,18 @@ export type Scoped<T> = T & {
 /** The context property that carries a scope tag; inherited through `extend` and plugins. */
 export const SCOPE_TAG: unique symbol = Symbol.for('promptloom.scope')
 
-/** A Cordis context, or anything else that may carry a scope tag. */
-export interface ScopeTagged {
-  readonly [SCOPE_TAG]?: ScopeKey
-}
-
-/**
- * The nearest scope tag of `ctx`: the key of the innermost `createScope` it
- * derives from, or `undefined` for an unscoped context.
- */
+/** The key of the innermost `createScope` that `ctx` derives from, or `undefined` for an unscoped context. */
 export function scopeOf(ctx: object): ScopeKey | undefined {
-  return (ctx as ScopeTagged)[SCOPE_TAG]
+  return (ctx as { readonly [SCOPE_TAG]?: ScopeKey })[SCOPE_TAG]
 }
 
 const serials = new WeakMap<ScopeKey, number>()
 let nextSerial = 1
 
 /**
- * A short human label for `key` in error messages: its string `name` or
- * `id` when it has one, else a stable serial such as `scope#3`. Never
- * throws: a key whose property reads throw (a locked-down or revoked Proxy)
- * gets its serial. Call it only while building a message, because keys are
- * opaque everywhere else.
+ * A short label for `key` in error messages: its string `name` or `id`, else
+ * a stable serial such as `scope#3`. Never throws (a key whose reads throw
+ * gets its serial).
  */
 export function scopeLabel(key: ScopeKey): string {
   try {
@@ -49,7 +34,7 @@ export function scopeLabel(key: ScopeKey): string {
     if (typeof name === 'string' && name !== '') return name
     if (typeof id === 'string' || typeof id === 'number') return String(id)
   } catch {
-    // The key refuses property reads: fall back to its serial.
+    // The key refuses property reads (a revoked Proxy): fall back to its serial.
   }
   let serial = serials.get(key)
   if (serial === undefined) serials.set(key, (serial = nextSerial++))

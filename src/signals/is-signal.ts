@@ -3,20 +3,15 @@ import { Signal, type ReadonlySignal } from '@preact/signals-core'
 // Every copy of @preact/signals-core brands its signals with this registered symbol.
 const BRAND = Symbol.for('preact-signals')
 
-/**
- * Whether `value` is a signal (plain or computed) of the `@preact/signals-core`
- * copy promptloom runs on, the one whose writes it tracks. A signal made by
- * another copy of the library carries the same brand but is not one.
- */
+/** Whether `value` is a signal (plain or computed) of the `@preact/signals-core` copy promptloom tracks; another copy's is not. */
 export function isReadonlySignal(value: unknown): value is ReadonlySignal<unknown> {
   return value instanceof Signal
 }
 
 /**
  * `value` when it is a signal promptloom can track, `undefined` when it is no
- * signal at all. Throws a `TypeError` naming `subject` (`prompt section
- * "intro" text`) when it is a signal of another copy of the library, whose
- * writes would never reach promptloom's change events.
+ * signal. Throws a `TypeError` naming `subject` when it is a signal of another
+ * copy of the library, whose writes promptloom would never see.
  */
 export function trackedSignalOf(value: unknown, subject: () => string): ReadonlySignal<unknown> | undefined {
   if (value instanceof Signal) return value

@@ -4,26 +4,18 @@ import { batch, signal, type ReadonlySignal, type Signal } from '@preact/signals
 const EMPTY: ReadonlyMap<unknown, unknown> = new Map()
 
 /**
- * A keyed table whose reads subscribe and whose writes notify, with
- * per-entry granularity:
+ * A keyed table whose reads subscribe and whose writes notify. `get`/`has` of
+ * a present key subscribe to that entry only; of an absent key, `size` and
+ * every iteration subscribe to `version` only, which moves on every insertion,
+ * removal and overwrite (so iterating a thousand entries depends on one signal).
  *
- * - `get(key)`/`has(key)` of a present key subscribe to that entry only, so
- *   writing another key does not invalidate the reader;
- * - `get(key)`/`has(key)` of an absent key, `size`, and every iteration
- *   subscribe to the table's `version` only, which moves on every insertion,
- *   removal and overwrite — so a reader that iterates a table of a thousand
- *   entries depends on one signal, not a thousand.
- *
- * Iteration yields entries in insertion order; overwriting a present key keeps
- * its position. An overwrite with an `Object.is`-equal value changes nothing.
- * Iterators are live, like a `Map`'s, within one non-empty generation of the
- * table: an entry inserted before the iterator reaches the end is yielded, a
- * removed one is skipped, and a table that drains starts a new generation, so
- * an iterator taken before it yields nothing inserted after.
+ * Insertion-ordered; an overwrite keeps its position, and an `Object.is`-equal
+ * one changes nothing. Iterators are live like a `Map`'s within one non-empty
+ * generation: a table that drains starts a new one, so an iterator taken before
+ * yields nothing inserted after.
  */
 export class SignalTable<K, V> {
-  // Shared while empty: most tables of a scope's layer (its tools, its
-  // suppressors) never get an entry, so they hold no map of their own.
+  // Shared while empty: most tables of a layer never get an entry.
   #cells = EMPTY as Map<K, Signal<V>>
   readonly #version = signal(0)
 
@@ -50,13 +42,8 @@ export class SignalTable<K, V> {
 
   /** Whether `key` is present; subscribes like `get`. */
   has(key: K): boolean {
-    const cell = this.#cells.get(key)
-    if (cell === undefined) {
-      this.#version.value
-      return false
-    }
-    cell.value
-    return true
+    this.get(key)
+    return this.#cells.has(key)
   }
 
   /** Reads the current value of `key` without subscribing to anything. */
@@ -80,20 +67,15 @@ export class SignalTable<K, V> {
     this.#version.value++
   }
 
-  /**
-   * Removes `key`; returns whether it was present. Readers of that entry and of
-   * `version` are notified: the cell is bumped to a fresh version before it is
-   * dropped, because its readers hold the cell and never look at the map again.
-   */
+  /** Removes `key`; returns whether it was present. Notifies that entry's readers and `version`'s. */
   delete(key: K): boolean {
     const cell = this.#cells.get(key)
     if (cell === undefined) return false
     this.#cells.delete(key)
-    // A drained table starts a new generation (and gives its map back).
     if (this.#cells.size === 0) this.#cells = EMPTY as Map<K, Signal<V>>
     batch(() => {
       this.#version.value++
-      // A removed cell is never read again, but its subscribers must rerun.
+      // Its readers hold the cell, not the map: bump it so they rerun.
       ;(cell as Signal<unknown>).value = REMOVED
     })
     return true
@@ -126,13 +108,12 @@ export class SignalTable<K, V> {
 
 const REMOVED: unique symbol = Symbol('removed')
 
-/** Each cell's value when it is reached; `cells` is the map's own (live) iterator, taken by the caller. */
+/** Each cell's value when it is reached; `cells` is the map's own live iterator. */
 function* liveValues<V>(cells: IterableIterator<Signal<V>>): Generator<V, undefined> {
   for (const cell of cells) yield cell.peek()
   return undefined
 }
 
-/** Each entry with its cell's value when it is reached; `cells` is the map's own (live) iterator. */
 function* liveEntries<K, V>(cells: IterableIterator<[K, Signal<V>]>): Generator<[K, V], undefined> {
   for (const [key, cell] of cells) yield [key, cell.peek()]
   return undefined
