@@ -11,6 +11,7 @@
  */
 
 import type { ToolSchema } from '../assembly/types.js'
+import { liveMessages, NOTHING_HELD, withMessage } from './held-messages.js'
 import { readRecord, RecordRuleError } from './session-log-fields.js'
 import type { SessionLogStepRecord } from './session-log.js'
 import type { SurfaceEvent } from './surface-events.js'
@@ -75,55 +76,6 @@ function logLabel(source: string | undefined): string {
   return source === undefined ? 'session log' : `session log "${source}"`
 }
 
-/**
- * The in-history system messages (node > 0), highest node first, never changed:
- * each step keeps the list it saw, and an append above the top node shares it whole.
- */
-interface HistoryMessage {
-  readonly node: number
-  readonly text: string
-  readonly below: HistoryMessage | undefined
-}
-
-/** The list with `text` at `node`: the messages below it are shared, only those above it copied. */
-function withMessage(top: HistoryMessage | undefined, node: number, text: string): HistoryMessage {
-  const above: HistoryMessage[] = []
-  let rest = top
-  while (rest !== undefined && rest.node > node) {
-    above.push(rest)
-    rest = rest.below
-  }
-  let out: HistoryMessage = { node, text, below: rest?.node === node ? rest.below : rest }
-  for (const message of above.reverse()) out = { node: message.node, text: message.text, below: out }
-  return out
-}
-
-/** Every live system message, by ascending node. */
-function liveMessages(node0: string | undefined, history: HistoryMessage | undefined): { node: number; text: string }[] {
-  const out: { node: number; text: string }[] = []
-  for (let message = history; message !== undefined; message = message.below) out.push({ node: message.node, text: message.text })
-  if (node0 !== undefined) out.push({ node: 0, text: node0 })
-  return out.reverse()
-}
-
-/** What the model holds at one point of a session; replaced, never changed. */
-interface Held {
-  readonly node0: string | undefined
-  readonly history: HistoryMessage | undefined
-  readonly prompt: string
-  readonly tools: readonly ToolSchema[]
-  readonly config: Readonly<Record<string, unknown>>
-  readonly contextSnapshot: string
-}
-
-const NOTHING_HELD: Held = Object.freeze({
-  node0: undefined,
-  history: undefined,
-  prompt: '',
-  tools: Object.freeze([]),
-  config: Object.freeze({}),
-  contextSnapshot: '',
-})
 const BLANK = /^[ \t\r]*$/
 const GLUED_STEP = '{"type":"step"'
 

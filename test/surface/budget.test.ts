@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest'
 import { buildRenderedPrompt, type PartInput, type RenderedPrompt } from '../../src/render/rendered-prompt.js'
-import { createTokenBudget, validateBudgetOptions, type BudgetPlan, type TokenBudget } from '../../src/surface/budget.js'
+import { validateBudgetOptions } from '../../src/surface/budget-options.js'
+import { createTokenBudget, type BudgetPlan, type TokenBudget } from '../../src/surface/budget.js'
 import { COMPARED_PART_FIELDS } from '../../src/surface/kept-prompt.js'
 
 // The token budget on its own (an internal module until the step surface
