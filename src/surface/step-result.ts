@@ -21,6 +21,7 @@ export interface StepResult {
   readonly events: SurfaceEvent[]
   /** The length of the rendered prompt identical to the previous step's (0 on the first step). */
   readonly stablePrefixLength: number
+  /** The same prefix in UTF-8 bytes. */
   readonly stablePrefixBytes: number
   /**
    * Sections whose output differs from the previous step's (a missing one
@@ -40,10 +41,13 @@ export interface StepResult {
   readonly configChanged: boolean
   /** The prefix a provider cache can reuse: providers cache tools → system → messages, so 0 when tools or config changed. */
   readonly reusablePrefixLength: number
+  /** The same prefix in UTF-8 bytes. */
   readonly reusablePrefixBytes: number
-  /** `countTokens` of the stable prefix, the reusable prefix and the whole prompt (only with `countTokens` or a budget). */
+  /** `countTokens` of the stable prefix (only with `countTokens` or a budget). */
   readonly stablePrefixTokens?: number
+  /** `countTokens` of the reusable prefix (only with `countTokens` or a budget). */
   readonly reusablePrefixTokens?: number
+  /** `countTokens` of the whole prompt (only with `countTokens` or a budget). */
   readonly promptTokens?: number
   /** Each sent part's token count by the budget's rule, in prompt order (only when the budget's `countTokens` gives the figures). */
   readonly partTokens?: readonly number[]
