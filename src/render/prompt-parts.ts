@@ -23,33 +23,48 @@ function namesOf(template: Template | undefined): readonly string[] {
 /** The last part made for each registration (one source object per registration, shared by every scope). */
 const sharedParts = new WeakMap<SectionSource, RenderedPart>()
 
-/** The source of section `i` in the assembly `record` describes (none for a copy), and the part input of its fill. */
-function inputOf(record: AssemblyRecord | undefined, i: number, fill: Fill): { source: SectionSource | undefined; input: PartInput } {
-  const provenance = record?.provenance
-  const table = provenance?.sections
-  const index = table === undefined ? undefined : sourceIndex(table, fill.name, i)
-  const source = index === undefined ? undefined : table!.list[index]
-  const input: PartInput = {
-    name: fill.name,
-    text: fill.output,
-    layer: source?.layer,
-    origin: source !== undefined && provenance!.collected?.[index!] === fill.text ? 'registry' : 'waterfall',
-    stability: source?.stability ?? 'session',
-    variables: namesOf(fill.template),
-    cacheBreakpoint: source?.cacheBreakpoint ?? false,
-    required: source?.required ?? false,
-    restored: table !== undefined && (provenance!.restored?.includes(fill.name) ?? false),
-    complete: source?.complete ?? false,
-    priority: source?.priority ?? 0,
-    substitutions: fill.substitutions,
-  }
-  return { source, input }
+/** Whether `part` is what section `fill`, labelled `label`, at `start` would be. */
+function samePart(part: RenderedPart, fill: Fill, label: Label, start: number): boolean {
+  return (
+    part.start === start &&
+    part.name === fill.name &&
+    part.text === fill.output &&
+    part.substitutions === fill.substitutions &&
+    part.variables === namesOf(fill.template) &&
+    sameLabel(part, label)
+  )
 }
 
-function samePart(part: RenderedPart, input: PartInput, start: number): boolean {
-  if (part.start !== start) return false
-  for (const key in input) if (part[key as keyof PartInput] !== input[key as keyof PartInput]) return false
-  return true
+/** What a part knows besides its fill: where it came from. */
+interface Label {
+  readonly source: SectionSource | undefined
+  readonly origin: RenderedPart['origin']
+  readonly restored: boolean
+}
+
+/** The label of section `i` (its fill `fill`) in the assembly `record` describes; no record (a copy): no layers. */
+function labelOf(record: AssemblyRecord | undefined, i: number, fill: Fill): Label {
+  const provenance = record?.provenance
+  const table = provenance?.sections
+  if (table === undefined) return { source: undefined, origin: 'waterfall', restored: false }
+  const index = sourceIndex(table, fill.name, i)
+  const source = index === undefined ? undefined : table.list[index]
+  const origin = source !== undefined && provenance!.collected?.[index!] === fill.text ? 'registry' : 'waterfall'
+  return { source, origin, restored: provenance!.restored?.includes(fill.name) ?? false }
+}
+
+// Compared field by field, not through a fresh input object: this runs for every part of every changed render.
+function sameLabel(part: RenderedPart, { source, origin, restored }: Label): boolean {
+  return (
+    part.origin === origin &&
+    part.restored === restored &&
+    part.layer === source?.layer &&
+    part.stability === (source?.stability ?? 'session') &&
+    part.cacheBreakpoint === (source?.cacheBreakpoint ?? false) &&
+    part.required === (source?.required ?? false) &&
+    part.complete === (source?.complete ?? false) &&
+    part.priority === (source?.priority ?? 0)
+  )
 }
 
 /** The previous render of a scope: its non-empty fills in prompt order, parallel to its prompt's parts. */
@@ -77,12 +92,28 @@ export function partsOf(
     if (fill.output === '') continue
     const k = inputs.length
     const start = k === 0 ? 0 : offset + PART_SEPARATOR.length
-    const { source, input } = inputOf(record, i, fill)
+    const label = labelOf(record, i, fill)
+    const { source, origin, restored } = label
     const old = previous?.fills[k] === fill ? previous.parts[k] : undefined
     const shared = source === undefined ? undefined : sharedParts.get(source)
-    if (old !== undefined && samePart(old, input, start)) inputs.push(old)
-    else if (shared !== undefined && samePart(shared, input, start)) inputs.push(shared)
-    else inputs.push(input)
+    if (old !== undefined && old.start === start && sameLabel(old, label)) inputs.push(old)
+    else if (shared !== undefined && samePart(shared, fill, label, start)) inputs.push(shared)
+    else {
+      inputs.push({
+        name: fill.name,
+        text: fill.output,
+        layer: source?.layer,
+        origin,
+        stability: source?.stability ?? 'session',
+        variables: namesOf(fill.template),
+        cacheBreakpoint: source?.cacheBreakpoint ?? false,
+        required: source?.required ?? false,
+        restored,
+        complete: source?.complete ?? false,
+        priority: source?.priority ?? 0,
+        substitutions: fill.substitutions,
+      })
+    }
     kept.push(fill)
     sources.push(source)
     offset = start + fill.output.length
