@@ -11,8 +11,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 // a reader of it gets: the README's first part as the landing page, modules
 // named by their import specifiers, exports grouped by task, `@example`s that
 // type-check against the current API, and no Cordis members on SystemPrompt.
-// The command is `npm run docs`'s own, type checking included, so a build that
-// would fail for a user fails here; only the output folder differs.
+// It runs `npm run docs` itself, type checking included, so a build that would
+// fail for a user fails here (and in CI, which runs `npm test`); only the output
+// folder differs.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const TASK_GROUPS = ['Registry', 'Scopes', 'Rendering', 'Step surface', 'Providers', 'Logs & CLI', 'Signals']
@@ -64,9 +65,10 @@ let exampleErrors: string[]
 beforeAll(async () => {
   out = mkdtempSync(join(tmpdir(), 'promptloom-docs-'))
   const building = new Promise<typeof build>((resolve) => {
+    // `npm run docs` itself, so a change to the script (not only to typedoc.json) is built here too.
     execFile(
-      process.execPath,
-      [join(ROOT, 'node_modules/typedoc/bin/typedoc'), '--out', join(out, 'html'), '--json', join(out, 'api.json')],
+      'npm',
+      ['run', '--silent', 'docs', '--', '--out', join(out, 'html'), '--json', join(out, 'api.json')],
       { cwd: ROOT, timeout: 170_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } },
       (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr }),
     )
