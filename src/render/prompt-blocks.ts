@@ -25,12 +25,20 @@ function blockEnds(parts: readonly RenderedPart[]): number[] {
   return ends
 }
 
-/** Whether `block`, which covers `previous.parts` from `at` on, is the block of `members` with these flags. */
-function sameBlock(block: PromptBlock, at: number, previous: RenderedPrompt, members: readonly RenderedPart[], stability: string, cacheBreakpoint: boolean): boolean {
-  if (block.stability !== stability || block.cacheBreakpoint !== cacheBreakpoint || block.parts.length !== members.length) return false
-  for (let j = 0; j < members.length; j++) {
-    const old = previous.parts[at + j]
-    if (old === undefined || old.name !== members[j]!.name || old.text !== members[j]!.text) return false
+/** Whether `block`, which covers `previous.parts` from `at` on, is the block of `parts[start..end)` with these flags. */
+function sameBlock(
+  block: PromptBlock,
+  at: number,
+  previous: RenderedPrompt,
+  parts: readonly RenderedPart[],
+  start: number,
+  end: number,
+  cacheBreakpoint: boolean,
+): boolean {
+  if (block.stability !== parts[start]!.stability || block.cacheBreakpoint !== cacheBreakpoint || block.parts.length !== end - start) return false
+  for (let j = start; j < end; j++) {
+    const old = previous.parts[at + j - start]
+    if (old === undefined || old.name !== parts[j]!.name || old.text !== parts[j]!.text) return false
   }
   return true
 }
@@ -44,20 +52,18 @@ export function blocksOf(parts: readonly RenderedPart[], previous?: RenderedProm
   // Where the previous prompt's block r starts in its parts.
   let at = 0
   for (let r = 0, start = 0; r < ends.length; start = ends[r++]!) {
-    const members = parts.slice(start, ends[r])
-    const stability = members[0]!.stability
-    const cacheBreakpoint = r < stableRun && (members[members.length - 1]!.cacheBreakpoint || r === stableRun - 1)
+    const end = ends[r]!
+    const cacheBreakpoint = r < stableRun && (parts[end - 1]!.cacheBreakpoint || r === stableRun - 1)
     const old = previous?.blocks[r]
-    if (old !== undefined && sameBlock(old, at, previous!, members, stability, cacheBreakpoint)) blocks[r] = old
+    if (old !== undefined && sameBlock(old, at, previous!, parts, start, end, cacheBreakpoint)) blocks[r] = old
     else {
-      let text = members[0]!.text
-      for (let j = 1; j < members.length; j++) text = text + PART_SEPARATOR + members[j]!.text
-      blocks[r] = Object.freeze({
-        text,
-        parts: Object.freeze(members.map((part) => part.name)),
-        stability,
-        cacheBreakpoint,
-      })
+      let text = parts[start]!.text
+      const names = [parts[start]!.name]
+      for (let j = start + 1; j < end; j++) {
+        text = text + PART_SEPARATOR + parts[j]!.text
+        names.push(parts[j]!.name)
+      }
+      blocks[r] = Object.freeze({ text, parts: Object.freeze(names), stability: parts[start]!.stability, cacheBreakpoint })
     }
     at += old?.parts.length ?? 0
   }

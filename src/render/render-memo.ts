@@ -115,10 +115,16 @@ export class RenderMemo {
     const sameValues = this.#sameVariables(variables)
     let next: Fill[] | undefined
     let renders = 0
+    // Item i was last[i + shift]: one removed item shifts the rest by +1, one inserted by -1.
+    let shift = 0
     for (let i = 0; i < items.length; i++) {
       const item = items[i]!
-      let previous: Fill | undefined = last[i]
-      if (previous?.name !== item.name) previous = (this.#byName ??= new Map(last.map((fill) => [fill.name, fill]))).get(item.name)
+      let previous: Fill | undefined = last[i + shift]
+      if (previous?.name !== item.name) {
+        if (last[i + shift + 1]?.name === item.name) previous = last[i + ++shift]
+        else if (i + shift > 0 && last[i + shift - 1]?.name === item.name) previous = last[i + --shift]
+        else previous = (this.#byName ??= new Map(last.map((fill) => [fill.name, fill]))).get(item.name)
+      }
       let fill: Fill
       if (previous !== undefined && stillFits(previous, item, variables, sameValues)) fill = previous
       else {

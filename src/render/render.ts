@@ -1,9 +1,9 @@
 import { labelInLayer } from '../assembly/entries.js'
 import { recordOf, sourceNamed, type AssemblyRecord, type RenderSlot, type SourceTable } from '../assembly/provenance.js'
 import type { PromptPresentation } from '../assembly/types.js'
-import { partsOf, shareParts, variablesOf, type PreviousParts } from './prompt-parts.js'
+import { partsOf, variablesOf } from './prompt-parts.js'
 import { fillOf, RenderMemo, type Fill, type RenderItem, type RenderOwner } from './render-memo.js'
-import { buildRenderedPrompt, PART_SEPARATOR, type RenderedPrompt } from './rendered-prompt.js'
+import { PART_SEPARATOR, promptOf, type RenderedPrompt } from './rendered-prompt.js'
 import { guardStability } from './stability-guard.js'
 
 /** The header that opens every runtime-context snapshot. */
@@ -17,7 +17,7 @@ export interface RenderedContextSection {
 }
 
 /** The last prompt of a scope, with everything it was made from (compared by identity). */
-interface LastPrompt extends PreviousParts {
+interface LastPrompt {
   readonly all: readonly Fill[]
   readonly record: AssemblyRecord
   readonly prompt: RenderedPrompt
@@ -80,20 +80,19 @@ export function render(assembly: Pick<PromptPresentation, 'sections' | 'variable
   const record = recordOf(assembly)
   if (record === undefined) {
     const owner = ownerIn(undefined, 'prompt section')
-    const { inputs } = partsOf(assembly.sections.map((item) => fillOf(item, assembly.variables, owner)), undefined, undefined)
-    return buildRenderedPrompt(inputs, variablesOf(inputs, undefined))
+    const parts = partsOf(assembly.sections.map((item) => fillOf(item, assembly.variables, owner)), undefined)
+    return promptOf(parts, variablesOf(parts, undefined))
   }
   const cache = cacheOf(record.slot)
   const { sections } = record.provenance
   const all = cache.sections.render(assembly.sections, assembly.variables, ownerIn(sections, 'prompt section'), record.slot.stats, sections)
   const last = cache.prompt
   if (sameAsLast(last, all, record)) return last!.prompt
-  const { inputs, fills, sources } = partsOf(all, record, last)
-  const prompt = buildRenderedPrompt(inputs, variablesOf(inputs, record), last?.prompt)
+  const parts = partsOf(all, record, last?.prompt.parts)
+  const prompt = promptOf(parts, variablesOf(parts, record), last?.prompt)
   // A prompt that fails the guard is never kept.
   if (record.provenance.stabilityGuard === 'error') guardStability(prompt)
-  shareParts(prompt.parts, sources)
-  cache.prompt = { all, fills, parts: prompt.parts, record, prompt }
+  cache.prompt = { all, record, prompt }
   return prompt
 }
 

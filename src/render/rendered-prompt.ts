@@ -103,15 +103,22 @@ export function buildRenderedPrompt(
     parts[i] = part
     offset = part.end
   }
-  Object.freeze(parts)
   const referenced = new Set<string>()
   for (const part of parts) for (const name of part.variables) referenced.add(name)
   const kept = variables.filter((variable) => referenced.has(variable.name)).map((variable) => (Object.isFrozen(variable) ? variable : Object.freeze({ ...variable })))
+  return promptOf(parts, kept, previous)
+}
+
+/**
+ * The frozen prompt of placed, frozen, non-empty `parts` and the frozen
+ * `variables` they reference (see `buildRenderedPrompt`).
+ */
+export function promptOf(parts: RenderedPart[], variables: RenderedVariable[], previous?: RenderedPrompt): RenderedPrompt {
   const blocks = blocksOf(parts, previous)
   // Concatenated (a rope), as block texts are: a reader of the blocks never copies the whole prompt.
   let text = blocks.length === 0 ? '' : blocks[0]!.text
   for (let r = 1; r < blocks.length; r++) text = text + PART_SEPARATOR + blocks[r]!.text
-  return Object.freeze({ text, parts, blocks, variables: Object.freeze(kept) })
+  return Object.freeze({ text, parts: Object.freeze(parts), blocks, variables: Object.freeze(variables) })
 }
 
 function placePart(input: PartInput, start: number): RenderedPart {
