@@ -1,5 +1,5 @@
 import { untracked } from '@preact/signals-core'
-import type { NamedEntries } from '../scope/named-entries.js'
+import type { NamedEntries } from '../scope/layer-entries.js'
 import type { ScopeKey } from '../scope/scope-key.js'
 import { mergeNamed } from '../scope/scoped-layers.js'
 import { layerOf, type LayerRef, type PromptLayer } from './entries.js'

@@ -1,9 +1,9 @@
 import { signal, untracked, type ReadonlySignal } from '@preact/signals-core'
 import type { Context } from 'cordis'
-import { ChangeRelay } from '../signals/change-relay.js'
+import { ChangeRelay } from '../signals/tracked.js'
 import { watchParentChanges } from '../scope/parent-chain.js'
 import { ScopedLayers } from '../scope/scoped-layers.js'
-import type { Undo } from '../scope/named-entries.js'
+import type { Undo } from '../scope/layer-entries.js'
 import { PromptLayer } from './entries.js'
 import type { PromptStats } from './stats.js'
 

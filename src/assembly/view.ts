@@ -1,7 +1,6 @@
 import { computed, untracked, type ReadonlySignal } from '@preact/signals-core'
-import { scopeParentOf } from '../scope/parent-chain.js'
+import { scopeParentOf, scopeTarget } from '../scope/parent-chain.js'
 import type { ScopeKey, Scoped } from '../scope/scope-key.js'
-import { scopeTarget } from '../scope/carrier.js'
 import { SourceKind, type ContextEntry, type PromptLayer, type SectionEntry, type ToolEntry, type VariableEntry } from './entries.js'
 import type { NamedSource, SectionSource, SourceTable } from './provenance.js'
 import type { ViewCache } from './view-cache.js'

@@ -29,9 +29,8 @@ const mintedFibers = new WeakMap<object, ScopeKey>()
 const explaining = new WeakSet<Context>()
 
 /**
- * Extends Cordis' "cannot get property … without inject" error, when the read
- * went through a scope minted on the root context (which injects nothing), with
- * how to mint the scope instead. Other reads and errors pass through untouched.
+ * Adds how to mint the scope instead to Cordis' "cannot get property … without inject" error when the read went
+ * through a scope minted on the root context (which injects nothing); other reads and errors pass through.
  */
 function explainRootScopes(root: Context): void {
   if (explaining.has(root)) return
@@ -61,13 +60,11 @@ export function scopeKeyOfFiber(fiber: object): ScopeKey | undefined {
 }
 
 /**
- * Mints a child fiber of `ctx` (a no-op plugin) and returns its context tagged
- * with `key`: everything registered through `scope.ctx` is visible in that
- * scope and retracted when the scope (or `ctx`'s plugin) is disposed. Derived
- * contexts inherit the tag; a nested `createScope` shadows it. Mint from a
- * plugin that injects the services the scope uses; a scope minted on the root
- * context reaches none, and the error says so. `options.parent` is bound first:
- * the same parent again is accepted, a different one throws "already bound".
+ * Mints a child fiber of `ctx` (a no-op plugin) and returns its context tagged with `key`: what is registered
+ * through `scope.ctx` is visible in that scope and retracted when the scope (or `ctx`'s plugin) is disposed.
+ * Derived contexts inherit the tag; a nested `createScope` shadows it. Mint from a plugin that injects the
+ * services the scope uses (on the root context it reaches none, and the error says so). `options.parent` is
+ * bound first: the same parent again is accepted, a different one throws "already bound".
  *
  * @example
  * ```ts
@@ -98,8 +95,6 @@ export function createScope(ctx: Context, key: ScopeKey, options: CreateScopeOpt
       while (fiber.inertia) await fiber.inertia
     })())
   const scoped = fiber.ctx.extend({ [SCOPE_TAG]: key })
-  Object.defineProperty(scoped, Symbol.for('nodejs.util.inspect.custom'), {
-    value: () => `Context <scope ${scopeLabel(key)}>`,
-  })
+  Object.defineProperty(scoped, Symbol.for('nodejs.util.inspect.custom'), { value: () => `Context <scope ${scopeLabel(key)}>` })
   return { ctx: scoped, rawDispose, dispose }
 }

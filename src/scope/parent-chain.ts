@@ -1,10 +1,12 @@
-import { batch, signal, type Signal } from '@preact/signals-core'
-import { scopeLabel, type ScopeKey } from './scope-key.js'
+import { batch, untracked, type Signal } from '@preact/signals-core'
+import { cellOf } from '../signals/signal-table.js'
+import { Context } from 'cordis'
+import { scopeLabel, scopeOf, type ScopeKey, type Scoped } from './scope-key.js'
 
 /**
  * The scope parent relation: one link per key, held weakly, each in its own
  * signal, so a chain read inside a `computed` subscribes to exactly the links
- * it walked.
+ * it walked. `scopeTarget` routes events up the same chain.
  *
  *        preset            registrations are inherited downwards
  *        ▲    ▲            (agent sees preset and global layers);
@@ -27,12 +29,6 @@ export function watchParentChanges(counter: Signal<number>): () => void {
   return () => void watchers.delete(ref)
 }
 
-function linkOf(key: ScopeKey): Signal<ScopeKey | undefined> {
-  let link = links.get(key)
-  if (link === undefined) links.set(key, (link = signal<ScopeKey | undefined>(undefined)))
-  return link
-}
-
 /** The re-linking capability returned by `bindScopeParent`. */
 export interface ScopeParentBinding {
   /** Re-links the bound key to `parent` (or unlinks it with `undefined`); throws on a cycle. */
@@ -44,23 +40,17 @@ function assertAcyclic(key: ScopeKey, parent: ScopeKey | undefined): void {
   if (typeof parent !== 'object' || parent === null) {
     throw new TypeError(`scope "${scopeLabel(key)}" parent must be a scope key object (got ${String(parent)})`)
   }
-  if (parent !== key && (childCounts.get(key) ?? 0) === 0) return
-  const path: ScopeKey[] = []
-  for (let at: ScopeKey | undefined = parent; at !== undefined; at = links.get(at)?.peek()) {
-    path.push(at)
-    if (at === key) {
-      const names = [key, ...path].map((k) => `"${scopeLabel(k)}"`).join(' → ')
-      throw new Error(
-        `scope "${scopeLabel(key)}" cannot take parent "${scopeLabel(parent)}": the link would close a cycle (${names}); pick a parent outside the scope's own subtree`,
-      )
-    }
-  }
+  if ((parent !== key && (childCounts.get(key) ?? 0) === 0) || !isScopeWithin(parent, key)) return
+  const path = untracked(() => scopeChainOf(parent))
+  const names = [key, ...path.slice(0, path.indexOf(key) + 1)].map((k) => `"${scopeLabel(k)}"`).join(' → ')
+  throw new Error(
+    `scope "${scopeLabel(key)}" cannot take parent "${scopeLabel(parent)}": the link would close a cycle (${names}); pick a parent outside the scope's own subtree`,
+  )
 }
 
 /**
- * Links `key` to `parent`, once per key: a second bind throws "already bound"
- * (only the returned binding may re-link it). A link that would close a cycle,
- * including `key === parent`, throws with "cycle" and changes nothing.
+ * Links `key` to `parent`, once per key: a second bind throws "already bound" (only the returned binding may
+ * re-link it). A link that would close a cycle, including `key === parent`, throws with "cycle" and changes nothing.
  */
 export function bindScopeParent(key: ScopeKey, parent: ScopeKey): ScopeParentBinding {
   assertBindable(key, parent)
@@ -86,7 +76,7 @@ export function assertBindable(key: ScopeKey, parent: ScopeKey): void {
 }
 
 function setLink(key: ScopeKey, parent: ScopeKey | undefined): void {
-  const link = linkOf(key)
+  const link = cellOf(links, key)
   const last = link.peek()
   if (last === parent) return
   if (last !== undefined) childCounts.set(last, childCounts.get(last)! - 1)
@@ -108,13 +98,13 @@ export function isScopeParentBound(key: ScopeKey): boolean {
 
 /** The parent of `key`, or `undefined`; subscribes, also to a later bind. */
 export function scopeParentOf(key: ScopeKey): ScopeKey | undefined {
-  return linkOf(key).value
+  return cellOf(links, key).value
 }
 
 /** `[key, parent, grandparent, …]`, nearest first; `[]` for `undefined`. Subscribes to every link it walks. */
 export function scopeChainOf(key: ScopeKey | undefined): ScopeKey[] {
   const chain: ScopeKey[] = []
-  for (let at = key; at !== undefined; at = linkOf(at).value) chain.push(at)
+  for (let at = key; at !== undefined; at = cellOf(links, at).value) chain.push(at)
   return chain
 }
 
@@ -124,4 +114,35 @@ export function isScopeWithin(key: ScopeKey, ancestor: ScopeKey): boolean {
     if (at === ancestor) return true
   }
   return false
+}
+
+const CARRIER: unique symbol = Symbol.for('promptloom.carrier')
+
+type Filter = (this: unknown, ctx: Context) => boolean
+
+/**
+ * A routing-only receiver for scope-filtered dispatch: pass it as the first argument of `ctx.emit`/`ctx.waterfall`/….
+ * Its `Context.filter` keeps `base`'s own filter (called with `base` as `this`), admits unscoped listeners, and
+ * admits a listener tagged with `key` or one of its ancestors: events flow up the chain, never down or across.
+ * With `key === undefined` only unscoped listeners hear it; `{ global: true }` listeners bypass every filter
+ * (Cordis). The carrier is a frozen null-prototype object exposing none of `base`'s properties.
+ */
+export function scopeTarget<T extends object>(base: T, key: ScopeKey | undefined): Scoped<T> {
+  const baseFilter = (base as { [Context.filter]?: Filter })[Context.filter]
+  const filter: Filter = (ctx) => {
+    if (baseFilter !== undefined && !baseFilter.call(base, ctx)) return false
+    const tag = scopeOf(ctx)
+    return tag === undefined || (key !== undefined && isScopeWithin(key, tag))
+  }
+  return Object.freeze(Object.create(null, { [Context.filter]: { value: filter }, [CARRIER]: { value: key } }) as Scoped<T>)
+}
+
+/** Whether `value` is a carrier made by `scopeTarget`. */
+export function isScopeCarrier(value: unknown): value is Scoped<object> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && Object.hasOwn(value, CARRIER)
+}
+
+/** The scope key a carrier routes to; `undefined` for an unscoped carrier or a non-carrier. */
+export function carrierKeyOf(value: unknown): ScopeKey | undefined {
+  return isScopeCarrier(value) ? (value as unknown as Readonly<Record<typeof CARRIER, ScopeKey | undefined>>)[CARRIER] : undefined
 }

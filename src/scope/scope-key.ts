@@ -3,10 +3,7 @@ export type ScopeKey = object
 
 declare const scopedBrand: unique symbol
 
-/**
- * Compile-time brand for a routing-only event receiver: an event declared
- * with `this: Scoped<T>` can only be dispatched with a `scopeTarget` carrier.
- */
+/** Compile-time brand of a routing-only event receiver: an event declared `this: Scoped<T>` needs a `scopeTarget` carrier. */
 export type Scoped<T> = T & {
   /** Compile-time only; never present at run time. */
   readonly [scopedBrand]: true
@@ -23,11 +20,7 @@ export function scopeOf(ctx: object): ScopeKey | undefined {
 const serials = new WeakMap<ScopeKey, number>()
 let nextSerial = 1
 
-/**
- * A short label for `key` in error messages: its string `name` or `id`, else
- * a stable serial such as `scope#3`. Never throws (a key whose reads throw
- * gets its serial).
- */
+/** A label for `key` in error messages: its string `name` or `id`, else a stable serial such as `scope#3`; never throws. */
 export function scopeLabel(key: ScopeKey): string {
   try {
     const { name, id } = key as { name?: unknown; id?: unknown }

@@ -1,6 +1,7 @@
-import { batch, signal, untracked, type Signal } from '@preact/signals-core'
+import { batch, untracked, type Signal } from '@preact/signals-core'
 import type { Context } from 'cordis'
-import type { NamedEntries, Undo } from './named-entries.js'
+import { cellOf } from '../signals/signal-table.js'
+import type { NamedEntries, Undo } from './layer-entries.js'
 import { scopeChainOf } from './parent-chain.js'
 import { scopeOf, type ScopeKey } from './scope-key.js'
 
@@ -18,15 +19,12 @@ export interface LayerEffectOptions {
   readonly notify?: boolean
 }
 
-/** One name's winner in `mergeNamed`, with the entries it shadows, farthest first. */
-export interface MergedEntry<V> {
-  readonly value: V
-  readonly shadows: readonly V[]
-}
-
-/** `ScopedLayers.merge` of `layers` (farthest first), keeping what each winner shadows (for inspection). */
-export function mergeNamed<L, V>(layers: readonly L[], pick: (layer: L) => NamedEntries<V>): Map<string, MergedEntry<V>> {
-  const merged = new Map<string, MergedEntry<V>>()
+/** `ScopedLayers.merge` of `layers` (farthest first), with the entries each winner shadows, farthest first (for inspection). */
+export function mergeNamed<L, V>(
+  layers: readonly L[],
+  pick: (layer: L) => NamedEntries<V>,
+): Map<string, { readonly value: V; readonly shadows: readonly V[] }> {
+  const merged: ReturnType<typeof mergeNamed<L, V>> = new Map()
   for (const layer of layers) {
     pick(layer).forEach((value, name) => {
       const hidden = merged.get(name)
@@ -37,10 +35,9 @@ export function mergeNamed<L, V>(layers: readonly L[], pick: (layer: L) => Named
 }
 
 /**
- * One eager global layer plus one lazy layer per scope key, held weakly by the
- * key. Reads subscribe to the layer slots and parent links they walk, so
- * creating or reclaiming a layer, or re-linking a parent, invalidates exactly
- * the views whose chain passes through it.
+ * One eager global layer plus one lazy layer per scope key, held weakly by the key. Reads subscribe to the
+ * layer slots and parent links they walk, so creating or reclaiming a layer, or re-linking a parent,
+ * invalidates exactly the views whose chain passes through it.
  *
  *   merge(agent):  global ─▶ preset ─▶ agent      (later wins a name)
  *                  farthest             nearest
@@ -62,25 +59,17 @@ export class ScopedLayers<L extends ScopeLayer> {
     this.global = createLayer(undefined)
   }
 
-  #slot(scope: ScopeKey): Signal<L | undefined> {
-    let slot = this.#slots.get(scope)
-    if (slot === undefined) this.#slots.set(scope, (slot = signal<L | undefined>(undefined)))
-    return slot
-  }
-
   /**
-   * The exact layer of `scope`, or `undefined` (also for no scope; read
-   * `global`). Never creates a layer and ignores the chain, because a scope's
-   * own restrictions must not pick up an ancestor's.
+   * The exact layer of `scope`, or `undefined` (also for no scope; read `global`). Never creates a layer and
+   * ignores the chain, because a scope's own restrictions must not pick up an ancestor's.
    */
   peek(scope: ScopeKey | undefined): L | undefined {
-    return scope === undefined ? undefined : this.#slot(scope).value
+    return scope === undefined ? undefined : cellOf(this.#slots, scope).value
   }
 
   /** The existing scoped layers along `scope`'s chain, farthest ancestor first; without the global layer. */
   chainLayers(scope: ScopeKey | undefined): L[] {
-    const layers = scopeChainOf(scope).reverse().map((key) => this.#slot(key).value)
-    return layers.filter((layer) => layer !== undefined)
+    return scopeChainOf(scope).reverse().flatMap((key) => cellOf(this.#slots, key).value ?? [])
   }
 
   /** The named entries visible from `scope`, global first, nearest winning a name at the position it first appeared. */
@@ -91,42 +80,36 @@ export class ScopedLayers<L extends ScopeLayer> {
   }
 
   /**
-   * Runs `action` on the layer of `ctx`'s scope inside a Cordis effect owned by
-   * `ctx`'s fiber, in one `batch`, and returns the exact `ctx.effect` disposer.
-   * A new layer is published only once `action` succeeded; the undo is
-   * installed before any notification; an `onChange` that throws rolls the
-   * registration back (without notifying again) and reaches the caller; the
-   * last undo of a layer reclaims it.
+   * Runs `action` on the layer of `ctx`'s scope inside a Cordis effect owned by `ctx`'s fiber, in one `batch`,
+   * and returns the exact `ctx.effect` disposer. A new layer is published only once `action` succeeded; the
+   * undo is installed before any notification; an `onChange` that throws rolls the registration back (without
+   * notifying again) and reaches the caller; the last undo of a layer reclaims it.
    */
   effect(ctx: Context, action: (layer: L) => Undo, options: LayerEffectOptions): () => Promise<void> {
     const scope = scopeOf(ctx)
-    const notify = options.notify !== false
-    // The listener that just failed is not called again for the rollback.
-    let rollingBack = false
+    // Cleared for a rollback: the listener that just failed is not called again.
+    let notify = options.notify !== false
     return batch(() => {
       const dispose = ctx.effect(() => {
-        const slot = scope === undefined ? undefined : this.#slot(scope)
+        const slot = scope === undefined ? undefined : cellOf(this.#slots, scope)
         const existing = slot === undefined ? this.global : slot.peek()
         const layer = existing ?? this.#createLayer(scope)
         const undo = action(layer)
         if (slot !== undefined && existing === undefined) slot.value = layer
-        let undone = false
-        return () => {
-          if (undone) return
-          undone = true
+        // Cordis calls this cleanup at most once, whichever of the disposer and the fiber's unload comes first.
+        return () =>
           batch(() => {
             undo()
             if (slot !== undefined && slot.peek() === layer && untracked(() => layer.isEmpty())) slot.value = undefined
-            if (notify && !rollingBack) this.#onChange?.()
+            if (notify) this.#onChange?.()
           })
-        }
       }, options.label)
       // Only now does Cordis hold the disposer, so an onChange that disposes the registration finds it.
       if (notify) {
         try {
           this.#onChange?.()
         } catch (error) {
-          rollingBack = true
+          notify = false
           void dispose()
           throw error
         }

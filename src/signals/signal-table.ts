@@ -2,17 +2,27 @@ import { batch, signal, type ReadonlySignal, type Signal } from '@preact/signals
 
 /** The cells of every empty table; never written (`set` swaps in a map of its own first). */
 const EMPTY: ReadonlyMap<unknown, unknown> = new Map()
+const REMOVED: unique symbol = Symbol('removed')
+
+/** The signal `cells` holds for `key`, created holding `undefined` on first use (a weakly held, reactive slot). */
+export function cellOf<K extends object, V>(cells: WeakMap<K, Signal<V | undefined>>, key: K): Signal<V | undefined> {
+  let cell = cells.get(key)
+  if (cell === undefined) cells.set(key, (cell = signal<V | undefined>(undefined)))
+  return cell
+}
+
+/** Yields `map(item)` for each item of `items` when it is reached, so a live iterator stays live. */
+export function* mapLive<T, U>(items: Iterable<T>, map: (item: T) => U): Generator<U, undefined> {
+  for (const item of items) yield map(item)
+  return undefined
+}
 
 /**
- * A keyed table whose reads subscribe and whose writes notify. `get`/`has` of
- * a present key subscribe to that entry only; of an absent key, `size` and
- * every iteration subscribe to `version` only, which moves on every insertion,
- * removal and overwrite (so iterating a thousand entries depends on one signal).
- *
- * Insertion-ordered; an overwrite keeps its position, and an `Object.is`-equal
- * one changes nothing. Iterators are live like a `Map`'s within one non-empty
- * generation: a table that drains starts a new one, so an iterator taken before
- * yields nothing inserted after.
+ * A keyed, insertion-ordered table whose reads subscribe and whose writes notify. `get`/`has` of a
+ * present key subscribe to that entry only; of an absent key, `size` and every iteration subscribe
+ * to `version` only, which moves on every insertion, removal and overwrite. An overwrite keeps its
+ * position (an `Object.is`-equal one changes nothing). Iterators are live like a `Map`'s until the
+ * table drains: one taken before yields nothing inserted after.
  */
 export class SignalTable<K, V> {
   // Shared while empty: most tables of a layer never get an entry.
@@ -33,11 +43,9 @@ export class SignalTable<K, V> {
   /** The value of `key` (`undefined` when absent); subscribes to that entry, or to `version` when absent. */
   get(key: K): V | undefined {
     const cell = this.#cells.get(key)
-    if (cell === undefined) {
-      this.#version.value
-      return undefined
-    }
-    return cell.value
+    if (cell !== undefined) return cell.value
+    this.#version.value
+    return undefined
   }
 
   /** Whether `key` is present; subscribes like `get`. */
@@ -54,17 +62,13 @@ export class SignalTable<K, V> {
   /** Inserts at the end, or overwrites in place (notifying that entry's readers and iterators). */
   set(key: K, value: V): void {
     const cell = this.#cells.get(key)
-    if (cell !== undefined) {
-      if (Object.is(cell.peek(), value)) return
-      batch(() => {
-        cell.value = value
-        this.#version.value++
-      })
-      return
-    }
+    if (cell !== undefined && Object.is(cell.peek(), value)) return
     if ((this.#cells as ReadonlyMap<unknown, unknown>) === EMPTY) this.#cells = new Map()
-    this.#cells.set(key, signal(value))
-    this.#version.value++
+    batch(() => {
+      if (cell === undefined) this.#cells.set(key, signal(value))
+      else cell.value = value
+      this.#version.value++
+    })
   }
 
   /** Removes `key`; returns whether it was present. Notifies that entry's readers and `version`'s. */
@@ -90,13 +94,13 @@ export class SignalTable<K, V> {
   /** A live iterator of the values in insertion order; subscribes to `version` when called. */
   values(): IterableIterator<V> {
     this.#version.value
-    return liveValues(this.#cells.values())
+    return mapLive(this.#cells.values(), (cell) => cell.peek())
   }
 
   /** A live iterator of `[key, value]` pairs in insertion order; subscribes to `version` when called. */
   entries(): IterableIterator<[K, V]> {
     this.#version.value
-    return liveEntries(this.#cells.entries())
+    return mapLive(this.#cells.entries(), ([key, cell]): [K, V] => [key, cell.peek()])
   }
 
   /** Calls `visit` for every entry in insertion order; cheaper than `entries()` on hot paths. */
@@ -104,17 +108,4 @@ export class SignalTable<K, V> {
     this.#version.value
     for (const [key, cell] of this.#cells) visit(cell.peek(), key)
   }
-}
-
-const REMOVED: unique symbol = Symbol('removed')
-
-/** Each cell's value when it is reached; `cells` is the map's own live iterator. */
-function* liveValues<V>(cells: IterableIterator<Signal<V>>): Generator<V, undefined> {
-  for (const cell of cells) yield cell.peek()
-  return undefined
-}
-
-function* liveEntries<K, V>(cells: IterableIterator<[K, Signal<V>]>): Generator<[K, V], undefined> {
-  for (const [key, cell] of cells) yield [key, cell.peek()]
-  return undefined
 }

@@ -490,6 +490,28 @@ describe('ScopedLayers.effect notification', () => {
     expect(changes).toEqual(['change'])
   })
 
+  test('calls onChange once when the disposer and the scope teardown both undo a registration', async () => {
+    const { agentScope } = family()
+    const changes: string[] = []
+    const { register } = layered(() => changes.push('change'))
+    const dispose = register(agentScope.ctx, 'a', 'A')
+    changes.length = 0
+    dispose()
+    await agentScope.dispose()
+    expect(changes).toEqual(['change'])
+  })
+
+  test('calls onChange once when the disposer is called after the scope teardown', async () => {
+    const { agentScope } = family()
+    const changes: string[] = []
+    const { register } = layered(() => changes.push('change'))
+    const dispose = register(agentScope.ctx, 'a', 'A')
+    changes.length = 0
+    await agentScope.dispose()
+    dispose()
+    expect(changes).toEqual(['change'])
+  })
+
   test('calls onChange after the entry is visible', () => {
     const { agent, agentScope } = family()
     const seen: [string, string][][] = []
