@@ -115,7 +115,7 @@ export {
   type AnthropicTool,
 } from './providers/anthropic.js'
 export { type CacheTtl, type CacheTtlOption } from './providers/cache-markers.js'
-export { historyOf, type HistoryOptions } from './providers/request-history.js'
+export { historyOf, type HistoryOptions } from './providers/request.js'
 export {
   toOpenAIChat,
   type OpenAIChatInstructionMessage,
@@ -124,14 +124,14 @@ export {
   type OpenAIChatRequestOptions,
   type OpenAIChatSnapshotMessage,
   type OpenAIChatTool,
-} from './providers/openai-chat.js'
+} from './providers/openai.js'
 export {
   toOpenAIResponses,
   type OpenAIResponsesRequest,
   type OpenAIResponsesRequestOptions,
   type OpenAIResponsesSnapshotItem,
   type OpenAIResponsesTool,
-} from './providers/openai-responses.js'
+} from './providers/openai.js'
 export {
   toAISDK,
   type AISDKCacheControlOptions,
@@ -152,4 +152,4 @@ export {
   type OpenAIChatUsageLike,
   type OpenAIResponsesUsageLike,
 } from './providers/usage.js'
-export type { RequestAssembly, RequestOptions } from './providers/request-input.js'
+export type { RequestAssembly, RequestOptions } from './providers/request.js'

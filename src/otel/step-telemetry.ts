@@ -1,7 +1,7 @@
 /** A traced step's span names and attributes: the GenAI semantic conventions' (v1.41.0) `gen_ai.*` where defined, else `promptloom.*`. */
 
 import type { Attributes } from '@opentelemetry/api'
-import { fnv1a64 } from '../providers/prompt-cache-key.js'
+import { fnv1a64 } from '../providers/openai.js'
 import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
 import { layerLabel } from '../surface/session-log.js'
 import type { StepResult } from '../surface/step-result.js'

@@ -1,10 +1,9 @@
 /** `toAISDK` (SPEC §4.2, §4.3): `system` and `messages` for a Vercel AI SDK call, with Anthropic's cache markers. */
 
-import { callerTtl, ephemeral, placeOwnMarkers, resolveMarkedRequest, walkMarkers, type CacheTtlOption, type CallerMarker } from './cache-markers.js'
+import { resolveMarkedRequest, type CacheTtlOption, type MarkerFormat, type MarkerPlace } from './cache-markers.js'
 import type { AnthropicCacheControl } from './anthropic.js'
-import type { OpenAIChatSnapshotMessage } from './openai-chat.js'
-import { recordHistory } from './request-history.js'
-import type { RequestOptions } from './request-input.js'
+import type { OpenAIChatSnapshotMessage } from './openai.js'
+import { HISTORIES, type RequestOptions } from './request.js'
 
 /** The Anthropic provider option that marks a cache breakpoint (no `ttl`: 5 minutes). */
 export type AISDKCacheControlOptions = {
@@ -47,39 +46,32 @@ export interface AISDKRequest<M extends AISDKMessageLike> {
   messages: (M | AISDKSnapshotMessage)[]
 }
 
+/** The Anthropic cache marker in `providerOptions`, under either spelling. */
 function markerIn(providerOptions: unknown): unknown {
-  if (typeof providerOptions !== 'object' || providerOptions === null) return undefined
-  const anthropic = (providerOptions as { anthropic?: { cacheControl?: unknown; cache_control?: unknown } | null }).anthropic
-  if (typeof anthropic !== 'object' || anthropic === null) return undefined
-  return anthropic.cacheControl ?? anthropic.cache_control ?? undefined
+  const anthropic = (providerOptions as { anthropic?: Record<string, unknown> | null } | null | undefined)?.anthropic
+  return anthropic?.cacheControl ?? anthropic?.cache_control
 }
 
-/** A tool call's `input` and a JSON tool output's `value` are data; `providerOptions` is the marker. */
-function skipped(node: object, key: string): boolean {
-  if (key === 'input' || key === 'providerOptions') return true
-  const type = (node as { type?: unknown }).type
-  return key === 'value' && (type === 'json' || type === 'error-json')
+/** The last message of `history[0…end)` with content, as the history marker's place; `undefined` when it is marked already. */
+function historyTarget(history: readonly AISDKMessageLike[], end: number): MarkerPlace | undefined {
+  const message = history.slice(0, end).findLastIndex(({ content }) => Boolean(content?.length))
+  if (message === -1) return undefined
+  // Marked itself, or on its last part, where its own marker would land.
+  const { content, providerOptions } = history[message]!
+  const lastPart = Array.isArray(content) ? (content.at(-1) as { providerOptions?: unknown } | null) : undefined
+  return markerIn(providerOptions) != null || markerIn(lastPart?.providerOptions) != null ? undefined : { message, block: Infinity }
 }
 
-/** The caller's markers in prefix order: each part's (at any depth) before its message's own. */
-function callerMarkersOf(history: readonly AISDKMessageLike[]): CallerMarker[] {
-  const markers: CallerMarker[] = []
-  history.forEach((message, index) => {
-    if (Array.isArray(message.content)) {
-      ;(message.content as readonly unknown[]).forEach((part, partIndex) => {
-        walkMarkers(part, (node) => markerIn((node as { providerOptions?: unknown }).providerOptions), skipped, (marker) =>
-          markers.push({ message: index, block: partIndex, ttl: callerTtl(marker) }),
-        )
-      })
-    }
-    const own = markerIn(message.providerOptions)
-    if (own != null) markers.push({ message: index, block: Infinity, ttl: callerTtl(own) })
-  })
-  return markers
-}
-
-function hasContent({ content }: AISDKMessageLike): boolean {
-  return typeof content === 'string' ? content !== '' : Array.isArray(content) && content.length > 0
+/** Markers sit in `providerOptions` (of a message or a part); a tool call's `input` and a JSON output's `value` are data. */
+const MARKERS: MarkerFormat<AISDKMessageLike> = {
+  markerOf: (node) => markerIn((node as { providerOptions?: unknown }).providerOptions),
+  skip: (node, key) => {
+    const type = (node as { type?: unknown }).type
+    return key === 'input' || key === 'providerOptions' || (key === 'value' && (type === 'json' || type === 'error-json'))
+  },
+  onMessage: true,
+  marksTools: false,
+  historyTarget,
 }
 
 function objectOr(value: unknown): Record<string, unknown> {
@@ -104,30 +96,22 @@ function objectOr(value: unknown): Record<string, unknown> {
  * ```
  */
 export function toAISDK<const M extends AISDKMessageLike>(options: AISDKRequestOptions<M>): AISDKRequest<M> {
-  const { rendered, snapshot, history, historyBreakpoint, ttl, callers, split } = resolveMarkedRequest('toAISDK', options, callerMarkersOf)
-  const target = historyBreakpoint ? history.slice(0, split).findLastIndex(hasContent) : -1
-  // A message already marked (itself, or its last part, where its own marker would land) needs no second marker.
-  const content = history[target]?.content
-  const lastPart = Array.isArray(content) ? (content.at(-1) as { providerOptions?: unknown } | null) : undefined
-  const targetMarked = target !== -1 && (markerIn(history[target]!.providerOptions) != null || markerIn(lastPart?.providerOptions) != null)
-  const { blocks } = rendered
-  const own = placeOwnMarkers({ blocks, tools: false, history: target !== -1 && !targetMarked, callers, beforeHistory: (marker) => marker.message <= target, ttl })
-
-  const system = blocks.map((block, index): AISDKSystemMessage =>
-    own.has(index)
-      ? { role: 'system', content: block.text, providerOptions: { anthropic: { cacheControl: ephemeral(own.get(index)) } } }
-      : { role: 'system', content: block.text },
-  )
+  const { rendered, snapshot, history, split, own, target } = resolveMarkedRequest('toAISDK', options, MARKERS)
+  const system = rendered.blocks.map((block, index): AISDKSystemMessage => ({
+    role: 'system',
+    content: block.text,
+    ...(own.has(index) && { providerOptions: { anthropic: { cacheControl: own.get(index)! } } }),
+  }))
   const kept: (M | AISDKSnapshotMessage)[] = history.slice()
   if (snapshot !== '') kept.splice(split, 0, { role: 'user', content: snapshot })
   const messages = kept.slice()
-  if (own.has('history')) {
-    const message = history[target]!
+  if (target !== undefined) {
+    const message = history[target.message]!
     const providerOptions = objectOr(message.providerOptions)
-    const anthropic = { ...objectOr(providerOptions.anthropic), cacheControl: ephemeral(own.get('history')) }
-    messages[target] = { ...message, providerOptions: { ...providerOptions, anthropic } }
+    const anthropic = { ...objectOr(providerOptions.anthropic), cacheControl: own.get('history')! }
+    messages[target.message] = { ...message, providerOptions: { ...providerOptions, anthropic } }
   }
   const request: AISDKRequest<M> = { system, messages }
-  recordHistory(request, kept, history.slice())
+  HISTORIES.set(request, { withSnapshot: kept, caller: history.slice() })
   return request
 }

@@ -1,10 +1,9 @@
 /** `toAnthropic` (SPEC §4.2, §4.3): the Messages API fields promptloom owns, with `cache_control` breakpoints. */
 
 import { describeValue } from '../assembly/errors.js'
-import { callerTtl, ephemeral, placeOwnMarkers, resolveMarkedRequest, walkMarkers } from './cache-markers.js'
-import type { CacheTtlOption, CallerMarker, OwnMarker } from './cache-markers.js'
-import { recordHistory } from './request-history.js'
-import type { RequestOptions } from './request-input.js'
+import { resolveMarkedRequest } from './cache-markers.js'
+import type { CacheTtlOption, MarkerFormat, MarkerPlace, OwnMarker } from './cache-markers.js'
+import { HISTORIES, type RequestOptions } from './request.js'
 
 export { ANTHROPIC_MAX_CACHE_MARKERS } from './cache-markers.js'
 
@@ -76,38 +75,28 @@ function markable(block: unknown): boolean {
   return type !== 'thinking' && type !== 'redacted_thinking' && !(type === 'text' && text === '')
 }
 
-/** The caller's markers in prefix order, at any depth of each message's content; a tool's `input` is data, never a marker. */
-function callerMarkersOf(history: readonly AnthropicMessageLike[]): CallerMarker[] {
-  const markers: CallerMarker[] = []
-  history.forEach((message, index) => {
-    if (!Array.isArray(message.content)) return
-    ;(message.content as readonly unknown[]).forEach((block, blockIndex) => {
-      walkMarkers(
-        block,
-        (node) => (node as { cache_control?: unknown }).cache_control,
-        (_node, key) => key === 'input' || key === 'cache_control',
-        (marker) => markers.push({ message: index, block: blockIndex, ttl: callerTtl(marker) }),
-      )
-    })
-  })
-  return markers
+/** A message's content as blocks (a copy): string content is one text block. */
+function blocksOf(content: AnthropicMessageLike['content']): unknown[] {
+  return typeof content === 'string' ? [{ type: 'text', text: content }] : [...content]
 }
 
-/** The last markable block of `history[0…end)`, as message and block index (-1: string content). */
-function historyTarget(history: readonly AnthropicMessageLike[], end: number): { message: number; block: number } | undefined {
-  for (let i = end - 1; i >= 0; i--) {
-    const { content } = history[i]!
-    if (typeof content === 'string') {
-      if (content !== '') return { message: i, block: -1 }
-      continue
-    }
-    for (let j = content.length - 1; j >= 0; j--) if (markable(content[j])) return { message: i, block: j }
+/** The last markable block of `history[0…end)`, as message and block index; `undefined` when it is marked already. */
+function historyTarget(history: readonly AnthropicMessageLike[], end: number): MarkerPlace | undefined {
+  for (let message = end - 1; message >= 0; message--) {
+    const blocks = blocksOf(history[message]!.content)
+    const block = blocks.findLastIndex(markable)
+    if (block !== -1) return (blocks[block] as AnthropicContentBlockLike).cache_control == null ? { message, block } : undefined
   }
   return undefined
 }
 
-function blocksOf(content: AnthropicMessageLike['content']): unknown[] {
-  return typeof content === 'string' ? [{ type: 'text', text: content }] : [...content]
+/** A marker at any depth of a message's content; a tool's `input` is data, never a marker. */
+const MARKERS: MarkerFormat<AnthropicMessageLike> = {
+  markerOf: (node) => (node as { cache_control?: unknown }).cache_control,
+  skip: (_node, key) => key === 'input' || key === 'cache_control',
+  onMessage: false,
+  marksTools: true,
+  historyTarget,
 }
 
 /**
@@ -129,31 +118,20 @@ function blocksOf(content: AnthropicMessageLike['content']): unknown[] {
  * ```
  */
 export function toAnthropic<M extends AnthropicMessageLike>(options: AnthropicRequestOptions<M>): AnthropicRequest<M> {
-  const { rendered, tools, snapshot, history, historyBreakpoint, ttl, callers, split } = resolveMarkedRequest('toAnthropic', options, callerMarkersOf)
-  const target = historyBreakpoint ? historyTarget(history, split) : undefined
-  const targetMarked = target !== undefined && target.block !== -1 && (history[target.message]!.content as readonly AnthropicContentBlockLike[])[target.block]!.cache_control != null
-  const { blocks } = rendered
-  const own = placeOwnMarkers({
-    blocks,
-    tools: tools.length > 0,
-    history: target !== undefined && !targetMarked,
-    callers,
-    beforeHistory: (marker) => target !== undefined && (marker.message < target.message || (marker.message === target.message && marker.block <= target.block)),
-    ttl,
-  })
-  const marking = (place: OwnMarker): { cache_control?: AnthropicCacheControl } => (own.has(place) ? { cache_control: ephemeral(own.get(place)) } : {})
+  const { rendered, tools, snapshot, history, split, own, target } = resolveMarkedRequest('toAnthropic', options, MARKERS)
+  const marking = (place: OwnMarker) => (own.has(place) ? { cache_control: own.get(place)! } : {})
 
-  const system = blocks.map((block, index): AnthropicTextBlock => ({ type: 'text', text: block.text, ...marking(index) }))
+  const system = rendered.blocks.map(({ text }, index): AnthropicTextBlock => ({ type: 'text', text, ...marking(index) }))
   const out = tools.map((tool, index): AnthropicTool => ({
     name: tool.name,
     description: tool.description,
     input_schema: inputSchemaOf(tool.name, tool.parameters),
     ...(index === tools.length - 1 ? marking('tools') : {}),
   }))
-  const marked = own.has('history') ? target : undefined
-  const request: AnthropicRequest<M> = { system, tools: out, messages: placed(history, split, snapshot, marked, marking('history').cache_control) }
+  const messages = placed(history, split, snapshot, target, own.get('history'))
+  const request: AnthropicRequest<M> = { system, tools: out, messages }
   // What was sent, without the marker: a marked string content stays one text block.
-  recordHistory(request, placed(history, split, snapshot, marked, undefined), history.slice())
+  HISTORIES.set(request, { withSnapshot: placed(history, split, snapshot, target, undefined), caller: history.slice() })
   return request
 }
 
@@ -162,15 +140,14 @@ function placed<M extends AnthropicMessageLike>(
   history: readonly M[],
   split: number,
   snapshot: string,
-  marked: { message: number; block: number } | undefined,
+  marked: MarkerPlace | undefined,
   marker: AnthropicCacheControl | undefined,
 ): (M | AnthropicSnapshotMessage)[] {
   const messages: (M | AnthropicSnapshotMessage)[] = history.slice()
   if (marked !== undefined) {
     const message = history[marked.message]!
     const blocks = blocksOf(message.content)
-    const at = Math.max(marked.block, 0)
-    if (marker !== undefined) blocks[at] = { ...(blocks[at] as object), cache_control: marker }
+    if (marker !== undefined) blocks[marked.block] = { ...(blocks[marked.block] as object), cache_control: marker }
     messages[marked.message] = { ...message, content: blocks } as M
   }
   if (snapshot === '') return messages

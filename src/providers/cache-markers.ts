@@ -4,7 +4,8 @@
  */
 
 import { describeValue } from '../assembly/errors.js'
-import { resolveRequest, trailingInstructionsStart, type RequestOptions } from './request-input.js'
+import type { PromptBlock } from '../render/rendered-prompt.js'
+import { resolveRequest, trailingInstructionsStart, type RequestOptions } from './request.js'
 
 /** Anthropic's limit on `cache_control` markers in one request (tools, system and messages together). */
 export const ANTHROPIC_MAX_CACHE_MARKERS = 4
@@ -27,65 +28,81 @@ const TTL_KINDS = ['static', 'session', 'history'] as const
 type TtlPlan = Readonly<Record<(typeof TTL_KINDS)[number], CacheTtl | undefined>>
 
 function ttlPlanOf(fn: string, ttl: unknown): TtlPlan {
-  if (ttl === undefined || TTLS.includes(ttl)) {
-    const all = ttl as CacheTtl | undefined
-    return { static: all, session: all, history: all }
-  }
+  if (ttl === undefined || TTLS.includes(ttl)) return { static: ttl, session: ttl, history: ttl } as TtlPlan
   if (typeof ttl !== 'object' || ttl === null || Array.isArray(ttl)) {
     throw new TypeError(`${fn} option "ttl" must be '5m', '1h' or { static?, session?, history? } of those (got ${describeValue(ttl)})`)
   }
-  for (const key of Object.keys(ttl)) {
-    if (!(TTL_KINDS as readonly string[]).includes(key)) {
-      throw new TypeError(
-        `${fn} option "ttl" has an unknown key "${key}"; its keys are static, session and history (volatile blocks are never marked)`,
-      )
-    }
+  const unknownKey = Object.keys(ttl).find((key) => !(TTL_KINDS as readonly string[]).includes(key))
+  if (unknownKey !== undefined) {
+    throw new TypeError(
+      `${fn} option "ttl" has an unknown key "${unknownKey}"; its keys are static, session and history (volatile blocks are never marked)`,
+    )
   }
   const record = ttl as Record<string, unknown>
-  for (const key of TTL_KINDS) {
-    if (record[key] !== undefined && !TTLS.includes(record[key])) {
-      throw new TypeError(`${fn} option "ttl.${key}" must be '5m' or '1h' (got ${describeValue(record[key])})`)
-    }
-  }
+  const bad = TTL_KINDS.find((key) => record[key] !== undefined && !TTLS.includes(record[key]))
+  if (bad !== undefined) throw new TypeError(`${fn} option "ttl.${bad}" must be '5m' or '1h' (got ${describeValue(record[bad])})`)
   return record as TtlPlan
 }
 
-export function ephemeral(ttl: CacheTtl | undefined): { type: 'ephemeral'; ttl?: CacheTtl } {
-  return ttl === undefined ? { type: 'ephemeral' } : { type: 'ephemeral', ttl }
-}
-
-/** A marker already in the caller's history. */
-export interface CallerMarker {
-  readonly message: number
-  /** The top-level content block (or part) that holds it, or is it; `Infinity` for a message-level marker. */
-  readonly block: number
+/** A marker already in the caller's history, at the top-level content block (or part) that holds it, or is it. */
+export interface CallerMarker extends MarkerPlace {
   readonly ttl: CacheTtl
 }
 
 /** The TTL a caller's marker asks for: `'1h'`, or Anthropic's 5-minute default. */
-export function callerTtl(marker: unknown): CacheTtl {
+function callerTtl(marker: unknown): CacheTtl {
   return typeof marker === 'object' && marker !== null && (marker as { ttl?: unknown }).ttl === '1h' ? '1h' : '5m'
 }
 
 /** Throws a `TypeError` when the caller's markers put a longer TTL after a shorter one, which Anthropic rejects. */
-function checkCallerOrder(fn: string, historyName: string, markers: readonly CallerMarker[]): void {
-  let shortest: CallerMarker | undefined
+function checkCallerOrder(fn: string, markers: readonly CallerMarker[]): void {
+  let last5m: CallerMarker | undefined
   for (const marker of markers) {
-    if (shortest !== undefined && marker.ttl === '1h' && shortest.ttl === '5m') {
+    if (marker.ttl === '5m') last5m = marker
+    else if (last5m !== undefined) {
       throw new TypeError(
-        `${fn} option "${historyName}" has a cache marker with ttl '1h' at index ${marker.message} after a 5-minute one at index ${shortest.message}; ` +
+        `${fn} option "messages" has a cache marker with ttl '1h' at index ${marker.message} after a 5-minute one at index ${last5m.message}; ` +
           `Anthropic rejects a longer-lived marker after a shorter-lived one — give the later marker the shorter TTL or the earlier one '1h'`,
       )
     }
-    if (shortest === undefined || marker.ttl === '5m') shortest = marker
   }
 }
 
-/** The validated inputs of `toAnthropic` / `toAISDK`, and `split`, where the snapshot goes (before trailing system messages, which stay last). */
+/** Where a history holds markers: `markerOf` a node; `skip`, the keys that hold data; `onMessage`: on a message itself too. */
+export interface MarkerFormat<M> {
+  readonly markerOf: (node: object) => unknown
+  readonly skip: (node: object, key: string) => boolean
+  readonly onMessage: boolean
+  /** The request has a tools marker place (the AI SDK's tools are the caller's, out of sight). */
+  readonly marksTools: boolean
+  /** The history marker's place in `history[0…end)`; `undefined`: none, or it is marked already. */
+  readonly historyTarget: (history: readonly M[], end: number) => MarkerPlace | undefined
+}
+
+/** The caller's markers in prefix order: each content part's, at any depth, before its message's own. */
+function callerMarkersOf(history: readonly unknown[], format: MarkerFormat<never>): CallerMarker[] {
+  const markers: CallerMarker[] = []
+  history.forEach((message, index) => {
+    const { content } = message as { content?: unknown }
+    if (Array.isArray(content)) {
+      content.forEach((part: unknown, block) =>
+        walkMarkers(part, format, (marker) => markers.push({ message: index, block, ttl: callerTtl(marker) })),
+      )
+    }
+    const own = format.onMessage ? format.markerOf(message as object) : undefined
+    if (own != null) markers.push({ message: index, block: Infinity, ttl: callerTtl(own) })
+  })
+  return markers
+}
+
+/**
+ * The validated inputs of `toAnthropic` / `toAISDK`; `split`, where the snapshot goes (before trailing system messages, which
+ * stay last); promptloom's markers `own` by place, and `target`, the history marker's place when it is placed.
+ */
 export function resolveMarkedRequest<M>(
   fn: string,
   options: RequestOptions & { readonly messages: readonly M[]; readonly historyBreakpoint?: boolean; readonly ttl?: CacheTtlOption },
-  callerMarkersOf: (history: readonly M[]) => CallerMarker[],
+  format: MarkerFormat<M>,
 ) {
   const resolved = resolveRequest(fn, options, options?.messages, 'messages', 'required')
   const history = options.messages
@@ -94,60 +111,59 @@ export function resolveMarkedRequest<M>(
     throw new TypeError(`${fn} option "historyBreakpoint" must be a boolean (got ${describeValue(historyBreakpoint)})`)
   }
   const ttl = ttlPlanOf(fn, options.ttl)
-  const callers = callerMarkersOf(history)
-  checkCallerOrder(fn, 'messages', callers)
+  const callers = callerMarkersOf(history, format)
+  checkCallerOrder(fn, callers)
   const split = resolved.snapshot === '' ? history.length : trailingInstructionsStart(history, ['system'])
-  return { ...resolved, history, historyBreakpoint, ttl, callers, split }
+  const target = historyBreakpoint ? format.historyTarget(history, split) : undefined
+  const own = placeOwnMarkers(resolved.rendered.blocks, format.marksTools && resolved.tools.length > 0, target, callers, ttl)
+  return { ...resolved, history, split, own, target: own.has('history') ? target : undefined }
 }
 
 /** A place promptloom may mark: a system block by index, the tools or the history. */
 export type OwnMarker = 'tools' | 'history' | number
 
-interface MarkerInput {
-  readonly blocks: readonly { readonly cacheBreakpoint: boolean; readonly stability: string }[]
-  /** The tools marker is placed only beside a system breakpoint. */
-  readonly tools: boolean
-  readonly history: boolean
-  readonly callers: readonly CallerMarker[]
-  readonly beforeHistory: (marker: CallerMarker) => boolean
-  readonly ttl: TtlPlan
+/** A place in the history: a message and its top-level content block (`Infinity`: the message itself). */
+export interface MarkerPlace {
+  readonly message: number
+  readonly block: number
 }
 
 /**
- * promptloom's markers for one request, each with the TTL to write (`undefined`: none). Anthropic rejects a longer TTL after a
- * shorter one, so each is raised to the longest TTL after it, then lowered to the shortest caller TTL before it.
+ * promptloom's markers for one request, each as the `cache_control` to write (no `ttl`: 5 minutes); a tools marker only beside
+ * a system breakpoint, a history marker only `at` a place. Anthropic rejects a longer TTL after a shorter one, so each is raised
+ * to the longest TTL after it, then lowered to the shortest caller TTL before it.
  */
-export function placeOwnMarkers(input: MarkerInput): Map<OwnMarker, CacheTtl | undefined> {
-  const { blocks, callers, ttl } = input
-  const systemLatestFirst: number[] = []
-  for (let i = blocks.length - 1; i >= 0; i--) if (blocks[i]!.cacheBreakpoint) systemLatestFirst.push(i)
-  const candidates: OwnMarker[] = [...(input.history ? ['history' as const] : []), ...systemLatestFirst]
-  if (input.tools && systemLatestFirst.length > 0) candidates.push('tools')
+function placeOwnMarkers(
+  blocks: readonly PromptBlock[],
+  tools: boolean,
+  at: MarkerPlace | undefined,
+  callers: readonly CallerMarker[],
+  ttl: TtlPlan,
+): Map<OwnMarker, { type: 'ephemeral'; ttl?: CacheTtl }> {
+  const systemLatestFirst = blocks.flatMap((block, index) => (block.cacheBreakpoint ? [index] : [])).reverse()
+  const candidates: OwnMarker[] = [...(at ? ['history' as const] : []), ...systemLatestFirst]
+  if (tools && systemLatestFirst.length > 0) candidates.push('tools')
   const kept = new Set(candidates.slice(0, Math.max(0, ANTHROPIC_MAX_CACHE_MARKERS - callers.length)))
 
   // Every marker of the request in prefix order: tools, system blocks, then the history with the caller's around it.
-  const planned: { readonly own: OwnMarker | undefined; readonly ttl: CacheTtl | undefined }[] = []
-  const own = (place: OwnMarker, wanted: CacheTtl | undefined): void => {
-    if (kept.has(place)) planned.push({ own: place, ttl: wanted })
-  }
-  own('tools', ttl.static)
-  blocks.forEach((block, index) => own(index, block.stability === 'static' ? ttl.static : ttl.session))
-  for (const marker of callers) if (input.beforeHistory(marker)) planned.push({ own: undefined, ttl: marker.ttl })
-  own('history', ttl.history)
-  for (const marker of callers) if (!input.beforeHistory(marker)) planned.push({ own: undefined, ttl: marker.ttl })
+  const beforeHistory = ({ message, block }: CallerMarker): boolean =>
+    at !== undefined && (message < at.message || (message === at.message && block <= at.block))
+  const callersWhere = (before: boolean) => callers.filter((marker) => beforeHistory(marker) === before)
+  const planned = ([
+    { own: 'tools', ttl: ttl.static },
+    ...blocks.map((block, index) => ({ own: index, ttl: block.stability === 'static' ? ttl.static : ttl.session })),
+    ...callersWhere(true),
+    { own: 'history', ttl: ttl.history },
+    ...callersWhere(false),
+  ] as { readonly own?: OwnMarker; readonly ttl: CacheTtl | undefined }[]).filter(({ own }) => own === undefined || kept.has(own))
 
-  const ttls = planned.map((marker) => marker.ttl)
-  let laterLongest: CacheTtl = '5m'
-  for (let i = planned.length - 1; i >= 0; i--) {
-    if (planned[i]!.own !== undefined && laterLongest === '1h') ttls[i] = '1h'
-    if (ttls[i] === '1h') laterLongest = '1h'
-  }
-  const out = new Map<OwnMarker, CacheTtl | undefined>()
-  let callerShortest: CacheTtl = '1h'
-  planned.forEach((marker, i) => {
-    if (marker.own === undefined) {
-      if (marker.ttl === '5m') callerShortest = '5m'
-    } else out.set(marker.own, callerShortest === '5m' && ttls[i] === '1h' ? '5m' : ttls[i])
+  const last1h = planned.findLastIndex((marker) => marker.ttl === '1h')
+  const firstCaller5m = planned.findIndex((marker) => marker.own === undefined && marker.ttl === '5m')
+  const out = new Map<OwnMarker, { type: 'ephemeral'; ttl?: CacheTtl }>()
+  planned.forEach(({ own, ttl }, i) => {
+    const raised = i < last1h ? '1h' : ttl
+    const written = raised === '1h' && firstCaller5m !== -1 && firstCaller5m < i ? '5m' : raised
+    if (own !== undefined) out.set(own, written === undefined ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: written })
   })
   return out
 }
@@ -156,7 +172,7 @@ export function placeOwnMarkers(input: MarkerInput): Map<OwnMarker, CacheTtl | u
  * Calls `found` for every marker under `root` in prefix order (children before their holder), skipping keys that hold data. An object
  * reached twice counts twice, as it is serialized twice; iterative for any depth; a cycle is not followed.
  */
-export function walkMarkers(root: unknown, markerOf: (node: object) => unknown, skip: (node: object, key: string) => boolean, found: (marker: unknown) => void): void {
+function walkMarkers(root: unknown, { markerOf, skip }: MarkerFormat<never>, found: (marker: unknown) => void): void {
   const onPath = new Set<object>()
   // An object is pushed to enter, then its leave below its children.
   const stack: { node: object; leave: boolean }[] = []

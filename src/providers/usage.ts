@@ -55,25 +55,25 @@ export type AISDKUsageLike = {
   readonly cachedInputTokens?: number | undefined
 }
 
-/** `value` as a count, or a `TypeError` naming `field`. */
-function count(reader: string, field: string, value: unknown, optional: true): number | undefined
-function count(reader: string, field: string, value: unknown, optional: false): number
-function count(reader: string, field: string, value: unknown, optional: boolean): number | undefined {
-  if (optional && value == null) return undefined
-  if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return value
-  throw new TypeError(`${reader}: usage field "${field}" must be a non-negative number (got ${describeValue(value)}); pass the response's usage object`)
-}
+/** `count(field)`, a field as a count (`'outer.inner'`: inside a details object); `optional`: absent or `null` is `undefined`. */
+type Counts = { (field: string): number; (field: string, optional: true): number | undefined }
 
-function requireObject(reader: string, usage: unknown): void {
+/** The count reader of one usage object; it (and `countsOf` itself, for a non-object) throws a `TypeError` naming `reader`. */
+function countsOf(reader: string, usage: unknown): Counts {
   if (typeof usage !== 'object' || usage === null) {
     throw new TypeError(`${reader} expects the response's usage object (got ${describeValue(usage)})`)
   }
-}
-
-function details(reader: string, field: string, value: unknown): Record<string, unknown> | undefined {
-  if (value == null) return undefined
-  if (typeof value !== 'object') throw new TypeError(`${reader}: usage field "${field}" must be an object (got ${describeValue(value)})`)
-  return value as Record<string, unknown>
+  return ((field: string, optional = false): number | undefined => {
+    const [outer, inner] = field.split('.') as [string, string?]
+    let value = (usage as Record<string, unknown>)[outer]
+    if (inner !== undefined && value != null) {
+      if (typeof value !== 'object') throw new TypeError(`${reader}: usage field "${outer}" must be an object (got ${describeValue(value)})`)
+      value = (value as Record<string, unknown>)[inner]
+    }
+    if (optional && value == null) return undefined
+    if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return value
+    throw new TypeError(`${reader}: usage field "${field}" must be a non-negative number (got ${describeValue(value)}); pass the response's usage object`)
+  }) as Counts
 }
 
 function checkCached(reader: string, inputField: string, cachedField: string, input: number, cached: number): void {
@@ -90,50 +90,43 @@ export function usageFromAnthropic(usage: AnthropicUsageLike): ObservedUsage & {
   /** The input tokens written to the cache (`cache_creation_input_tokens`; 0 when absent). */
   readonly cacheWriteTokens: number
 } {
-  const reader = 'usageFromAnthropic'
-  requireObject(reader, usage)
-  const input = count(reader, 'input_tokens', usage.input_tokens, false)
-  const read = count(reader, 'cache_read_input_tokens', usage.cache_read_input_tokens, true) ?? 0
-  const created = count(reader, 'cache_creation_input_tokens', usage.cache_creation_input_tokens, true)
-  const split = details(reader, 'cache_creation', usage.cache_creation)
-  if (split === undefined) return { inputTokens: input + read + (created ?? 0), cachedInputTokens: read, cacheWriteTokens: created ?? 0 }
-  const fiveMinutes = count(reader, 'cache_creation.ephemeral_5m_input_tokens', split.ephemeral_5m_input_tokens, true) ?? 0
-  const oneHour = count(reader, 'cache_creation.ephemeral_1h_input_tokens', split.ephemeral_1h_input_tokens, true) ?? 0
-  if (created !== undefined && fiveMinutes + oneHour !== created) {
+  const count = countsOf('usageFromAnthropic', usage)
+  const input = count('input_tokens')
+  const read = count('cache_read_input_tokens', true) ?? 0
+  const created = count('cache_creation_input_tokens', true)
+  if (usage.cache_creation == null) return { inputTokens: input + read + (created ?? 0), cachedInputTokens: read, cacheWriteTokens: created ?? 0 }
+  const fiveMinutes = count('cache_creation.ephemeral_5m_input_tokens', true) ?? 0
+  const oneHour = count('cache_creation.ephemeral_1h_input_tokens', true) ?? 0
+  const total = fiveMinutes + oneHour
+  if (created !== undefined && total !== created) {
     throw new TypeError(
-      `${reader}: usage field "cache_creation" splits ${fiveMinutes + oneHour} written tokens but "cache_creation_input_tokens" is ${created}; they must agree — pass one response's usage object as it came`,
+      `usageFromAnthropic: usage field "cache_creation" splits ${total} written tokens but "cache_creation_input_tokens" is ${created}; they must agree — pass one response's usage object as it came`,
     )
   }
-  const total = fiveMinutes + oneHour
   return { inputTokens: input + read + total, cachedInputTokens: read, cacheWriteTokens: total, cacheWrite5mTokens: fiveMinutes, cacheWrite1hTokens: oneHour }
 }
 
 /** OpenAI: `prompt_tokens` / `input_tokens` in, their details' `cached_tokens` cached, `cache_write_tokens` written. Throws a `TypeError` naming a field. */
 export function usageFromOpenAI(usage: OpenAIChatUsageLike | OpenAIResponsesUsageLike): ObservedUsage {
-  const reader = 'usageFromOpenAI'
-  requireObject(reader, usage)
-  const chat = 'prompt_tokens' in usage
-  const [inputField, detailsField] = chat ? ['prompt_tokens', 'prompt_tokens_details'] : ['input_tokens', 'input_tokens_details']
-  const record = usage as Record<string, unknown>
-  const input = count(reader, inputField, record[inputField], false)
-  const breakdown = details(reader, detailsField, record[detailsField])
-  const cached = count(reader, `${detailsField}.cached_tokens`, breakdown?.cached_tokens, true) ?? 0
-  const written = count(reader, `${detailsField}.cache_write_tokens`, breakdown?.cache_write_tokens, true)
-  checkCached(reader, inputField, `${detailsField}.cached_tokens`, input, cached)
+  const count = countsOf('usageFromOpenAI', usage)
+  const inputField = 'prompt_tokens' in usage ? 'prompt_tokens' : 'input_tokens'
+  const input = count(inputField)
+  const cached = count(`${inputField}_details.cached_tokens`, true) ?? 0
+  const written = count(`${inputField}_details.cache_write_tokens`, true)
+  checkCached('usageFromOpenAI', inputField, `${inputField}_details.cached_tokens`, input, cached)
   return written === undefined ? { inputTokens: input, cachedInputTokens: cached } : { inputTokens: input, cachedInputTokens: cached, cacheWriteTokens: written }
 }
 
 /** DeepSeek: `prompt_tokens` in, `prompt_cache_hit_tokens` cached, misses (when present) the rest. Throws a `TypeError` naming a bad field. */
 export function usageFromDeepSeek(usage: DeepSeekUsageLike): ObservedUsage {
-  const reader = 'usageFromDeepSeek'
-  requireObject(reader, usage)
-  const input = count(reader, 'prompt_tokens', usage.prompt_tokens, false)
-  const hit = count(reader, 'prompt_cache_hit_tokens', usage.prompt_cache_hit_tokens, false)
-  const miss = count(reader, 'prompt_cache_miss_tokens', usage.prompt_cache_miss_tokens, true)
-  checkCached(reader, 'prompt_tokens', 'prompt_cache_hit_tokens', input, hit)
+  const count = countsOf('usageFromDeepSeek', usage)
+  const input = count('prompt_tokens')
+  const hit = count('prompt_cache_hit_tokens')
+  const miss = count('prompt_cache_miss_tokens', true)
+  checkCached('usageFromDeepSeek', 'prompt_tokens', 'prompt_cache_hit_tokens', input, hit)
   if (miss !== undefined && hit + miss !== input) {
     throw new TypeError(
-      `${reader}: usage fields "prompt_cache_hit_tokens" (${hit}) and "prompt_cache_miss_tokens" (${miss}) must add up to "prompt_tokens" (${input}); pass one response's usage object as it came`,
+      `usageFromDeepSeek: usage fields "prompt_cache_hit_tokens" (${hit}) and "prompt_cache_miss_tokens" (${miss}) must add up to "prompt_tokens" (${input}); pass one response's usage object as it came`,
     )
   }
   return { inputTokens: input, cachedInputTokens: hit }
@@ -144,16 +137,14 @@ export function usageFromDeepSeek(usage: DeepSeekUsageLike): ObservedUsage {
  * written when reported. Throws a `TypeError` naming a bad field, including an `inputTokens` not reported.
  */
 export function usageFromAISDK(usage: AISDKUsageLike): ObservedUsage {
-  const reader = 'usageFromAISDK'
-  requireObject(reader, usage)
-  const input = count(reader, 'inputTokens', usage.inputTokens, false)
-  const breakdown = details(reader, 'inputTokenDetails', usage.inputTokenDetails)
-  const read = count(reader, 'inputTokenDetails.cacheReadTokens', breakdown?.cacheReadTokens, true)
-  const cached = read ?? count(reader, 'cachedInputTokens', usage.cachedInputTokens, true) ?? 0
-  const written = count(reader, 'inputTokenDetails.cacheWriteTokens', breakdown?.cacheWriteTokens, true)
-  checkCached(reader, 'inputTokens', read === undefined ? 'cachedInputTokens' : 'inputTokenDetails.cacheReadTokens', input, cached)
+  const count = countsOf('usageFromAISDK', usage)
+  const input = count('inputTokens')
+  const read = count('inputTokenDetails.cacheReadTokens', true)
+  const cached = read ?? count('cachedInputTokens', true) ?? 0
+  const written = count('inputTokenDetails.cacheWriteTokens', true)
+  checkCached('usageFromAISDK', 'inputTokens', read === undefined ? 'cachedInputTokens' : 'inputTokenDetails.cacheReadTokens', input, cached)
   if (written !== undefined && cached + written > input) {
-    throw new TypeError(`${reader}: usage fields "inputTokenDetails.cacheReadTokens" and "inputTokenDetails.cacheWriteTokens" (${cached} + ${written}) exceed "inputTokens" (${input}); pass one usage object as it came`)
+    throw new TypeError(`usageFromAISDK: usage fields "inputTokenDetails.cacheReadTokens" and "inputTokenDetails.cacheWriteTokens" (${cached} + ${written}) exceed "inputTokens" (${input}); pass one usage object as it came`)
   }
   return written === undefined ? { inputTokens: input, cachedInputTokens: cached } : { inputTokens: input, cachedInputTokens: cached, cacheWriteTokens: written }
 }

@@ -1,10 +1,17 @@
-/** What every request builder checks and resolves first: the assembly's tools, the history, the prompt and the snapshot. */
+/**
+ * What every request builder shares: validating and resolving its options, and `historyOf` (SPEC §4.3), the conversation to
+ * keep without promptloom's history marker (old markers would pile up past Anthropic's limit).
+ */
 
 import { describeValue } from '../assembly/errors.js'
 import { TOOL_ORDER_REST } from '../assembly/orders.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
 import { render, renderContextSnapshot } from '../render/render.js'
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
+import type { AISDKMessageLike, AISDKRequest, AISDKSnapshotMessage } from './ai-sdk.js'
+import type { AnthropicMessageLike, AnthropicRequest, AnthropicSnapshotMessage } from './anthropic.js'
+import type { OpenAIChatMessageLike, OpenAIChatRequest, OpenAIChatSnapshotMessage } from './openai.js'
+import type { OpenAIResponsesRequest, OpenAIResponsesSnapshotItem } from './openai.js'
 
 /** The part of an assembly a request builder reads. */
 export type RequestAssembly = Pick<PromptAssembly, 'sections' | 'contexts' | 'variables' | 'tools'>
@@ -37,24 +44,21 @@ function checkTool(fn: string, tool: unknown, index: number): void {
 
 /** Throws a `TypeError` naming the first history element that is not a message whose `content` is a string or an array (or absent, if `'optional'`). */
 function checkHistory(fn: string, historyName: string, history: readonly unknown[], rule: 'required' | 'optional'): void {
-  for (let i = 0; i < history.length; i++) {
-    const message = history[i]
+  history.forEach((message, i) => {
     if (typeof message !== 'object' || message === null || Array.isArray(message)) {
       throw new TypeError(`${fn} option "${historyName}" has ${describeValue(message)} at index ${i}; every element must be a message object of the provider's format`)
     }
     const { content } = message as { content?: unknown }
-    if (typeof content === 'string' || Array.isArray(content) || (rule === 'optional' && content == null)) continue
+    if (typeof content === 'string' || Array.isArray(content) || (rule === 'optional' && content == null)) return
     throw new TypeError(
       `${fn} option "${historyName}" has a message at index ${i} whose content is ${describeValue(content)}; content must be a string or an array of content parts`,
     )
-  }
+  })
 }
 
 /** Where the trailing run of messages with one of `roles` starts: `history.length` when there is none. */
 export function trailingInstructionsStart(history: readonly unknown[], roles: readonly string[]): number {
-  let start = history.length
-  while (start > 0 && roles.includes((history[start - 1] as { role?: unknown }).role as string)) start--
-  return start
+  return history.findLastIndex((message) => !roles.includes((message as { role?: unknown }).role as string)) + 1
 }
 
 /** Validates `options` of the builder `fn`; resolves its prompt, tools and snapshot (`''`: none). Throws a `TypeError` naming what is bad. */
@@ -80,4 +84,40 @@ export function resolveRequest(fn: string, options: RequestOptions, history: unk
   checkHistory(fn, historyName, history, rule)
   const text = snapshot === undefined ? renderContextSnapshot(assembly) : snapshot === false ? '' : snapshot
   return { rendered, tools: assembly.tools, snapshot: text }
+}
+
+/** Options of `historyOf`. */
+export interface HistoryOptions {
+  /** Keep the snapshot the request carried, where it placed it. Default `true`; `false` gives exactly the history you passed in. */
+  readonly snapshot?: boolean
+}
+
+/**
+ * Set by each builder on its result (a copy of a request has none): the caller's history with the snapshot placed as in the
+ * request, no promptloom marker; and the history as passed.
+ */
+export const HISTORIES = new WeakMap<object, { readonly withSnapshot: readonly unknown[]; readonly caller: readonly unknown[] }>()
+
+/**
+ * The conversation to keep after `request` (a builder's result): the history you passed, with the request's snapshot
+ * where the request placed it, and none of promptloom's cache markers or leading system message. A new array; your own
+ * messages are shared. Throws a `TypeError` for anything but a builder's own result object (a spread or copy has no record).
+ */
+export function historyOf<M extends AnthropicMessageLike>(request: AnthropicRequest<M>, options?: HistoryOptions): (M | AnthropicSnapshotMessage)[]
+export function historyOf<M extends AISDKMessageLike>(request: AISDKRequest<M>, options?: HistoryOptions): (M | AISDKSnapshotMessage)[]
+export function historyOf<M extends OpenAIChatMessageLike>(request: OpenAIChatRequest<M>, options?: HistoryOptions): (M | OpenAIChatSnapshotMessage)[]
+export function historyOf<I extends object>(request: OpenAIResponsesRequest<I>, options?: HistoryOptions): (I | OpenAIResponsesSnapshotItem)[]
+export function historyOf(request: object, options: HistoryOptions = {}): unknown[] {
+  const record = typeof request === 'object' && request !== null ? HISTORIES.get(request) : undefined
+  if (record === undefined) {
+    throw new TypeError(
+      `historyOf expects the request object returned by toAnthropic, toAISDK, toOpenAIChat or toOpenAIResponses (got ${describeValue(request)}); ` +
+        'a spread or serialized copy carries no history — keep the returned object and spread it into the SDK call',
+    )
+  }
+  const snapshot = options?.snapshot
+  if (snapshot !== undefined && typeof snapshot !== 'boolean') {
+    throw new TypeError(`historyOf option "snapshot" must be a boolean (got ${describeValue(snapshot)})`)
+  }
+  return (snapshot === false ? record.caller : record.withSnapshot).slice()
 }

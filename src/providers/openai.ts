@@ -1,0 +1,211 @@
+/**
+ * `toOpenAIChat` and `toOpenAIResponses` (SPEC §4.2, §4.3): the fields promptloom owns; OpenAI caches prefixes without
+ * markers. The `prompt_cache_key` digest is 64-bit FNV-1a, written here: synchronous (Web Crypto's is async), no Node
+ * built-in (the package root runs anywhere); the key only routes requests, so a non-cryptographic hash will do.
+ */
+
+import { describeValue } from '../assembly/errors.js'
+import type { ToolSchema } from '../assembly/types.js'
+import type { RenderedPrompt } from '../render/rendered-prompt.js'
+import { HISTORIES, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request.js'
+
+/** The leading message: `'system'`, or `'developer'` for reasoning models that take instructions that way. */
+export type OpenAIChatInstructionMessage = {
+  role: 'system'
+  content: string
+} | {
+  role: 'developer'
+  content: string
+}
+
+/** The snapshot message promptloom adds after the history. */
+export type OpenAIChatSnapshotMessage = {
+  role: 'user'
+  content: string
+}
+
+/** Any message of the caller's history (the SDK's `ChatCompletionMessageParam` fits). */
+export type OpenAIChatMessageLike = {
+  readonly role: string
+}
+
+/** A function tool of the Chat Completions API. */
+export type OpenAIChatTool = {
+  type: 'function'
+  function: {
+    name: string
+    description: string
+    parameters: Record<string, unknown>
+  }
+}
+
+/** Options of `toOpenAIChat`. */
+export interface OpenAIChatRequestOptions<M extends OpenAIChatMessageLike> extends RequestOptions {
+  /** The conversation after the system message, in the Chat Completions format. Never mutated. */
+  readonly messages: readonly M[]
+  /** The role of the leading prompt message. Default `'system'`. */
+  readonly role?: 'system' | 'developer'
+  /** Sent as `prompt_cache_key`: at most 64 characters, or `true` for `'pl-'` + a digest of the tools and the blocks before the first volatile one. */
+  readonly promptCacheKey?: string | true
+}
+
+/** The request fields `toOpenAIChat` returns, ready to spread into `client.chat.completions.create`. */
+export interface OpenAIChatRequest<M extends OpenAIChatMessageLike> {
+  /** `[prompt message, ...history, snapshot message?]`: a new array; the caller's messages are shared, not copied. */
+  messages: (OpenAIChatInstructionMessage | M | OpenAIChatSnapshotMessage)[]
+  tools: OpenAIChatTool[]
+  prompt_cache_key?: string
+}
+
+/** The snapshot input item promptloom appends (an easy input message). */
+export type OpenAIResponsesSnapshotItem = OpenAIChatSnapshotMessage
+
+/** A function tool of the Responses API. */
+export type OpenAIResponsesTool = {
+  type: 'function'
+  name: string
+  description: string
+  parameters: Record<string, unknown>
+  /** promptloom's schemas are not strict-mode schemas. */
+  strict: false
+}
+
+/** Options of `toOpenAIResponses`. */
+export interface OpenAIResponsesRequestOptions<I extends object> extends RequestOptions {
+  /** The input items so far (the SDK's `ResponseInputItem`s fit). Never mutated. */
+  readonly input: readonly I[]
+  /** Sent as `prompt_cache_key`: a string of at most 64 characters, or `true` to derive it (see `toOpenAIChat`). */
+  readonly promptCacheKey?: string | true
+}
+
+/** The request fields `toOpenAIResponses` returns, ready to spread into `client.responses.create`. */
+export interface OpenAIResponsesRequest<I extends object> {
+  instructions: string
+  input: (I | OpenAIResponsesSnapshotItem)[]
+  tools: OpenAIResponsesTool[]
+  prompt_cache_key?: string
+}
+
+const PROMPT_CACHE_KEY_MAX_LENGTH = 64
+
+/** The FNV prime 0x100000001b3 is 2^40 + 0x1b3. */
+const PRIME_LOW = 0x1b3
+
+/**
+ * 64-bit FNV-1a of `bytes` as 16 hex digits, on four 16-bit limbs (h3 h2 h1 h0) so every product
+ * and carry stays a small integer:
+ *
+ *   h · prime = h · 0x1b3 + (h << 40)      (h << 40 adds h0 << 8 to limb 2 and h1 << 8 to limb 3)
+ */
+export function fnv1a64(bytes: Uint8Array): string {
+  let h0 = 0x2325
+  let h1 = 0x8422
+  let h2 = 0x9ce4
+  let h3 = 0xcbf2
+  for (let i = 0; i < bytes.length; i++) {
+    h0 ^= bytes[i]!
+    const t0 = h0 * PRIME_LOW
+    const t1 = h1 * PRIME_LOW + (t0 >>> 16)
+    const t2 = h2 * PRIME_LOW + (h0 << 8) + (t1 >>> 16)
+    h3 = (h3 * PRIME_LOW + (h1 << 8) + (t2 >>> 16)) & 0xffff
+    h0 = t0 & 0xffff
+    h1 = t1 & 0xffff
+    h2 = t2 & 0xffff
+  }
+  return [h3, h2, h1, h0].map((limb) => limb.toString(16).padStart(4, '0')).join('')
+}
+
+/**
+ * Resolves the `promptCacheKey` option of the builder `fn`: `undefined` for none; for `true`, `'pl-'` + the digest of the tools
+ * (names, descriptions, parameters, in order) and the blocks before the first volatile one. Throws a `TypeError` naming it.
+ */
+function promptCacheKeyOf(fn: string, option: unknown, tools: readonly ToolSchema[], rendered: RenderedPrompt): string | undefined {
+  if (option === undefined) return undefined
+  if (option === true) {
+    const declared = JSON.stringify(tools.map((tool) => [tool.name, tool.description, tool.parameters]))
+    const volatile = rendered.blocks.findIndex((block) => block.stability === 'volatile')
+    const stableRun = rendered.blocks.slice(0, volatile === -1 ? undefined : volatile).map((block) => block.text).join('\n\n')
+    return `pl-${fnv1a64(new TextEncoder().encode(`${declared}\u0000${stableRun}`))}`
+  }
+  if (typeof option === 'string' && option !== '' && option.length <= PROMPT_CACHE_KEY_MAX_LENGTH) return option
+  throw new TypeError(
+    `${fn} option "promptCacheKey" must be true (derive it from the tools and the stable prompt) or a non-empty string of at most ${PROMPT_CACHE_KEY_MAX_LENGTH} characters (got ${typeof option === 'string' ? `a string of ${option.length} characters` : describeValue(option)})`,
+  )
+}
+
+/** `history` (never mutated) with the snapshot as a user message before its trailing system or developer messages. */
+function withSnapshot<T>(history: readonly T[], snapshot: string): (T | OpenAIChatSnapshotMessage)[] {
+  const placed: (T | OpenAIChatSnapshotMessage)[] = history.slice()
+  if (snapshot !== '') placed.splice(trailingInstructionsStart(history, ['system', 'developer']), 0, { role: 'user', content: snapshot })
+  return placed
+}
+
+/**
+ * Builds the Chat Completions request fields for one step: the prompt as a leading system (or developer) message, the
+ * history with the snapshot as a user message before trailing system or developer messages, and the tools. Throws a
+ * `TypeError` naming the bad option, tool or history index.
+ *
+ * @example
+ * ```ts
+ * import OpenAI from 'openai'
+ * import { historyOf, toOpenAIChat, usageFromOpenAI } from 'promptloom'
+ *
+ * const client = new OpenAI()
+ * let history: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Which test fails?' }]
+ * const result = surface.step({ assembly })
+ * const snapshot = result.events.find((event) => event.type === 'context/snapshot')?.text ?? false
+ * const request = toOpenAIChat({ assembly, rendered: result.rendered, messages: history, snapshot, promptCacheKey: true })
+ * const completion = await client.chat.completions.create({ model: 'gpt-5', ...request })
+ * history = [...historyOf(request), completion.choices[0]!.message] // as sent, without the system message
+ * surface.observeUsage(usageFromOpenAI(completion.usage!))
+ * ```
+ */
+export function toOpenAIChat<M extends OpenAIChatMessageLike>(options: OpenAIChatRequestOptions<M>): OpenAIChatRequest<M> {
+  const fn = 'toOpenAIChat'
+  const { rendered, tools, snapshot } = resolveRequest(fn, options, options?.messages, 'messages', 'optional')
+  const role = options.role ?? 'system'
+  if (role !== 'system' && role !== 'developer') {
+    throw new TypeError(`toOpenAIChat option "role" must be 'system' or 'developer' (got ${describeValue(role)})`)
+  }
+  const key = promptCacheKeyOf(fn, options.promptCacheKey, tools, rendered)
+  const history = withSnapshot(options.messages, snapshot)
+  const request: OpenAIChatRequest<M> = {
+    messages: [{ role, content: rendered.text }, ...history],
+    tools: tools.map(({ name, description, parameters }) => ({ type: 'function', function: { name, description, parameters } })),
+    ...(key === undefined ? {} : { prompt_cache_key: key }),
+  }
+  HISTORIES.set(request, { withSnapshot: history, caller: options.messages.slice() })
+  return request
+}
+
+/**
+ * Builds the Responses API request fields for one step: the prompt as `instructions`, the input with the snapshot as a
+ * user item before trailing system or developer messages, and the tools. Throws a `TypeError` naming the bad option, tool or input index.
+ *
+ * @example
+ * ```ts
+ * import OpenAI from 'openai'
+ * import { toOpenAIResponses, usageFromOpenAI } from 'promptloom'
+ *
+ * const input: OpenAI.Responses.ResponseInputItem[] = [{ role: 'user', content: 'Which test fails?' }]
+ * const result = surface.step({ assembly })
+ * const snapshot = result.events.find((event) => event.type === 'context/snapshot')?.text ?? false
+ * const request = toOpenAIResponses({ assembly, rendered: result.rendered, input, snapshot, promptCacheKey: true })
+ * const response = await new OpenAI().responses.create({ model: 'gpt-5', ...request })
+ * surface.observeUsage(usageFromOpenAI(response.usage!))
+ * ```
+ */
+export function toOpenAIResponses<I extends object>(options: OpenAIResponsesRequestOptions<I>): OpenAIResponsesRequest<I> {
+  const fn = 'toOpenAIResponses'
+  const { rendered, tools, snapshot } = resolveRequest(fn, options, options?.input, 'input', 'optional')
+  const key = promptCacheKeyOf(fn, options.promptCacheKey, tools, rendered)
+  const input = withSnapshot(options.input, snapshot)
+  const request: OpenAIResponsesRequest<I> = {
+    instructions: rendered.text,
+    input,
+    tools: tools.map(({ name, description, parameters }) => ({ type: 'function', name, description, parameters, strict: false })),
+    ...(key === undefined ? {} : { prompt_cache_key: key }),
+  }
+  HISTORIES.set(request, { withSnapshot: input.slice(), caller: options.input.slice() })
+  return request
+}
