@@ -7,4 +7,4 @@
  */
 
 export { withTracing, type TracedStepSurface, type TracingOptions } from './otel/with-tracing.js'
-export { STEP_SPAN, USAGE_EVENT, type ActiveSpanMode } from './otel/step-telemetry.js'
+export { STEP_SPAN, USAGE_EVENT, type ActiveSpanMode } from './otel/with-tracing.js'

@@ -1,9 +1,22 @@
 import { diag, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api'
 import { describeValue } from '../assembly/errors.js'
+import { fnv1a64 } from '../providers/openai.js'
+import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
+import { layerLabel } from '../surface/session-log.js'
 import type { StepInput, StepSurface } from '../surface/step-surface.js'
 import type { StepResult } from '../surface/step-result.js'
 import type { ObservedUsage, UsageRecord } from '../surface/usage-record.js'
-import { STEP_SPAN, SystemInstructions, USAGE_EVENT, stepAttributes, usageAttributes, type ActiveSpanMode } from './step-telemetry.js'
+
+/** The name of a step's span, and of the event that records a step on an active span. */
+export const STEP_SPAN = 'promptloom.step'
+/** The name of the event (or span) that carries usage reported after its step's span ended. */
+export const USAGE_EVENT = 'promptloom.usage'
+
+/**
+ * Where a step is recorded while a span is active: `'child'`, a `promptloom.step` span of its own under it; `'events'`, a
+ * `promptloom.step` event on it and its usage's attributes (while it records). With no active span, always a span of its own.
+ */
+export type ActiveSpanMode = 'child' | 'events'
 
 /** Options of `withTracing`. */
 export interface TracingOptions {
@@ -24,10 +37,7 @@ export interface TracedStepSurface extends StepSurface {
 }
 
 /** A span this surface started (`own`), or the caller's span it adds an event to. */
-interface Target {
-  readonly span: Span
-  readonly own: boolean
-}
+type Target = { readonly span: Span; readonly own: boolean }
 
 /**
  * Wraps `surface` so that each `step()` is also a `promptloom.step` span with the prompt's provenance and cache figures, and
@@ -96,11 +106,7 @@ export function withTracing(surface: StepSurface, options: TracingOptions = {}):
   }
   /** Usage whose step span has ended, naming the agent and step. */
   const late = (record: UsageRecord): void => {
-    const attributes: Attributes = {
-      ...(agent === undefined ? {} : { 'promptloom.agent': agent }),
-      'promptloom.step': record.step,
-      ...usageAttributes(record),
-    }
+    const attributes = defined({ 'promptloom.agent': agent, 'promptloom.step': record.step, ...usageAttributes(record) })
     const active = activeRecording()
     if (active !== undefined) active.addEvent(USAGE_EVENT, attributes)
     else spanTracer.startSpan(USAGE_EVENT, { attributes }).end()
@@ -156,4 +162,91 @@ export function withTracing(surface: StepSurface, options: TracingOptions = {}):
       guard(endOpen)
     },
   }
+}
+
+// Attribute names: the GenAI semantic conventions' (v1.41.0) `gen_ai.*` where defined, else `promptloom.*`.
+
+/** `attributes` without the ones the result lacks: a missing figure is left out, not written as 0. */
+function defined(attributes: Attributes): Attributes {
+  return Object.fromEntries(Object.entries(attributes).filter(([, value]) => value !== undefined))
+}
+
+/** The attributes of one step, with `instructions` as `gen_ai.system_instructions`. */
+function stepAttributes(result: StepResult, agent: string | undefined, instructions: string): Attributes {
+  const broke = result.cacheBreak
+  return defined({
+    'promptloom.agent': agent,
+    'promptloom.step': result.step,
+    'promptloom.stable_prefix_tokens': result.stablePrefixTokens,
+    'promptloom.reusable_prefix_tokens': result.reusablePrefixTokens,
+    'promptloom.prompt_tokens': result.promptTokens,
+    'promptloom.expected_cached_tokens': result.expectedCachedTokens,
+    'promptloom.cache_note': result.cacheNote,
+    'promptloom.cache_break.cause': broke?.cause,
+    'promptloom.cache_break.section': broke?.section,
+    'promptloom.cache_break.layer': broke?.layer === undefined ? undefined : layerLabel(broke.layer),
+    'promptloom.cache_break.variable': broke?.variable,
+    'promptloom.cache_break.tools.added': broke?.tools?.added.slice(),
+    'promptloom.cache_break.tools.removed': broke?.tools?.removed.slice(),
+    'promptloom.cache_break.tools.changed': broke?.tools?.changed.slice(),
+    'promptloom.withheld': result.withheld?.slice(),
+    'promptloom.tools_changed': result.toolsChanged,
+    'gen_ai.system_instructions': instructions,
+  })
+}
+
+/** What the provider reported; `input_tokens` counts cached ones too, and the write figure is left out when not reported. */
+function usageAttributes(record: UsageRecord): Attributes {
+  return defined({
+    'gen_ai.usage.input_tokens': record.inputTokens,
+    'gen_ai.usage.cache_read.input_tokens': record.cachedInputTokens,
+    'gen_ai.usage.cache_creation.input_tokens': record.cacheWriteTokens,
+  })
+}
+
+/**
+ * The `gen_ai.system_instructions` of the prompts one traced surface records: one part per rendered section, as a JSON
+ * string (the JavaScript API takes no structured attribute values). An unchanged section's part is the same frozen object
+ * in the next prompt, so its item is kept beside it; a new part whose text equals the previous prompt's part of the same
+ * name reuses its hash. A step thus hashes only changed texts.
+ */
+class SystemInstructions {
+  readonly #entries = new WeakMap<RenderedPart, { readonly item: string; readonly hash: string }>()
+  #prompt: RenderedPrompt | undefined
+  #previous = new Map<string, RenderedPart>()
+  #text = ''
+
+  constructor(private readonly recordContent: boolean) {}
+
+  /** The JSON list of `rendered`'s parts, in prompt order; part texts only with `recordContent`. */
+  of(rendered: RenderedPrompt): string {
+    if (rendered === this.#prompt) return this.#text
+    const named = new Map<string, RenderedPart>()
+    const items = rendered.parts.map((part) => {
+      named.set(part.name, part)
+      let entry = this.#entries.get(part)
+      if (entry === undefined) {
+        const before = this.#previous.get(part.name)
+        const hash = before?.text === part.text ? this.#entries.get(before)!.hash : fnv1a64(new TextEncoder().encode(part.text))
+        entry = { item: itemOf(part, hash, this.recordContent), hash }
+        this.#entries.set(part, entry)
+      }
+      return entry.item
+    })
+    this.#prompt = rendered
+    this.#previous = named
+    this.#text = `[${items.join(',')}]`
+    return this.#text
+  }
+}
+
+/** A text part must carry its `content`, so a part recorded without its text is a generic part. */
+function itemOf(part: RenderedPart, hash: string, recordContent: boolean): string {
+  const about = {
+    name: part.name,
+    ...(part.layer === undefined ? {} : { layer: layerLabel(part.layer) }),
+    stability: part.stability,
+    content_hash: hash,
+  }
+  return JSON.stringify(recordContent ? { type: 'text', content: part.text, ...about } : { type: 'generic', generic_type: 'promptloom.section', ...about })
 }

@@ -1,7 +1,6 @@
 /**
- * The session log on disk: the `node:fs` writer and reader of the JSONL format
- * in `session-log.ts`. Exported only from `promptloom/node`, so the package
- * root stays free of Node built-ins and loads in browsers and edge runtimes.
+ * The session log on disk: the `node:fs` writer and reader of the JSONL format in `session-log.ts`. Exported only from
+ * `promptloom/node`, so the package root stays free of Node built-ins and loads in browsers and edge runtimes.
  */
 
 import { appendFileSync, closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs'
@@ -27,11 +26,9 @@ export interface SessionLogWriterOptions {
 }
 
 /**
- * Creates a writer that appends `serializeStep(result)` to the JSONL file at
- * `path` (created when missing; its directory must exist), on disk before
- * `write` returns. Resuming a file whose writer died mid-line first ends that
- * line, so the reader can skip the torn record. Throws the file system's error
- * when the file cannot be written.
+ * Creates a writer that appends `serializeStep(result)` to the JSONL file at `path` (created when missing; its directory
+ * must exist), on disk before `write` returns. Resuming a file whose writer died mid-line first ends that line, so the
+ * reader can skip the torn record. Throws the file system's error when the file cannot be written.
  *
  * @example
  * ```ts
@@ -65,11 +62,10 @@ function endsMidLine(path: string): boolean {
 }
 
 /**
- * Reads the JSONL file at `path` (UTF-8) line by line and replays it like
- * `parseSessionLog`, holding one line at a time, so logs of any size read. A
- * torn line it skipped (a log still being written may end mid-record) is in
- * the replay's `warnings`. Throws a `SessionLogError` naming `path` and the
- * line for a malformed record, the file system's error for an unreadable file.
+ * Reads the JSONL file at `path` (UTF-8) line by line and replays it like `parseSessionLog`, holding one line at a
+ * time, so logs of any size read. A torn line it skipped (a log still being written may end mid-record) is in the
+ * replay's `warnings`. Throws a `SessionLogError` naming `path` and the line for a malformed record, the file system's
+ * error for an unreadable file.
  */
 export function readSessionLog(path: string): SessionLogReplay {
   const replayer = new SessionLogReplayer(path)
@@ -78,9 +74,8 @@ export function readSessionLog(path: string): SessionLogReplay {
 }
 
 /**
- * Calls `each` with every line of the file at `path` (without its `\n`),
- * decoding UTF-8 chunk by chunk; a character split between chunks is joined.
- * Throws a `SessionLogError` for a line too long for one JavaScript string.
+ * Calls `each` with every line of the file at `path` (without its `\n`), decoding UTF-8 chunk by chunk; a character
+ * split between chunks is joined. Throws a `SessionLogError` for a line too long for one JavaScript string.
  */
 export function forEachLine(path: string, each: (line: string) => void, chunkBytes = 1 << 20): void {
   const fd = openSync(path, 'r')
@@ -102,14 +97,15 @@ export function forEachLine(path: string, each: (line: string) => void, chunkByt
       lineNumber++
       each(line)
     }
-    for (;;) {
-      const read = readSync(fd, buffer, 0, chunkBytes, null)
-      const lines = (read === 0 ? decoder.decode() : decoder.decode(buffer.subarray(0, read), { stream: true })).split('\n')
+    let read
+    do {
+      read = readSync(fd, buffer, 0, chunkBytes, null)
+      // The last read (0 bytes) flushes the decoder.
+      const lines = decoder.decode(buffer.subarray(0, read), { stream: read > 0 }).split('\n')
       const rest = lines.pop()!
       for (const line of lines) emit(line)
       if (rest !== '') pieces.push(rest)
-      if (read === 0) break
-    }
+    } while (read > 0)
     if (pieces.length > 0) emit('')
   } finally {
     closeSync(fd)

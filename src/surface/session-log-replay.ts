@@ -1,19 +1,14 @@
 /**
- * Replaying a JSONL session log one line at a time: the one parser behind
- * `parseSessionLog`, `readSessionLog` and the CLI. A line costs time linear
- * in its own length: steps share what the model held rather than copy it.
+ * Replaying a JSONL session log one line at a time: the one parser behind `parseSessionLog`, `readSessionLog` and
+ * the CLI. A line costs time linear in its own length: steps share what the model held rather than copy it.
  *
- * A crash mid-write leaves a torn line: it starts like a record (`{`) but is
- * not JSON. One per log is skipped, with a warning, when it is the last line
- * or a step record follows (a resumed writer starts with a step); a complete
- * step record glued to its end (a writer resumed without a line break) is
- * kept. Any other line that is not JSON is an error.
+ * A crash mid-write leaves a torn line: it starts like a record (`{`) but is not JSON. One per log is skipped, with a
+ * warning, when it is the last line or a step record follows (a resumed writer starts with a step); a complete step
+ * record glued to its end (a writer resumed without a line break) is kept. Any other line that is not JSON is an error.
  */
 
 import type { ToolSchema } from '../assembly/types.js'
-import { liveMessages, NOTHING_HELD, withMessage } from './held-messages.js'
-import { readRecord, RecordRuleError } from './session-log-fields.js'
-import type { SessionLogStepRecord } from './session-log.js'
+import { readRecord, type SessionLogStepRecord } from './session-log.js'
 import type { SurfaceEvent } from './surface-events.js'
 import type { UsageRecord } from './usage-record.js'
 
@@ -21,9 +16,8 @@ import type { UsageRecord } from './usage-record.js'
 type Defaulted = 'toolsChanged' | 'configChanged' | 'reusablePrefixLength' | 'reusablePrefixBytes'
 
 /**
- * What the model saw at one step: the step record's fields (in logs that
- * predate them, `toolsChanged`/`configChanged` are `false` and the reusable
- * figures the stable ones), plus what the model held after the step's events.
+ * What the model saw at one step: the step record's fields (in logs that predate them, `toolsChanged`/`configChanged`
+ * are `false` and the reusable figures the stable ones), plus what the model held after the step's events.
  */
 export interface ReplayedStep extends Omit<SessionLogStepRecord, 'type' | Defaulted>, Required<Pick<SessionLogStepRecord, Defaulted>> {
   /** Which surface wrote the step: 1, plus one at each step number not above the previous one (replay starts afresh). */
@@ -68,41 +62,45 @@ export class SessionLogError extends Error {
   override readonly name = 'SessionLogError'
 
   constructor(readonly source: string | undefined, readonly line: number | undefined, rule: string) {
-    super(`${logLabel(source)}${line === undefined ? '' : ` line ${line}`}: ${rule}`)
+    super(`session log${source === undefined ? '' : ` "${source}"`}${line === undefined ? '' : ` line ${line}`}: ${rule}`)
   }
-}
-
-function logLabel(source: string | undefined): string {
-  return source === undefined ? 'session log' : `session log "${source}"`
 }
 
 const BLANK = /^[ \t\r]*$/
 const GLUED_STEP = '{"type":"step"'
 
+/** The in-history system messages (node > 0), highest node first, never changed: each step keeps the list it saw. */
+interface HistoryMessage {
+  readonly node: number
+  readonly text: string
+  readonly below: HistoryMessage | undefined
+}
+
+/** What the model holds at one point of a session: replaced, never changed, so a step keeps the value it saw. */
+interface Held extends Pick<ReplayedStep, 'prompt' | 'tools' | 'config' | 'contextSnapshot'> {
+  readonly node0?: string
+  readonly history?: HistoryMessage
+}
+
+const NOTHING_HELD: Held = Object.freeze({ prompt: '', tools: Object.freeze([]), config: Object.freeze({}), contextSnapshot: '' })
+
 /**
- * Replays a session log fed one line at a time (`line`, without its `\n`),
- * then `end()`; accepts a UTF-8 BOM, `\r\n` and blank lines. Throws a
- * `SessionLogError` naming the line for a malformed record.
+ * Replays a session log fed one line at a time (`line`, without its `\n`), then `end()`; accepts a UTF-8 BOM, `\r\n`
+ * and blank lines. Throws a `SessionLogError` naming the line for a malformed record.
  */
 export class SessionLogReplayer {
-  readonly #source: string | undefined
   readonly #steps: ReplayedStep[] = []
   readonly #warnings: SessionLogReadWarning[] = []
   #lineNumber = 0
   /** A line that is not JSON, waiting for the record after it to tell whether it is torn. */
   #suspect: { readonly line: number; readonly reason: string } | undefined
   #held = NOTHING_HELD
-  // The step whose events are being read, and its session.
+  /** The step whose events are being read. */
   #open: { readonly record: SessionLogStepRecord; readonly events: SurfaceEvent[]; usage?: UsageRecord } | undefined
-  #session = 0
-  #sessionStart = 0
-  #lastStep: number | undefined
-  /** Where a usage record for each step number of the current session goes: the open step, or the replayed one. */
-  readonly #usageTarget = new Map<number, { usage?: UsageRecord }>()
+  /** The current surface's session: its number, first line, and where the usage of each of its steps goes (open or replayed). */
+  #session = { number: 0, start: 0, usageTargets: new Map<number, { usage?: UsageRecord }>() }
 
-  constructor(source?: string) {
-    this.#source = source
-  }
+  constructor(private readonly source?: string) {}
 
   /** Reads the next line of the log. */
   line(text: string): void {
@@ -117,20 +115,20 @@ export class SessionLogReplayer {
       value = this.#notJson(raw, number, (error as SyntaxError).message)
       if (value === undefined) return
     }
-    if (this.#suspect !== undefined) this.#settle((value as { type?: unknown } | null)?.type === 'step')
+    this.#settle(isStep(value))
     this.#apply(value, number)
   }
 
   /** Ends the log: a line still waiting was its torn last line. Returns the replay. */
   end(): SessionLogReplay {
-    if (this.#suspect !== undefined) this.#settle(true)
+    this.#settle(true)
     this.#finish()
     return { steps: this.#steps, warnings: this.#warnings }
   }
 
   /** Throws when the line cannot be torn; returns the complete step record glued to its end, or `undefined` to wait for the next record. */
   #notJson(raw: string, line: number, reason: string): unknown {
-    if (this.#suspect !== undefined) this.#settle(false)
+    this.#settle(false)
     if (!raw.startsWith('{')) throw this.#error(line, notJson(reason))
     if (this.#warnings.length > 0) {
       throw this.#error(
@@ -144,9 +142,10 @@ export class SessionLogReplayer {
     return glued
   }
 
-  /** Decides the waiting line by what follows it: a step record or the log's end make it torn, anything else an error. */
+  /** Decides a waiting line by what follows it: a step record or the log's end make it torn, anything else an error. */
   #settle(nextIsStep: boolean): void {
-    const { line, reason } = this.#suspect!
+    if (this.#suspect === undefined) return
+    const { line, reason } = this.#suspect
     this.#suspect = undefined
     if (!nextIsStep) {
       throw this.#error(
@@ -157,20 +156,27 @@ export class SessionLogReplayer {
     this.#skip(line, 'skipped a torn line (a record cut short when the writing process stopped); the complete records around it were kept')
   }
 
+  /** Warns of a skipped torn line, naming the place as an error would. */
   #skip(line: number, what: string): void {
-    const message = `${logLabel(this.#source)} line ${line}: ${what}`
-    this.#warnings.push({ kind: 'torn-line', ...(this.#source === undefined ? {} : { source: this.#source }), line, message })
+    const { message } = this.#error(line, what)
+    this.#warnings.push({ kind: 'torn-line', ...(this.source === undefined ? {} : { source: this.source }), line, message })
   }
 
   #apply(value: unknown, number: number): void {
-    let record
-    try {
-      record = readRecord(value)
-    } catch (error) {
-      throw error instanceof RecordRuleError ? this.#error(number, error.message) : error
-    }
+    const record = readRecord(value, (rule) => {
+      throw this.#error(number, rule)
+    })
     if (record.type === 'step') return this.#beginStep(record, number)
-    if (record.type === 'usage') return this.#attachUsage(record, number)
+    if (record.type === 'usage') {
+      const target = this.#session.usageTargets.get(record.step)
+      if (target === undefined) {
+        const { number: session, start } = this.#session
+        const since = session > 1 ? ` in the session that starts at line ${start} (a step number at or below the previous one starts a new session)` : ''
+        throw this.#error(number, `usage for step ${record.step} has no step record before it${since}; write the step, then its usage`)
+      }
+      target.usage = record
+      return
+    }
     if (this.#open === undefined) throw this.#error(number, `"${record.type}" comes before the first step record; a log starts with {"type":"step",…}`)
     this.#open.events.push(record)
     const held = this.#held
@@ -182,26 +188,15 @@ export class SessionLogReplayer {
 
   #beginStep(record: SessionLogStepRecord, number: number): void {
     this.#finish()
-    if (this.#lastStep === undefined || record.step <= this.#lastStep) {
+    const last = this.#steps.at(-1)
+    if (last === undefined || record.step <= last.step) {
       // A new surface: nothing the previous one sent is part of its conversation.
-      this.#session++
-      this.#sessionStart = number
-      this.#usageTarget.clear()
+      this.#session = { number: this.#session.number + 1, start: number, usageTargets: new Map() }
       this.#held = NOTHING_HELD
     }
-    this.#lastStep = record.step
     if (record.compacted) this.#held = { ...this.#held, history: undefined, prompt: this.#held.node0 ?? '', contextSnapshot: '' }
     this.#open = { record, events: [] }
-    this.#usageTarget.set(record.step, this.#open)
-  }
-
-  #attachUsage(record: UsageRecord, number: number): void {
-    const target = this.#usageTarget.get(record.step)
-    if (target === undefined) {
-      const since = this.#session > 1 ? ` in the session that starts at line ${this.#sessionStart} (a step number at or below the previous one starts a new session)` : ''
-      throw this.#error(number, `usage for step ${record.step} has no step record before it${since}; write the step, then its usage`)
-    }
-    target.usage = record
+    this.#session.usageTargets.set(record.step, this.#open)
   }
 
   #finish(): void {
@@ -216,7 +211,7 @@ export class SessionLogReplayer {
       configChanged: fields.configChanged ?? false,
       reusablePrefixLength: fields.reusablePrefixLength ?? fields.stablePrefixLength,
       reusablePrefixBytes: fields.reusablePrefixBytes ?? fields.stablePrefixBytes,
-      session: this.#session,
+      session: this.#session.number,
       prompt,
       tools,
       config,
@@ -224,7 +219,12 @@ export class SessionLogReplayer {
       events: open.events,
       // Built on first read: a copy of every live message in every step would make replay quadratic.
       get systemMessages() {
-        const value = liveMessages(node0, history)
+        const value: { node: number; text: string }[] = []
+        for (let message = history; message !== undefined; message = message.below) {
+          value.push({ node: message.node, text: message.text })
+        }
+        if (node0 !== undefined) value.push({ node: 0, text: node0 })
+        value.reverse()
         // A frozen or sealed step keeps the getter: its properties can no longer be redefined.
         if (Object.getOwnPropertyDescriptor(this, 'systemMessages')?.configurable === true) {
           Object.defineProperty(this, 'systemMessages', { value, enumerable: true })
@@ -233,13 +233,30 @@ export class SessionLogReplayer {
       },
       ...(open.usage === undefined ? {} : { usage: open.usage }),
     }
-    this.#usageTarget.set(fields.step, step)
+    this.#session.usageTargets.set(fields.step, step)
     this.#steps.push(step as unknown as ReplayedStep)
   }
 
   #error(line: number, rule: string): SessionLogError {
-    return new SessionLogError(this.#source, line, rule)
+    return new SessionLogError(this.source, line, rule)
   }
+}
+
+/** The list with `text` at `node`: the messages below it are shared, only those above it copied (none, for an append). */
+function withMessage(top: HistoryMessage | undefined, node: number, text: string): HistoryMessage {
+  const above: HistoryMessage[] = []
+  let rest = top
+  while (rest !== undefined && rest.node > node) {
+    above.push(rest)
+    rest = rest.below
+  }
+  let out: HistoryMessage = { node, text, below: rest?.node === node ? rest.below : rest }
+  for (const message of above.reverse()) out = { node: message.node, text: message.text, below: out }
+  return out
+}
+
+function isStep(value: unknown): boolean {
+  return (value as { type?: unknown } | null)?.type === 'step'
 }
 
 function notJson(reason: string): string {
@@ -251,7 +268,7 @@ function gluedStep(raw: string): unknown {
   for (let at = raw.indexOf(GLUED_STEP, 1); at > 0; at = raw.indexOf(GLUED_STEP, at + 1)) {
     try {
       const value: unknown = JSON.parse(raw.slice(at))
-      if ((value as { type?: unknown } | null)?.type === 'step') return value
+      if (isStep(value)) return value
     } catch {
       // Not where the appended record starts; try the next candidate.
     }
@@ -260,10 +277,9 @@ function gluedStep(raw: string): unknown {
 }
 
 /**
- * Replays JSONL session-log text: `append`/`replace` set their node's text, a
- * `request/header` sets tools and config, a `context/snapshot` the snapshot;
- * a compacted step first drops in-history messages (node > 0) and the
- * snapshot. Throws a `SessionLogError` naming `source` and the line for malformed input.
+ * Replays JSONL session-log text: `append`/`replace` set their node's text, a `request/header` sets tools and config,
+ * a `context/snapshot` the snapshot; a compacted step first drops in-history messages (node > 0) and the snapshot.
+ * Throws a `SessionLogError` naming `source` and the line for malformed input.
  */
 export function parseSessionLog(text: string, source?: string): SessionLogReplay {
   const replayer = new SessionLogReplayer(source)

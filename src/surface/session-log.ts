@@ -1,6 +1,8 @@
+import type { LayerRef } from '../assembly/entries.js'
+import type { ToolSchema } from '../assembly/types.js'
+import type { RenderedContextSection } from '../render/render.js'
 import { scopeLabel } from '../scope/scope-key.js'
 import type { BudgetWarning } from './budget.js'
-import type { LayerRef } from '../assembly/entries.js'
 import type { CacheBreak } from './cache-break.js'
 import type { StabilityWarning } from './stability-lint.js'
 import type { StepResult } from './step-result.js'
@@ -8,36 +10,26 @@ import type { SurfaceEvent } from './surface-events.js'
 import type { UsageRecord } from './usage-record.js'
 
 /**
- * The JSONL session log: one JSON object per line. Each step is a `step`
- * record, then that step's surface events in order, then any `usage` record:
+ * The JSONL session log: one JSON object per line. Each step is a `step` record, then that step's surface events in
+ * order, then any `usage` record:
  *
  *   {"type":"step","step":1,"compacted":false,"stablePrefixLength":0,…}
  *   {"type":"system/message","op":"append","node":0,"text":"You are …"}
  *   {"type":"request/header","config":{…},"tools":[…],"reason":"initial"}
  *   {"type":"step","step":2,…}
  *
- * The step record comes first so a reader applies its compaction before its
- * events. A step number at or below the previous one starts the next
- * surface's session in the same file. A field named like a `StepResult`
- * field holds that field (layers as labels); an optional one is absent when
- * the result lacks it or the log predates it.
+ * The step record comes first so a reader applies its compaction before its events. A step number at or below the
+ * previous one starts the next surface's session in the same file. A field named like a `StepResult` field holds that
+ * field (layers as labels); an optional one is absent when the result lacks it or the log predates it.
  */
-export interface SessionLogStepRecord extends Pick<StepResult, 'withheld' | 'overBudget' | 'expectedCachedTokens' | 'cacheNote'> {
+export interface SessionLogStepRecord
+  extends Pick<StepResult, 'step' | 'compacted' | 'stablePrefixLength' | 'stablePrefixBytes' | 'firstChangedSection'>,
+    Pick<StepResult, 'stablePrefixTokens' | 'reusablePrefixTokens' | 'promptTokens' | 'expectedCachedTokens' | 'cacheNote'>,
+    Pick<StepResult, 'withheld' | 'overBudget'>,
+    Partial<Pick<StepResult, 'toolsChanged' | 'configChanged' | 'reusablePrefixLength' | 'reusablePrefixBytes'>> {
   readonly type: 'step'
-  readonly step: number
-  readonly compacted: boolean
-  readonly stablePrefixLength: number
-  readonly stablePrefixBytes: number
   readonly changedSections: readonly string[]
-  readonly firstChangedSection?: string
   readonly warnings: readonly SessionLogWarning[]
-  readonly toolsChanged?: boolean
-  readonly configChanged?: boolean
-  readonly reusablePrefixLength?: number
-  readonly reusablePrefixBytes?: number
-  readonly stablePrefixTokens?: number
-  readonly reusablePrefixTokens?: number
-  readonly promptTokens?: number
   /** The sent section names in prompt order (so a reader tells added, removed and changed apart); absent when unknown. */
   readonly sections?: readonly string[]
   /** The UTF-16 length of each sent part, parallel to `sections`: cut from the step's prompt, they give every part's text. */
@@ -59,22 +51,17 @@ export type SessionLogCacheBreak = Omit<CacheBreak, 'layer'> & {
 export type SessionLogWarning = SessionLogStabilityWarning | BudgetWarning
 
 /** A `StabilityWarning` as logged: the layer becomes `'global'` or the scope's label. */
-export interface SessionLogStabilityWarning {
-  readonly kind: StabilityWarning['kind']
-  readonly section: string
+export type SessionLogStabilityWarning = Omit<StabilityWarning, 'layer'> & {
   /** `'global'` or the supplying scope's label; absent when unknown. */
   readonly layer?: string
-  readonly variable?: string
-  readonly message: string
 }
 
 /** One line of the session log. */
 export type SessionLogRecord = SessionLogStepRecord | SurfaceEvent | UsageRecord
 
 /**
- * The JSONL lines of one step, each ending in `\n`: the step record, then the
- * step's events in order (what `promptloom/node`'s `SessionLogWriter` appends;
- * pure, so any runtime can ship them elsewhere).
+ * The JSONL lines of one step, each ending in `\n`: the step record, then the step's events in order (what
+ * `promptloom/node`'s `SessionLogWriter` appends; pure, so any runtime can ship them elsewhere).
  */
 export function serializeStep(result: StepResult): string {
   // JSON.stringify leaves out the fields a result lacks (undefined).
@@ -123,4 +110,165 @@ export function layerLabel(layer: LayerRef): string {
 function withLayerLabel<T extends { readonly layer?: LayerRef }>(value: T): Omit<T, 'layer'> & { readonly layer?: string } {
   const { layer, ...rest } = value
   return layer === undefined ? rest : { ...rest, layer: layerLabel(layer) }
+}
+
+// The record schema as data, one table of field checks per record type. Reading a record keeps exactly the known
+// fields, checked (a newer writer's extra fields are ignored). A new field is one edit: add it to the record's
+// interface above and the compiler asks for its entry here.
+
+/** Reports the first rule a record breaks; the reader's throws, adding the file and line. */
+type Fail = (rule: string) => never
+
+/** Checks one JSON value found at `path` (e.g. `warnings[0].section`) and returns it typed; `undefined` is a missing field. */
+type Check<T> = (value: unknown, path: string, fail: Fail) => T
+
+/** The table for record type `R`: a check for every property but `type` (an optional one may return `undefined`). */
+type FieldTable<R> = { readonly [K in Exclude<keyof R, 'type'>]-?: Check<R[K]> }
+
+/** A check that a value holds to `rule`; `read` returns it typed (by default as it is). */
+function must<T>(holds: (value: unknown) => boolean, rule: string, read: Check<T> = (value) => value as T): Check<T> {
+  return (value, path, fail) => {
+    if (!holds(value)) fail(`"${path}" must be ${rule} (got ${shown(value)})`)
+    return read(value, path, fail)
+  }
+}
+
+function optional<T>(check: Check<T>): Check<T | undefined> {
+  return (value, path, fail) => (value === undefined ? undefined : check(value, path, fail))
+}
+
+const isObject = (value: unknown): value is Readonly<Record<string, unknown>> => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** A step number, surface node, length or byte count. */
+const count = must<number>((value) => Number.isSafeInteger(value) && (value as number) >= 0, 'a non-negative integer')
+/** Surfaces count steps from 1. */
+const stepNumber = must<number>((value) => Number.isSafeInteger(value) && (value as number) >= 1, 'a positive integer')
+/** `countTokens` may estimate, so fractions are fine. */
+const tokenCount = must<number>((value) => Number.isFinite(value) && (value as number) >= 0, 'a non-negative finite number')
+const boolean = must<boolean>((value) => typeof value === 'boolean', 'true or false')
+const string = must<string>((value) => typeof value === 'string', 'a string')
+const jsonObject = must<Readonly<Record<string, unknown>>>(isObject, 'an object')
+/** A layer label, or `null` for a part no registration supplied. */
+const labelOrNull = must<string | null>((value) => value === null || typeof value === 'string', 'a string or null')
+/** A tool declaration is the provider's JSON, kept whole; only its name is the log's business. */
+const tool = must<ToolSchema>((value) => isObject(value) && typeof value.name === 'string', 'an object with a string "name"')
+
+function listOf<T>(item: Check<T>): Check<readonly T[]> {
+  return must(Array.isArray, 'an array', (value, path, fail) => {
+    for (const [i, each] of (value as unknown[]).entries()) item(each, `${path}[${i}]`, fail)
+    return value as T[]
+  })
+}
+
+function oneOf<T extends string>(...allowed: T[]): Check<T> {
+  return must((value) => allowed.includes(value as T), allowed.map((a) => `"${a}"`).join(' or '))
+}
+
+/** A nested object read by its own table (known fields only). */
+function objectOf<R>(table: FieldTable<R>, rule: string): Check<R> {
+  return must(isObject, rule, (value, path, fail) => readFields(table, value as Record<string, unknown>, fail, `${path}.`) as R)
+}
+
+const strings = listOf(string)
+
+/** Stability and budget findings alike, read leniently by kind. */
+const WARNING_FIELDS = {
+  kind: string,
+  message: string,
+  section: optional(string),
+  layer: optional(string),
+  variable: optional(string),
+  sections: optional(strings),
+}
+
+const warnings = listOf(objectOf<unknown>(WARNING_FIELDS, 'an object with string "kind" and "message"') as Check<SessionLogWarning>)
+
+const NO_WARNINGS: readonly SessionLogWarning[] = Object.freeze([])
+
+const TOOL_NAME_FIELDS: FieldTable<NonNullable<SessionLogCacheBreak['tools']>> = { added: strings, removed: strings, changed: strings }
+
+const CACHE_BREAK_FIELDS: FieldTable<SessionLogCacheBreak> = {
+  cause: oneOf('tools', 'config', 'withheld', 'restored', 'section', 'removed', 'added'),
+  section: optional(string),
+  layer: optional(string),
+  variable: optional(string),
+  tools: optional(objectOf(TOOL_NAME_FIELDS, 'an object with "added", "removed" and "changed" name lists')),
+}
+
+const STEP_FIELDS: FieldTable<SessionLogStepRecord> = {
+  step: stepNumber,
+  compacted: boolean,
+  stablePrefixLength: count,
+  stablePrefixBytes: count,
+  changedSections: strings,
+  firstChangedSection: optional(string),
+  // Logs written before step warnings existed lack them.
+  warnings: (value, path, fail) => (value === undefined ? NO_WARNINGS : warnings(value, path, fail)),
+  toolsChanged: optional(boolean),
+  configChanged: optional(boolean),
+  reusablePrefixLength: optional(count),
+  reusablePrefixBytes: optional(count),
+  stablePrefixTokens: optional(tokenCount),
+  reusablePrefixTokens: optional(tokenCount),
+  promptTokens: optional(tokenCount),
+  sections: optional(strings),
+  sectionLengths: optional(listOf(count)),
+  sectionLayers: optional(listOf(labelOrNull)),
+  sectionTokens: optional(listOf(tokenCount)),
+  withheld: optional(strings),
+  overBudget: optional(boolean),
+  expectedCachedTokens: optional(tokenCount),
+  cacheNote: optional(oneOf('below-minimum', 'no-breakpoint')),
+  cacheBreak: optional(objectOf(CACHE_BREAK_FIELDS, 'an object with a "cause"')),
+}
+
+const RECORD_FIELDS: { readonly [T in SessionLogRecord['type']]: FieldTable<Extract<SessionLogRecord, { type: T }>> } = {
+  step: STEP_FIELDS,
+  'system/message': { op: oneOf('append', 'replace'), node: count, text: string },
+  'request/header': { config: jsonObject, tools: listOf(tool), reason: string },
+  'context/snapshot': {
+    text: string,
+    sections: listOf(objectOf<RenderedContextSection>({ name: string, text: string }, 'an object with string "name" and "text"')),
+  },
+  usage: {
+    step: stepNumber,
+    inputTokens: tokenCount,
+    cachedInputTokens: tokenCount,
+    cacheWriteTokens: optional(tokenCount),
+    cacheWrite5mTokens: optional(tokenCount),
+    cacheWrite1hTokens: optional(tokenCount),
+    predictedTokens: optional(tokenCount),
+    expectedTokens: optional(tokenCount),
+  },
+}
+
+/** The fields of `table` that `record` has, checked. */
+function readFields(table: Record<string, Check<unknown>>, record: Record<string, unknown>, fail: Fail, prefix = ''): object {
+  const out: Record<string, unknown> = {}
+  for (const [key, check] of Object.entries(table)) {
+    const value = check(record[key], prefix + key, fail)
+    if (value !== undefined) out[key] = value
+  }
+  return out
+}
+
+/**
+ * Checks one parsed JSON line as a session-log record and returns a new record holding only the known fields; calls
+ * `fail` (which throws) with the first rule the record breaks, naming the field.
+ */
+export function readRecord(value: unknown, fail: Fail): SessionLogRecord {
+  if (!isObject(value)) return fail(`expected a JSON object with a "type" (got ${shown(value)})`)
+  const type = value.type
+  if (typeof type !== 'string' || !Object.hasOwn(RECORD_FIELDS, type)) {
+    return fail(`unknown record type ${shown(type)}; known types: ${Object.keys(RECORD_FIELDS).join(', ')}`)
+  }
+  const failInRecord: Fail = (rule) => fail(`a "${type}" record's ${rule}`)
+  return { type, ...readFields(RECORD_FIELDS[type as SessionLogRecord['type']], value, failInRecord) } as SessionLogRecord
+}
+
+/** A short JSON rendering of a bad value for an error message. */
+function shown(value: unknown): string {
+  if (value === undefined) return 'nothing'
+  const json = JSON.stringify(value)
+  return json.length > 60 ? `${json.slice(0, 57)}...` : json
 }
