@@ -83,8 +83,7 @@ export type { ObservedUsage, UsageRecord } from './surface/usage-record.js'
 export type { CacheBreak, CacheBreakCause } from './surface/cache-break.js'
 export type { StabilityWarning } from './surface/stability-lint.js'
 export { cacheRules, type CacheNote, type CacheRules } from './surface/cache-rules.js'
-export { DEFAULT_BUDGET_HEADROOM, type BudgetOptions, type BudgetSharing } from './surface/budget-options.js'
-export type { BudgetWarning } from './surface/budget.js'
+export { DEFAULT_BUDGET_HEADROOM, type BudgetOptions, type BudgetSharing, type BudgetWarning } from './surface/budget.js'
 export {
   serializeStep,
   serializeUsage,

@@ -3,12 +3,68 @@
  * step that fails later leaves it untouched: `plan` decides and changes nothing; `commit` adopts the plan.
  */
 
-import type { RenderedPrompt } from '../render/rendered-prompt.js'
+import { describeValue } from '../assembly/errors.js'
+import { PART_SEPARATOR, type RenderedPart, type RenderedPrompt } from '../render/rendered-prompt.js'
 import type { ScopeKey } from '../scope/scope-key.js'
-import { validateBudgetOptions, type BudgetOptions, type ValidBudgetOptions } from './budget-options.js'
-import { keptPrompt, sameParts, sameVariables } from './kept-prompt.js'
-import { promptTokenSum, TokenCounts, type MeasuredPrompt } from './token-counts.js'
-import { checkParts, sameLayoutAs, sharedPrefixCount, withholdOrder } from './withhold-order.js'
+import {
+  budgetWarnings, checkParts, keptPrompt, sameLayoutAs, sameParts, sameVariables, sharedPrefixCount, withholdOrder,
+} from './budget-parts.js'
+import { BUDGET_COUNTER, countWith, promptTokenSum } from './step-tokens.js'
+
+/** What `createStepSurface({ budget })` accepts. */
+export interface BudgetOptions {
+  /** The most tokens the system prompt may take: a positive finite number. */
+  readonly maxTokens: number
+  /** Counts the tokens of one text (a part's, or the blank-line separator): a non-negative finite number; cached by text. */
+  readonly countTokens: (text: string) => number
+  /** The fraction of `maxTokens` kept free before a withheld section is restored. In [0, 1); default 0.1. */
+  readonly headroom?: number
+  /** `'prefer-unshared'` withholds every section after the prefix shared with sibling agents first; default `'ignore'`. */
+  readonly shared?: BudgetSharing
+}
+
+/** The values of `BudgetOptions.shared`. */
+export type BudgetSharing = 'ignore' | 'prefer-unshared'
+
+/** The `headroom` when none is given. */
+export const DEFAULT_BUDGET_HEADROOM = 0.1
+
+/** `BudgetOptions` with the default headroom filled in; `restoreTokens` is `maxTokens × (1 − headroom)`. */
+export type ValidBudgetOptions = Required<BudgetOptions> & { readonly restoreTokens: number }
+
+const KNOWN_KEYS: readonly string[] = ['maxTokens', 'countTokens', 'headroom', 'shared']
+const SHARING: readonly BudgetSharing[] = ['ignore', 'prefer-unshared']
+
+/** Checks a budget and returns it frozen with the headroom resolved. Throws a `TypeError` naming a bad or unknown option. */
+export function validateBudgetOptions(options: unknown): ValidBudgetOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(`budget must be an object { maxTokens, countTokens, headroom?, shared? } (got ${describeValue(options)})`)
+  }
+  const unknown = Object.keys(options).find((key) => !KNOWN_KEYS.includes(key))
+  if (unknown !== undefined) throw new TypeError(`unknown budget option "${unknown}"; known options: ${KNOWN_KEYS.join(', ')}`)
+  const { maxTokens, countTokens, headroom = DEFAULT_BUDGET_HEADROOM, shared = 'ignore' } = options as Record<string, unknown>
+  if (typeof maxTokens !== 'number' || !Number.isFinite(maxTokens) || maxTokens <= 0) {
+    badOption('maxTokens', 'a positive finite number', maxTokens, "give the model's prompt budget in tokens")
+  }
+  if (typeof countTokens !== 'function') {
+    const hint = "pass your model's tokenizer, e.g. countTokens from gpt-tokenizer"
+    badOption('countTokens', 'a function (text) => number', countTokens, hint)
+  }
+  if (typeof headroom !== 'number' || !Number.isFinite(headroom) || headroom < 0 || headroom >= 1) {
+    const hint = 'it is the fraction of maxTokens kept free before a withheld section is restored'
+    badOption('headroom', 'a number in [0, 1)', headroom, hint)
+  }
+  if (!SHARING.includes(shared as BudgetSharing)) {
+    const hint = '"prefer-unshared" withholds sections outside the prefix shared with sibling agents first'
+    badOption('shared', SHARING.map((value) => `"${value}"`).join(' or '), shared, hint)
+  }
+  const valid = { maxTokens, countTokens: countTokens as (text: string) => number, headroom, shared: shared as BudgetSharing }
+  return Object.freeze({ ...valid, restoreTokens: maxTokens * (1 - headroom) })
+}
+
+function badOption(option: string, rule: string, value: unknown, hint: string): never {
+  throw new TypeError(`budget option "${option}" must be ${rule} (got ${describeValue(value)}); ${hint}`)
+}
 
 /** A budget finding for the step result's warnings. */
 export interface BudgetWarning {
@@ -40,24 +96,20 @@ export function createTokenBudget(options: BudgetOptions): TokenBudget {
   return new TokenBudget(validateBudgetOptions(options))
 }
 
-/** What a commit adopts besides the plan itself. */
+/**
+ * What a plan adopts on commit: the unbudgeted `input` decided on, the withheld set, `input`'s withhold order and shared
+ * part count with the scope that decided them, and the token counts to cache (`counts[i]` of `input.parts[i]`, absent
+ * when the plan repeats the committed one). `base` is the plan committed when this one was made: a later commit makes it stale.
+ */
 interface Decision {
-  /** The committed step's unbudgeted prompt; `undefined` before the first commit. */
   readonly input: RenderedPrompt | undefined
   readonly withheld: ReadonlySet<string>
-  /** The withhold order of `input`: indices of its withholdable parts, first withheld first. */
   readonly order: readonly number[]
-  /** How many leading parts of `input` the order treats as shared, and the scope that decided it. */
   readonly sharedCount: number
   readonly own: ScopeKey | undefined
-}
-
-interface PlanState {
-  /** The commit count the plan was made against (a later commit makes it stale). */
-  readonly base: number
-  /** `undefined` when the plan repeats the committed one for the same input. */
-  readonly measured: MeasuredPrompt | undefined
-  readonly decision: Decision
+  readonly counts?: readonly number[]
+  readonly separator?: number
+  readonly base?: BudgetPlan
 }
 
 const NO_DECISION: Decision = { input: undefined, withheld: new Set(), order: [], sharedCount: 0, own: undefined }
@@ -65,16 +117,16 @@ const NO_DECISION: Decision = { input: undefined, withheld: new Set(), order: []
 /** The stateful budget of one step surface. */
 export class TokenBudget {
   readonly #options: ValidBudgetOptions
-  readonly #counts: TokenCounts
   /** What each plan would commit; keyed by the plan so a forged or foreign plan is rejected. */
-  readonly #plans = new WeakMap<BudgetPlan, PlanState>()
-  #generation = 0
-  #decision = NO_DECISION
+  readonly #plans = new WeakMap<BudgetPlan, Decision>()
+  /** The last committed plan; its decision is the state the next plan starts from. */
   #last: BudgetPlan | undefined
+  /** Token counts of the last committed prompt's texts, so the cache is bounded by the prompt, and of the separator. */
+  #cache = new Map<string, number>()
+  #separator: number | undefined
 
   constructor(options: ValidBudgetOptions) {
     this.#options = options
-    this.#counts = new TokenCounts(options.countTokens)
   }
 
   /** The withheld names after the last commit, in that prompt's order. */
@@ -84,7 +136,7 @@ export class TokenBudget {
 
   /** `cachedTexts`: distinct part texts whose token count is cached (those of the last committed prompt). */
   stats(): { readonly cachedTexts: number } {
-    return { cachedTexts: this.#counts.size }
+    return { cachedTexts: this.#cache.size }
   }
 
   /**
@@ -93,7 +145,7 @@ export class TokenBudget {
    */
   plan(rendered: RenderedPrompt, own?: ScopeKey): BudgetPlan {
     const last = this.#last
-    const before = this.#decision
+    const before = last === undefined ? NO_DECISION : this.#plans.get(last)!
     const scope = this.#options.shared === 'prefer-unshared' ? own : undefined
     // The committed step's input again, or an equal one: the decision is a function
     // of (withheld set, prompt, scope), and committing it made the set a fixed point.
@@ -105,21 +157,21 @@ export class TokenBudget {
       const warnings = last.warnings.filter((warning) => warning.kind === 'over-budget')
       const output = last.withheld.length === 0 ? rendered : last.rendered
       const plan: BudgetPlan = Object.freeze({ ...last, rendered: output, warnings: Object.freeze(warnings) })
-      return this.#register(plan, undefined, { ...before, input: rendered })
+      this.#plans.set(plan, { ...before, input: rendered, counts: undefined, base: last })
+      return plan
     }
     const parts = rendered.parts
     const sharedCount = scope === undefined ? parts.length : sharedPrefixCount(rendered, scope)
     const sameLayout = before.input !== undefined && sameLayoutAs(parts, before.input.parts)
     if (!sameLayout) checkParts(parts)
-    const measured = this.#counts.measure(parts)
-    const { counts, separator } = measured
+    const { counts, separator } = this.#measure(parts)
     const { maxTokens, restoreTokens } = this.#options
     const order = sameLayout && sharedCount === before.sharedCount ? before.order : withholdOrder(parts, sharedCount)
 
     // Sticky: the withheld set is the order's prefix through the last name still withheld.
     let k = order.length
     while (k > 0 && !before.withheld.has(parts[order[k - 1]!]!.name)) k--
-    const tokens = promptTokenSum(counts, separator, 'budget countTokens')
+    const tokens = promptTokenSum(counts, separator, BUDGET_COUNTER)
     const out = new Uint8Array(parts.length)
     let kept = parts.length
     const withhold = (i: number): void => {
@@ -153,7 +205,6 @@ export class TokenBudget {
 
     const withheld = parts.filter((_, i) => out[i] === 1).map((part) => part.name)
     const keptParts = parts.filter((_, i) => out[i] === 0)
-    const keptCounts = counts.filter((_, i) => out[i] === 0)
     const output = withheld.length === 0 ? rendered : keptPrompt(keptParts, rendered.variables, last?.rendered)
     const withheldSet = new Set(withheld)
     const restored = parts.filter((part) => before.withheld.has(part.name) && !withheldSet.has(part.name)).map((part) => part.name)
@@ -162,81 +213,44 @@ export class TokenBudget {
       withheld: Object.freeze(withheld),
       overBudget,
       promptTokens,
-      partTokens: Object.freeze(keptCounts),
+      partTokens: Object.freeze(counts.filter((_, i) => out[i] === 0)),
       separatorTokens: separator,
       warnings: Object.freeze(budgetWarnings(this.#options, before.withheld, withheld, restored, overBudget, promptTokens)),
     })
-    return this.#register(plan, measured, { input: rendered, withheld: withheldSet, order, sharedCount, own: scope })
+    const decision = { input: rendered, withheld: withheldSet, order, sharedCount, own: scope, counts, separator }
+    this.#plans.set(plan, { ...decision, base: last })
+    return plan
   }
 
   /** Adopts `plan`. Throws a `TypeError` for a plan this budget did not make, an `Error` for a stale one. */
   commit(plan: BudgetPlan): void {
-    const state = this.#plans.get(plan)
-    if (state === undefined) {
+    const decision = this.#plans.get(plan)
+    if (decision === undefined) {
       throw new TypeError('budget commit got a plan this budget did not make; commit the object that this budget\'s plan() returned')
     }
-    if (state.base !== this.#generation) {
+    if (decision.base !== this.#last) {
       throw new Error(
         'budget plan is stale: it was committed already or another plan was committed after it was made; plan the step again and commit that plan',
       )
     }
-    if (state.measured !== undefined) this.#counts.adopt(state.measured)
-    this.#decision = state.decision
+    const { counts, input } = decision
+    if (counts !== undefined) {
+      this.#separator = decision.separator
+      this.#cache = new Map(input!.parts.map((part, i) => [part.text, counts[i]!]))
+    }
     this.#last = plan
-    this.#generation++
   }
 
-  #register(plan: BudgetPlan, measured: MeasuredPrompt | undefined, decision: Decision): BudgetPlan {
-    this.#plans.set(plan, { base: this.#generation, measured, decision })
-    return plan
+  /** Counts `parts`, calling `countTokens` once per text the cache lacks; the cache stays. Throws what `countWith` throws. */
+  #measure(parts: readonly RenderedPart[]): { readonly counts: number[]; readonly separator: number } {
+    const { countTokens } = this.#options
+    const count = (text: string, subject: string): number => countWith(countTokens, text, BUDGET_COUNTER, subject)
+    const fresh = new Map<string, number>()
+    const counts = parts.map((part) => {
+      let tokens = this.#cache.get(part.text) ?? fresh.get(part.text)
+      if (tokens === undefined) fresh.set(part.text, (tokens = count(part.text, `rendered part "${part.name}"`)))
+      return tokens
+    })
+    return { counts, separator: this.#separator ?? count(PART_SEPARATOR, 'the part separator "\\n\\n"') }
   }
-}
-
-/** The step's findings against the withheld set `before` (the last committed one), in kind order. */
-function budgetWarnings(
-  options: ValidBudgetOptions,
-  before: ReadonlySet<string>,
-  withheld: readonly string[],
-  restored: readonly string[],
-  overBudget: boolean,
-  tokens: number,
-): BudgetWarning[] {
-  const { maxTokens, restoreTokens, headroom } = options
-  const warnings: BudgetWarning[] = []
-  const added = withheld.filter((name) => !before.has(name))
-  const add = (kind: BudgetWarning['kind'], sections: readonly string[], message: string): void => {
-    warnings.push(Object.freeze({ kind, sections: Object.freeze([...sections]), message }))
-  }
-  if (added.length > 0) {
-    const shared = options.shared === 'prefer-unshared' ? 'sections after the prefix shared with sibling agents first, then ' : ''
-    const order = `${shared}lowest priority first, later first among equals`
-    add(
-      'withheld',
-      added,
-      `token budget withheld prompt ${sectionList(added)} (${order}) to fit maxTokens ${maxTokens}; ` +
-        `the prompt is now ${tokens} tokens; raise a section's priority to keep it longer, or raise maxTokens`,
-    )
-  }
-  if (restored.length > 0) {
-    add(
-      'restored',
-      restored,
-      `token budget restored prompt ${sectionList(restored)}: the prompt is now ${tokens} tokens, ` +
-        `within ${restoreTokens} (maxTokens ${maxTokens} less ${headroom * 100}% headroom)`,
-    )
-  }
-  if (overBudget) {
-    const listed = withheld.length > 0 ? ` (${sectionList(withheld)})` : ''
-    add(
-      'over-budget',
-      withheld,
-      `the prompt is ${tokens} tokens, over maxTokens ${maxTokens} even with every withholdable section withheld${listed}; ` +
-        'the rest is required or complete: shorten those sections or raise maxTokens',
-    )
-  }
-  return warnings
-}
-
-function sectionList(names: readonly string[]): string {
-  return `${names.length === 1 ? 'section' : 'sections'} ${names.map((name) => `"${name}"`).join(', ')}`
 }

@@ -1,6 +1,6 @@
 /**
- * Why a step lost reuse (SPEC §3 "Why the cache broke"), from the two prompts
- * the surface compared and the request header:
+ * The step's prompt compared with the previous step's: the KV-cache prefix report, and why a step lost reuse
+ * (SPEC §3 "Why the cache broke"), from the two prompts and the request header:
  *
  *   tools → config → system prompt          (the order providers cache in)
  *                      │
@@ -11,6 +11,82 @@
 
 import type { LayerRef } from '../assembly/entries.js'
 import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
+import { utf8Length, wholeCodePoints } from '../render/utf8.js'
+
+const SEPARATOR_LENGTH = 2 // '\n\n'
+
+/** The previous step's prompt, its UTF-8 bytes, and the sections that changed in it (`undefined` on the first step). */
+export interface PromptState {
+  readonly rendered: RenderedPrompt | undefined
+  readonly outputs: ReadonlyMap<string, string>
+  readonly bytes: number
+  readonly changed: ReadonlySet<string> | undefined
+}
+
+/** The state before the first step. */
+export const NO_PROMPT: PromptState = { rendered: undefined, outputs: new Map(), bytes: 0, changed: undefined }
+
+/**
+ * The step's KV-cache prefix report against the previous step's prompt (how much is identical, which sections changed), and
+ * the state the next step compares with: equal leading parts are skipped whole, then characters compared.
+ */
+export function prefixReportOf(prev: PromptState, rendered: RenderedPrompt) {
+  const { text, parts } = rendered
+  if (rendered === prev.rendered) {
+    const next = { ...prev, changed: new Set<string>() }
+    return { length: text.length, bytes: prev.bytes, changedSet: next.changed, changedSections: [], next }
+  }
+  const before: readonly RenderedPart[] = prev.rendered?.parts ?? []
+  let i = 0
+  let offset = 0
+  while (i < before.length && i < parts.length && before[i]!.text === parts[i]!.text) {
+    offset += (i > 0 ? SEPARATOR_LENGTH : 0) + parts[i]!.text.length
+    i++
+  }
+  const previous = prev.rendered?.text ?? ''
+  let end = offset
+  const limit = Math.min(previous.length, text.length)
+  while (end < limit && previous.charCodeAt(end) === text.charCodeAt(end)) end++
+  const whole = wholeCodePoints(text, previous, end)
+  const bytes = utf8Length(text, 0, whole)
+
+  // Name → output, first occurrence winning (names are unique in a registry-made assembly).
+  const outputs = new Map<string, string>()
+  for (const { name, text } of parts) if (!outputs.has(name)) outputs.set(name, text)
+  const changed = new Set<string>()
+  for (const [name, output] of outputs) if ((prev.outputs.get(name) ?? '') !== output) changed.add(name)
+  for (const name of prev.outputs.keys()) if (!outputs.has(name)) changed.add(name)
+  // A section that only moved to where the prompt diverges changed the prompt too.
+  if (i < before.length && i < parts.length) {
+    const moved = parts[i]!.name
+    if (before[i]!.name !== moved && !changed.has(moved) && !changed.has(before[i]!.name)) changed.add(moved)
+  }
+  return {
+    length: end,
+    bytes,
+    changedSet: changed,
+    changedSections: inPromptOrder(changed, before, parts),
+    next: { rendered, outputs, bytes: bytes + utf8Length(text, whole), changed: prev.rendered && changed },
+  }
+}
+
+/** `changed` in prompt order, each removed section right after the nearest earlier previous section still present. */
+function inPromptOrder(changed: ReadonlySet<string>, before: readonly RenderedPart[], sections: readonly RenderedPart[]): string[] {
+  if (changed.size === 0) return []
+  const present = new Set(sections.map((section) => section.name))
+  const removedAfter = new Map<string | undefined, string[]>()
+  let anchor: string | undefined
+  for (const { name } of before) {
+    if (present.has(name)) anchor = name
+    else if (changed.has(name)) removedAfter.set(anchor, [...(removedAfter.get(anchor) ?? []), name])
+  }
+  const out = new Set<string>(removedAfter.get(undefined))
+  for (const { name } of sections) {
+    if (changed.has(name)) out.add(name)
+    for (const gone of removedAfter.get(name) ?? []) out.add(gone)
+  }
+  return [...out]
+}
 
 /** What broke the reusable prefix first, in prefix order (tools → config → system prompt). */
 export type CacheBreakCause = 'tools' | 'config' | 'withheld' | 'restored' | 'section' | 'removed' | 'added'
@@ -24,16 +100,13 @@ export interface CacheBreak {
   readonly layer?: LayerRef
   /** Set when `section`'s template is unchanged and this referenced variable's value changed. */
   readonly variable?: string
-  /**
-   * With `cause: 'tools'`: the tools declared now and not before, before and
-   * not now, and in both but serialized differently (all empty when only reordered).
-   */
+  /** With `cause: 'tools'`: the tools added, removed, and in both but serialized differently (all empty when only reordered). */
   readonly tools?: { readonly added: readonly string[]; readonly removed: readonly string[]; readonly changed: readonly string[] }
 }
 
-/** What a step after the first knows: the prompts sent, the tool names when the tools changed, the budget's withheld sections. */
+/** What a step knows: the prompts sent (no `previous` on the first step), the changed tools, the budget's withheld sections. */
 export interface CacheBreakInput {
-  readonly previous: RenderedPrompt
+  readonly previous: RenderedPrompt | undefined
   readonly current: RenderedPrompt
   /** UTF-16 code units of `current.text` identical to `previous.text`. */
   readonly stableLength: number
@@ -43,16 +116,12 @@ export interface CacheBreakInput {
   readonly withheldNow: readonly string[]
 }
 
-/**
- * The first cause of lost reuse as a frozen `CacheBreak`, or `undefined` when
- * nothing was lost. Tools or config come first; otherwise the cause is read in
- * each prompt at the part holding the first differing position.
- */
+/** The first cause of lost reuse (tools, config, then the parts at the first difference) as a frozen `CacheBreak`, or `undefined`. */
 export function cacheBreakOf(input: CacheBreakInput): CacheBreak | undefined {
   if (input.tools !== undefined) return Object.freeze({ cause: 'tools', tools: input.tools })
   if (input.configChanged) return Object.freeze({ cause: 'config' })
   const { previous, current, stableLength } = input
-  if (stableLength >= previous.text.length) return undefined
+  if (previous === undefined || stableLength >= previous.text.length) return undefined
   const before = previous.parts
   const after = current.parts
   // In each prompt, the last part starting at or before the first difference.
@@ -88,11 +157,7 @@ function located(cause: CacheBreakCause, part: RenderedPart): CacheBreak {
   return Object.freeze(part.layer === undefined ? { cause, section: part.name } : { cause, section: part.name, layer: part.layer })
 }
 
-/**
- * The first variable (in first-use order) whose value changed the part, when
- * the literal text between substitutions and the substituted names are the
- * same in both renders; `undefined` when the template changed.
- */
+/** The first variable (in first-use order) whose value changed the part; `undefined` when the template changed. */
 function changedVariable(before: RenderedPart, after: RenderedPart): string | undefined {
   const a = before.substitutions
   const b = after.substitutions

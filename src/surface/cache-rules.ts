@@ -1,6 +1,5 @@
 /**
- * The providers' documented prompt-cache rules (SPEC §4.3), and the cache reuse
- * the step surface expects by them:
+ * The providers' documented prompt-cache rules (SPEC §4.3), by which the step surface expects cache reuse:
  *
  *   provider    minimumTokens          granularity   breakpoints
  *   anthropic   per model (table)      1             true
@@ -9,7 +8,6 @@
  */
 
 import { describeValue } from '../assembly/errors.js'
-import type { CountedStep, TokenFigures } from './step-tokens.js'
 
 /** What a provider caches, by its documentation. */
 export interface CacheRules {
@@ -34,7 +32,7 @@ const ANTHROPIC_MINIMUMS: readonly (readonly [minimumTokens: number, models: rea
 ]
 
 /** The most conservative (largest) minimum of the table: what an unknown model gets. */
-export const ANTHROPIC_UNKNOWN_MODEL_MINIMUM = Math.max(...ANTHROPIC_MINIMUMS.map(([minimum]) => minimum))
+const ANTHROPIC_UNKNOWN_MODEL_MINIMUM = Math.max(...ANTHROPIC_MINIMUMS.map(([minimum]) => minimum))
 
 // OpenAI's prompt caching guide: from 1024 tokens, in steps of 128. DeepSeek's context caching guide: 64-token units.
 const OPENAI_MINIMUM = 1024
@@ -117,61 +115,3 @@ export function checkCacheRules(value: unknown): CacheRules {
 
 /** Why a reusable prefix is not expected to be served from the provider's cache. */
 export type CacheNote = 'below-minimum' | 'no-breakpoint'
-
-/** One step's expected cache reuse. */
-export interface CacheExpectation {
-  readonly expectedCachedTokens: number
-  readonly cacheNote?: CacheNote
-}
-
-/** What the next step compares with: where this step's marked blocks end, and the last tools count. */
-export interface ExpectationState {
-  readonly markedEnds: readonly number[]
-  readonly toolsJson: string | undefined
-  readonly toolsTokens: number
-}
-
-export const NO_EXPECTATION: ExpectationState = { markedEnds: [], toolsJson: undefined, toolsTokens: 0 }
-
-/** What one step tells the expectation (`count` throws an error naming `countTokens` for a bad count). */
-export interface ExpectationInput extends CountedStep, TokenFigures {
-  readonly rules: CacheRules
-  readonly count: (text: string, subject: string) => number
-}
-
-/**
- * The step's expectation, and the state to keep when the whole step succeeds. Throws what `count` throws.
- *
- *   first step, tools or config changed   0
- *   breakpoints (Anthropic)               tokens through the end of the last marked block that lies
- *                                         wholly in the identical prefix and was marked at the same
- *                                         place last step (only such a prefix was written); else 'no-breakpoint'
- *   no breakpoints (OpenAI, DeepSeek)     reusable tokens rounded down to the granularity
- *   tools' tokens + those < minimumTokens 0, 'below-minimum'
- */
-export function expectCache(input: ExpectationInput, state: ExpectationState): { readonly expectation: CacheExpectation; readonly next: ExpectationState } {
-  const { rules, count, rendered, fresh, stableLength, reusablePrefixTokens } = input
-  const markedEnds: number[] = []
-  if (rules.breakpoints) {
-    let offset = 0
-    rendered.blocks.forEach((block, index) => {
-      offset += (index > 0 ? 2 : 0) + block.text.length
-      if (block.cacheBreakpoint) markedEnds.push(offset)
-    })
-  }
-  const toolsTokens = input.toolsJson === state.toolsJson ? state.toolsTokens : count(input.toolsJson, 'the tools (JSON.stringify(tools))')
-  const next: ExpectationState = { markedEnds, toolsJson: input.toolsJson, toolsTokens }
-  if (fresh || reusablePrefixTokens === 0) return { expectation: { expectedCachedTokens: 0 }, next }
-  let tokens: number
-  if (rules.breakpoints) {
-    let end = -1
-    for (const candidate of markedEnds) if (candidate <= stableLength && state.markedEnds.includes(candidate)) end = candidate
-    if (end === -1) return { expectation: { expectedCachedTokens: 0, cacheNote: 'no-breakpoint' }, next }
-    const { text } = rendered
-    tokens = end === stableLength ? input.stablePrefixTokens : end === text.length ? input.promptTokens : count(text.slice(0, end), 'the prompt through its last cached block')
-  } else {
-    tokens = Math.floor(reusablePrefixTokens / rules.granularity) * rules.granularity
-  }
-  if (toolsTokens + tokens < rules.minimumTokens) return { expectation: { expectedCachedTokens: 0, cacheNote: 'below-minimum' }, next }
-  return { expectation: { expectedCachedTokens: tokens }, next }
-}

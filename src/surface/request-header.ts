@@ -1,9 +1,10 @@
 /** The step surface's request header: config and tools compared step to step by their JSON (the bytes the model is sent). */
 
-/** The config and tools of the last step, serialized. */
+import type { CacheBreak } from './cache-break.js'
+
+/** The config and tools of the last step, serialized; `tools` keeps the objects for the identity shortcut. */
 export interface HeaderState {
   readonly configJson: string
-  /** The step's tool objects, for the identity shortcut, and their JSON. */
   readonly tools: readonly unknown[]
   readonly toolJson: readonly string[]
   readonly names: readonly string[]
@@ -28,32 +29,14 @@ export function headerStateOf(tools: readonly unknown[], configJson: string, pre
   return { configJson, tools: tools.slice(), toolJson, names }
 }
 
-/** What changed between two steps' headers; `reason` is `undefined` when config and tools serialize the same. */
-export interface HeaderChange {
-  readonly toolsChanged: boolean
-  readonly configChanged: boolean
-  readonly reason: string | undefined
-}
-
-/** Compares two headers by their serialization, with a readable reason. */
-export function headerChange(before: HeaderState, after: HeaderState): HeaderChange {
-  const toolsChanged = before.toolJson.length !== after.toolJson.length || before.toolJson.some((json, i) => json !== after.toolJson[i])
-  const configChanged = before.configJson !== after.configJson
-  const reasons: string[] = []
-  if (toolsChanged) reasons.push(toolsChange(before, after))
-  if (configChanged) reasons.push('config changed')
-  return { toolsChanged, configChanged, reason: reasons.length === 0 ? undefined : reasons.join('; ') }
-}
-
-/** How the tools changed between two headers, by name (a repeated name counts once, as first declared). */
+/**
+ * How the tools changed between two headers, by name (a repeated name counts once, as first declared): names `added` and
+ * `changed` (JSON differs) in their new order, `removed` in their old, and whether the names in both were `reordered`.
+ */
 export interface ToolDiff {
-  /** Names declared now but not before, in their new order. */
   readonly added: string[]
-  /** Names declared before but not now, in their old order. */
   readonly removed: string[]
-  /** Names declared in both whose JSON differs, in their new order. */
   readonly changed: string[]
-  /** Whether the names declared in both appear in a different order. */
   readonly reordered: boolean
 }
 
@@ -71,12 +54,26 @@ export function toolDiff(before: HeaderState, after: HeaderState): ToolDiff {
   return { added, removed, changed, reordered: keptBefore.some((name, i) => keptAfter[i] !== name) }
 }
 
-function toolsChange(before: HeaderState, after: HeaderState): string {
-  const { added, removed, changed, reordered } = toolDiff(before, after)
-  const details: string[] = []
-  if (added.length > 0) details.push(`added ${added.join(', ')}`)
-  if (removed.length > 0) details.push(`removed ${removed.join(', ')}`)
-  if (changed.length > 0) details.push(`changed ${changed.join(', ')}`)
-  if (reordered) details.push('reordered')
-  return details.length === 0 ? 'tools changed' : `tools changed (${details.join('; ')})`
+/**
+ * Compares two headers by their serialization: `reason` is `'initial'` on the first step, `undefined` when config and tools
+ * serialize the same; `tools` holds the tools' names by change (frozen) when the tools changed.
+ */
+export function headerChange(before: HeaderState | undefined, after: HeaderState) {
+  if (before === undefined) return { toolsChanged: false, configChanged: false, reason: 'initial' }
+  const toolsChanged = before.toolJson.length !== after.toolJson.length || before.toolJson.some((json, i) => json !== after.toolJson[i])
+  const configChanged = before.configJson !== after.configJson
+  const reasons: string[] = []
+  let tools: CacheBreak['tools']
+  if (toolsChanged) {
+    const { added, removed, changed, reordered } = toolDiff(before, after)
+    tools = Object.freeze({ added: Object.freeze(added), removed: Object.freeze(removed), changed: Object.freeze(changed) })
+    const details: string[] = []
+    if (added.length > 0) details.push(`added ${added.join(', ')}`)
+    if (removed.length > 0) details.push(`removed ${removed.join(', ')}`)
+    if (changed.length > 0) details.push(`changed ${changed.join(', ')}`)
+    if (reordered) details.push('reordered')
+    reasons.push(details.length === 0 ? 'tools changed' : `tools changed (${details.join('; ')})`)
+  }
+  if (configChanged) reasons.push('config changed')
+  return { toolsChanged, configChanged, reason: reasons.length === 0 ? undefined : reasons.join('; '), ...(tools && { tools }) }
 }

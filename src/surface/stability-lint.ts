@@ -24,13 +24,6 @@ export interface StabilityWarning {
   readonly message: string
 }
 
-/** A finding not yet committed to the surface's reported set. */
-export interface PendingWarning {
-  readonly key: string
-  readonly layer: LayerRef | undefined
-  readonly warning: StabilityWarning
-}
-
 const GLOBAL_LAYER = {}
 const UNKNOWN_LAYER = {}
 
@@ -38,20 +31,24 @@ const UNKNOWN_LAYER = {}
 export class ReportedWarnings {
   readonly #byLayer = new WeakMap<object, Set<string>>()
 
-  has(layer: LayerRef | undefined, key: string): boolean {
-    return this.#byLayer.get(layerKey(layer))?.has(key) === true
+  has(warning: StabilityWarning): boolean {
+    return this.#byLayer.get(layerKey(warning))?.has(findingKey(warning)) === true
   }
 
-  commit(pending: readonly PendingWarning[]): void {
-    for (const { layer, key } of pending) {
-      const set = this.#byLayer.get(layerKey(layer)) ?? new Set()
-      this.#byLayer.set(layerKey(layer), set.add(key))
+  commit(warnings: readonly StabilityWarning[]): void {
+    for (const warning of warnings) {
+      const set = this.#byLayer.get(layerKey(warning)) ?? new Set()
+      this.#byLayer.set(layerKey(warning), set.add(findingKey(warning)))
     }
   }
 }
 
-function layerKey(layer: LayerRef | undefined): object {
+function layerKey({ layer }: StabilityWarning): object {
   return layer === 'global' ? GLOBAL_LAYER : (layer ?? UNKNOWN_LAYER)
+}
+
+function findingKey({ kind, section, variable }: StabilityWarning): string {
+  return `${kind}\0${section}\0${variable ?? ''}`
 }
 
 /**
@@ -64,15 +61,14 @@ export function lintStability(
   changed: ReadonlySet<string>,
   changedBefore: ReadonlySet<string> | undefined,
   reported: ReportedWarnings,
-): PendingWarning[] {
+): StabilityWarning[] {
   const { parts } = rendered
-  const out: PendingWarning[] = []
+  const out: StabilityWarning[] = []
   const add = (kind: StabilityWarning['kind'], part: RenderedPart, variable: string | undefined, message: string): void => {
     const { name: section, layer } = part
-    const key = `${kind}\0${section}\0${variable ?? ''}`
-    if (reported.has(layer, key) || out.some((p) => p.key === key && p.layer === layer)) return
     const warning: StabilityWarning = { kind, section, ...(layer === undefined ? {} : { layer }), ...(variable === undefined ? {} : { variable }), message }
-    out.push({ key, layer, warning })
+    const key = findingKey(warning)
+    if (!reported.has(warning) && !out.some((seen) => findingKey(seen) === key && seen.layer === layer)) out.push(warning)
   }
 
   const volatile = rendered.variables.filter((variable) => variable.stability === 'volatile')
@@ -80,12 +76,8 @@ export function lintStability(
     if (part.stability === 'volatile') continue
     for (const variable of volatile) {
       if (!part.variables.includes(variable.name)) continue
-      add(
-        'volatile-variable',
-        part,
-        variable.name,
-        `${labelInLayer('prompt section', part.name, part.layer)} references volatile ${labelInLayer('prompt variable', variable.name, variable.layer)}; a value that changes every step invalidates the cached prompt from this section on — move it into a runtime context`,
-      )
+      const message = `${labelInLayer('prompt section', part.name, part.layer)} references volatile ${labelInLayer('prompt variable', variable.name, variable.layer)}; a value that changes every step invalidates the cached prompt from this section on — move it into a runtime context`
+      add('volatile-variable', part, variable.name, message)
     }
   }
 
@@ -109,23 +101,15 @@ export function lintStability(
       }
     }
     for (const part of flagged.reverse()) {
-      add(
-        'unstable-section',
-        part,
-        undefined,
-        `${labelInLayer('prompt section', part.name, part.layer)} changed in two consecutive steps while later sections stayed the same; a per-step value this early in the prompt invalidates the cache of everything after it — move it into a runtime context or give the section a later order`,
-      )
+      const message = `${labelInLayer('prompt section', part.name, part.layer)} changed in two consecutive steps while later sections stayed the same; a per-step value this early in the prompt invalidates the cache of everything after it — move it into a runtime context or give the section a later order`
+      add('unstable-section', part, undefined, message)
     }
   }
   for (const part of parts) {
     if (!part.restored) continue
     const label = part.layer === 'global' ? `prompt section "${part.name}" in the global layer` : entryLabel('prompt section', part.name, part.layer)
-    add(
-      'required-restored',
-      part,
-      undefined,
-      `required ${label} was restored after the "system-prompt/assemble" waterfall: a listener dropped, edited or reordered it, and required sections keep their registered text and place; leave it in the listener's result, or register it without required: true if listeners may change it`,
-    )
+    const message = `required ${label} was restored after the "system-prompt/assemble" waterfall: a listener dropped, edited or reordered it, and required sections keep their registered text and place; leave it in the listener's result, or register it without required: true if listeners may change it`
+    add('required-restored', part, undefined, message)
   }
   return out
 }

@@ -23,11 +23,7 @@ export interface StepResult {
   readonly stablePrefixLength: number
   /** The same prefix in UTF-8 bytes. */
   readonly stablePrefixBytes: number
-  /**
-   * Sections whose output differs from the previous step's (a missing one
-   * counts as empty), plus one that only moved to where the prompt first
-   * diverges; in prompt order, a removed section where it was.
-   */
+  /** Sections whose output changed (a missing one counts as empty) or that only moved to the first divergence, in prompt order. */
   readonly changedSections: string[]
   /** `changedSections[0]`, where the prompt first diverges; absent when nothing changed. */
   readonly firstChangedSection?: string

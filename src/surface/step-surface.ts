@@ -3,12 +3,10 @@ import { deepFreeze } from '../assembly/deep-freeze.js'
 import { assembledFor } from '../assembly/provenance.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
 import { render, renderContextSections, renderContextSnapshot } from '../render/render.js'
-import type { BudgetOptions } from './budget-options.js'
-import { createTokenBudget } from './budget.js'
-import { cacheBreakOf, type CacheBreak } from './cache-break.js'
+import { createTokenBudget, type BudgetOptions } from './budget.js'
+import { cacheBreakOf, NO_PROMPT, prefixReportOf } from './cache-break.js'
 import { checkCacheRules, type CacheRules } from './cache-rules.js'
-import { NO_PROMPT, prefixReportOf } from './prefix-report.js'
-import { headerChange, headerStateOf, toolDiff, type HeaderChange, type HeaderState } from './request-header.js'
+import { headerChange, headerStateOf, type HeaderState } from './request-header.js'
 import { lintStability, ReportedWarnings } from './stability-lint.js'
 import { StepCounts, type CountedFields } from './step-tokens.js'
 import type { StepResult } from './step-result.js'
@@ -22,10 +20,7 @@ export type SystemPromptUpdate = 'replace' | 'in-history'
 export interface StepSurfaceOptions {
   /** The default update mode; a step's own `systemPromptUpdate` overrides it. Default `'replace'`. */
   readonly systemPromptUpdate?: SystemPromptUpdate
-  /**
-   * Counts the tokens of a text, for the steps' token figures and `predictedTokens`. Without it a
-   * budget's counts; the budget's own function counts per part, any other the joined texts.
-   */
+  /** Counts a text's tokens, for the steps' token figures and `predictedTokens`; without it a budget's `countTokens` does. */
   readonly countTokens?: (text: string) => number
   /** The cache-preserving token budget (SPEC §5): every step's `rendered`, events and figures then describe the budgeted prompt. */
   readonly budget?: BudgetOptions
@@ -74,10 +69,8 @@ export interface StepSurface {
 }
 
 /**
- * Creates the step surface (SPEC §3): a pure state machine that turns each
- * step's assembly into session-log events (`system/message` when the prompt
- * the model holds changed, `request/header` when config or tools did,
- * `context/snapshot` when the runtime contexts did) and a KV-cache prefix
+ * Creates the step surface (SPEC §3): a pure state machine that turns each step's assembly into session-log events
+ * (`system/message`, `request/header`, `context/snapshot`, each when what it records changed) and a KV-cache prefix
  * report. Throws a `TypeError` for a bad option (a bad `budget` names its field).
  *
  * @example
@@ -100,7 +93,6 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
   }
   const budget = options.budget === undefined ? undefined : createTokenBudget(options.budget)
   const budgetCount = options.budget?.countTokens
-  const budgetShares = options.budget?.shared === 'prefer-unshared'
   const rules = options.cacheRules === undefined ? undefined : checkCacheRules(options.cacheRules)
   if (rules !== undefined && countTokens === undefined && budgetCount === undefined) {
     throw new TypeError(
@@ -139,12 +131,12 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
 
       // Everything that can throw happens before any state is touched.
       const full = render(assembly)
-      const plan = budget?.plan(full, budgetShares ? assembledFor(assembly)?.scope : undefined)
+      const plan = budget?.plan(full, assembledFor(assembly)?.scope)
       const rendered = plan === undefined ? full : plan.rendered
       const { text } = rendered
       const contextText = renderContextSnapshot(assembly)
       const first = steps === 0
-      const compared = prefixReportOf(prompt, rendered, !first)
+      const compared = prefixReportOf(prompt, rendered)
       const warnings = lintStability(rendered, compared.changedSet, prompt.changed, reported)
 
       // The first render goes to node 0 even when empty; compaction drops in-history appends (the model holds node 0 again).
@@ -165,7 +157,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       }
 
       const nextHeader = headerStateOf(assembly.tools, configJson, header)
-      const { toolsChanged, configChanged, reason } = header === undefined ? FIRST_HEADER : headerChange(header, nextHeader)
+      const { toolsChanged, configChanged, reason, tools } = headerChange(header, nextHeader)
       const reusable = toolsChanged || configChanged ? { length: 0, bytes: 0 } : compared
       const measured = counts.measure({
         plan,
@@ -175,17 +167,15 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
         fresh: first || toolsChanged || configChanged,
         toolsJson: `[${nextHeader.toolJson.join(',')}]`,
       })
-      const cacheBreak = first
-        ? undefined
-        : cacheBreakOf({
-            previous: prompt.rendered!,
-            current: rendered,
-            stableLength: compared.length,
-            tools: toolsChanged ? changedToolNames(header!, nextHeader) : undefined,
-            configChanged,
-            withheldBefore: budget?.withheld ?? NO_NAMES,
-            withheldNow: plan?.withheld ?? NO_NAMES,
-          })
+      const cacheBreak = cacheBreakOf({
+        previous: prompt.rendered,
+        current: rendered,
+        stableLength: compared.length,
+        tools,
+        configChanged,
+        withheldBefore: budget?.withheld ?? NO_NAMES,
+        withheldNow: plan?.withheld ?? NO_NAMES,
+      })
       if (reason !== undefined) {
         events.push({
           type: 'request/header',
@@ -196,9 +186,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       }
       const contextBaseline = compacted ? undefined : snapshot
       const recordContext = contextText !== '' && contextText !== contextBaseline
-      if (recordContext) {
-        events.push({ type: 'context/snapshot', text: contextText, sections: renderContextSections(assembly) })
-      }
+      if (recordContext) events.push({ type: 'context/snapshot', text: contextText, sections: renderContextSections(assembly) })
 
       // Commit (nothing below throws).
       if (plan !== undefined) budget!.commit(plan)
@@ -218,7 +206,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
         stablePrefixLength: compared.length,
         stablePrefixBytes: compared.bytes,
         changedSections: compared.changedSections,
-        warnings: [...warnings.map((pending) => pending.warning), ...(plan?.warnings ?? [])],
+        warnings: [...warnings, ...(plan?.warnings ?? [])],
         rendered,
         toolsChanged,
         configChanged,
@@ -241,12 +229,6 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
 }
 
 const NO_NAMES: readonly string[] = Object.freeze([])
-const FIRST_HEADER: HeaderChange = { toolsChanged: false, configChanged: false, reason: 'initial' }
-
-function changedToolNames(before: HeaderState, after: HeaderState): NonNullable<CacheBreak['tools']> {
-  const { added, removed, changed } = toolDiff(before, after)
-  return Object.freeze({ added: Object.freeze(added), removed: Object.freeze(removed), changed: Object.freeze(changed) })
-}
 
 function updateMode(what: string, value: unknown): SystemPromptUpdate | undefined {
   if (value === undefined || value === 'replace' || value === 'in-history') return value

@@ -1,20 +1,116 @@
 /**
- * The step surface's token figures and expected cache reuse. With the budget's countTokens, by the
- * budget's rule (the stable prefix is its whole parts plus a count of the rest, so a steady step
- * tokenizes nothing); otherwise countTokens of the joined texts, the last prompt's count reused.
+ * The step surface's token figures and expected cache reuse, and the checked counts and exact sums the budget shares.
+ * The budget's rule: k parts cost their counts plus k − 1 separator counts, each text counted on its own.
  */
 
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
+import { describeValue } from '../assembly/errors.js'
 import type { BudgetPlan } from './budget.js'
-import { expectCache, NO_EXPECTATION, type CacheExpectation, type CacheRules, type ExpectationState } from './cache-rules.js'
-import { addSafely, BUDGET_COUNTER, countWith, TokenSum } from './token-counts.js'
+import type { CacheRules } from './cache-rules.js'
+import type { StepResult } from './step-result.js'
 
-/** A step's `countTokens` figures. */
-export interface TokenFigures {
-  readonly stablePrefixTokens: number
-  readonly reusablePrefixTokens: number
-  readonly promptTokens: number
+/** Who counts for the budget, as its errors name it. */
+export const BUDGET_COUNTER = 'budget countTokens'
+const OPTION_COUNTER = 'createStepSurface option "countTokens"'
+
+/** `countTokens(text)`, checked: a throw or a bad count becomes an error naming `who` and `subject` (what was counted). */
+export function countWith(countTokens: (text: string) => number, text: string, who: string, subject: string): number {
+  let value: unknown
+  try {
+    value = countTokens(text)
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error)
+    throw new Error(`${who} threw for ${subject}: ${reason}; countTokens must return a token count for any text`, { cause: error })
+  }
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new TypeError(
+      who === BUDGET_COUNTER
+        ? `${who} returned ${describeValue(value)} for ${subject}; it must return a non-negative finite number of tokens`
+        : `${who} must return a non-negative finite number (got ${describeValue(value)}) for ${subject}`,
+    )
+  }
+  return value
 }
+
+/**
+ * An exact running total of token counts, which may be fractions: a float total would drift (everything
+ * withheld would read a residue, not 0). `value` rounds the exact total once (ties to even). The total
+ * is an expansion: terms of increasing magnitude whose bits do not overlap.
+ */
+export class TokenSum {
+  readonly #terms: number[] = []
+
+  add(count: number): void {
+    const terms = this.#terms
+    let x = count
+    let kept = 0
+    // Two-sum each term into x: hi is their rounded sum and lo the exact
+    // rounding error, so x + (the kept terms) still equals the exact total.
+    for (let i = 0; i < terms.length; i++) {
+      let y = terms[i]!
+      if (Math.abs(x) < Math.abs(y)) [x, y] = [y, x]
+      const hi = x + y
+      const lo = y - (hi - x)
+      if (lo !== 0) terms[kept++] = lo
+      x = hi
+    }
+    terms.length = kept
+    terms.push(x)
+  }
+
+  subtract(count: number): void {
+    this.add(-count)
+  }
+
+  get value(): number {
+    const terms = this.#terms
+    let n = terms.length
+    if (n === 0) return 0
+    // Add the terms from the largest down until a rounding error appears.
+    let hi = terms[--n]!
+    let lo = 0
+    while (n > 0) {
+      const x = hi
+      const y = terms[--n]!
+      hi = x + y
+      lo = y - (hi - x)
+      if (lo !== 0) break
+    }
+    // A result exactly halfway rounded to even; the terms below decide
+    // whether the exact total lies above or below that half.
+    if (n > 0 && ((lo < 0 && terms[n - 1]! < 0) || (lo > 0 && terms[n - 1]! > 0))) {
+      const y = lo * 2
+      const x = hi + y
+      if (y === x - hi) hi = x
+    }
+    return hi
+  }
+}
+
+/** The exact total of `counts` with `separator` between each two. Throws what `addSafely` throws. */
+export function promptTokenSum(counts: readonly number[], separator: number, who: string): TokenSum {
+  const total = new TokenSum()
+  for (let i = 0; i < counts.length; i++) {
+    if (i > 0) addSafely(total, separator, who)
+    addSafely(total, counts[i]!, who)
+  }
+  return total
+}
+
+/** Adds `count` to `total`; throws a `RangeError` naming `who` past `Number.MAX_SAFE_INTEGER`, where counts stop being exact. */
+function addSafely(total: TokenSum, count: number, who: string): void {
+  total.add(count)
+  if (total.value <= Number.MAX_SAFE_INTEGER) return
+  throw new RangeError(
+    `${who} counts add up to ${total.value} tokens for this prompt, past Number.MAX_SAFE_INTEGER (${Number.MAX_SAFE_INTEGER}); ` +
+      'countTokens must return token counts whose sum stays a safe integer',
+  )
+}
+
+type TokenFigures = Required<Pick<StepResult, 'stablePrefixTokens' | 'reusablePrefixTokens' | 'promptTokens'>>
+
+/** The counted fields of a step result, absent where the surface has no counter. */
+export type CountedFields = Partial<TokenFigures & Pick<StepResult, 'partTokens' | 'expectedCachedTokens' | 'cacheNote'>>
 
 /** What one step hands the counter; `fresh`: nothing is reusable (the first step, or tools or config changed). */
 export interface CountedStep {
@@ -27,25 +123,26 @@ export interface CountedStep {
   readonly toolsJson: string
 }
 
-/** The counted fields of a step result, absent where the surface has no counter. */
-export interface CountedFields extends Partial<TokenFigures>, Partial<CacheExpectation> {
-  readonly partTokens?: readonly number[]
+/** What the next step's expectation compares with: where this step's marked blocks end, and the last tools count. */
+interface ExpectationState {
+  readonly markedEnds: readonly number[]
+  readonly toolsJson: string | undefined
+  readonly toolsTokens: number
 }
-
-const OPTION_COUNTER = 'createStepSurface option "countTokens"'
 
 /** The token figures and expected cache reuse of one surface's steps. */
 export class StepCounts {
-  readonly #countTokens: ((text: string) => number) | undefined
-  readonly #budgetCount: ((text: string) => number) | undefined
+  readonly #count: ((text: string) => number) | undefined
+  /** Who `#count` is, as errors name it; the budget's figures always name the budget's. */
+  readonly #who: string
   readonly #fromBudget: boolean
   readonly #rules: CacheRules | undefined
   #memo: { readonly text: string; readonly tokens: number } | undefined
-  #expectation: ExpectationState = NO_EXPECTATION
+  #expectation: ExpectationState = { markedEnds: [], toolsJson: undefined, toolsTokens: 0 }
 
   constructor(countTokens: ((text: string) => number) | undefined, budgetCount: ((text: string) => number) | undefined, rules: CacheRules | undefined) {
-    this.#countTokens = countTokens
-    this.#budgetCount = budgetCount
+    this.#count = countTokens ?? budgetCount
+    this.#who = countTokens === undefined ? BUDGET_COUNTER : OPTION_COUNTER
     this.#fromBudget = budgetCount !== undefined && (countTokens === undefined || countTokens === budgetCount)
     this.#rules = rules
   }
@@ -54,70 +151,92 @@ export class StepCounts {
   measure(step: CountedStep): { readonly fields: CountedFields; readonly commit: () => void } {
     let tokens: TokenFigures | undefined
     let memo = this.#memo
-    if (this.#fromBudget) tokens = this.#budgetFigures(step)
-    else if (this.#countTokens !== undefined) {
-      tokens = this.#textFigures(step)
-      memo = { text: step.rendered.text, tokens: tokens.promptTokens }
+    if (this.#count !== undefined) {
+      const [stable, promptTokens] = this.#fromBudget ? this.#budgetFigures(step) : this.#textFigures(step)
+      tokens = { stablePrefixTokens: stable, reusablePrefixTokens: step.reusableLength === 0 ? 0 : stable, promptTokens }
+      if (!this.#fromBudget) memo = { text: step.rendered.text, tokens: promptTokens }
     }
-    let expectation: ReturnType<typeof expectCache> | undefined
-    if (this.#rules !== undefined) {
-      const who = this.#countTokens === undefined ? BUDGET_COUNTER : OPTION_COUNTER
-      const counter = (this.#countTokens ?? this.#budgetCount)!
-      expectation = expectCache(
-        { ...step, ...tokens!, rules: this.#rules, count: (text, subject) => countWith(counter, text, who, subject) },
-        this.#expectation,
-      )
-    }
-    const fields: CountedFields = {
-      ...tokens,
-      ...(this.#fromBudget ? { partTokens: step.plan!.partTokens } : {}),
-      ...expectation?.expectation,
-    }
+    const expected = this.#rules === undefined ? undefined : this.#expect(step, tokens!, this.#rules)
     return {
-      fields,
+      fields: { ...tokens, ...(this.#fromBudget ? { partTokens: step.plan!.partTokens } : {}), ...expected?.fields },
       commit: () => {
         this.#memo = memo
-        if (expectation !== undefined) this.#expectation = expectation.next
+        if (expected !== undefined) this.#expectation = expected.next
       },
     }
   }
 
-  /** The stable prefix's slice past the last whole part is never cached: it differs whenever the prefix moves. */
-  #budgetFigures({ plan, stableLength, reusableLength }: CountedStep): TokenFigures {
+  /**
+   * The stable prefix's and the prompt's tokens by the budget's rule. The prefix's slice past the last whole part is
+   * counted on its own and never cached: it differs whenever the prefix moves.
+   */
+  #budgetFigures({ plan, stableLength }: CountedStep): [stable: number, prompt: number] {
     const { rendered, partTokens, separatorTokens, promptTokens } = plan!
-    let stable = promptTokens
-    if (stableLength < rendered.text.length) {
-      const { parts } = rendered
-      const sum = new TokenSum()
-      let end = 0
-      let i = 0
-      for (; i < parts.length && parts[i]!.end <= stableLength; i++) {
-        if (i > 0) sum.add(separatorTokens)
-        sum.add(partTokens[i]!)
-        end = parts[i]!.end
-      }
-      if (stableLength > end) {
-        const subject = `the stable prefix's end in rendered part "${parts[i]?.name ?? parts[i - 1]!.name}"`
-        // Only this slice can pass MAX_SAFE_INTEGER: the whole parts sum to at most promptTokens.
-        addSafely(sum, countWith(this.#budgetCount!, rendered.text.slice(end, stableLength), BUDGET_COUNTER, subject), BUDGET_COUNTER)
-      }
-      stable = sum.value
+    if (stableLength >= rendered.text.length) return [promptTokens, promptTokens]
+    const { parts } = rendered
+    const sum = new TokenSum()
+    let end = 0
+    let i = 0
+    for (; i < parts.length && parts[i]!.end <= stableLength; i++) {
+      if (i > 0) sum.add(separatorTokens)
+      sum.add(partTokens[i]!)
+      end = parts[i]!.end
     }
-    return { stablePrefixTokens: stable, reusablePrefixTokens: reusableLength === 0 ? 0 : stable, promptTokens }
+    if (stableLength > end) {
+      const subject = `the stable prefix's end in rendered part "${parts[i]?.name ?? parts[i - 1]!.name}"`
+      // Only this slice can pass MAX_SAFE_INTEGER: the whole parts sum to at most promptTokens.
+      addSafely(sum, countWith(this.#count!, rendered.text.slice(end, stableLength), BUDGET_COUNTER, subject), BUDGET_COUNTER)
+    }
+    return [sum.value, promptTokens]
   }
 
-  #textFigures({ rendered: { text }, stableLength, reusableLength }: CountedStep): TokenFigures {
-    const count = this.#countTokens!
+  /** `countTokens` of the stable prefix and of the whole text, the last prompt's count reused. */
+  #textFigures({ rendered: { text }, stableLength }: CountedStep): [stable: number, prompt: number] {
+    const count = (slice: string, subject: string): number => countWith(this.#count!, slice, OPTION_COUNTER, subject)
     const memo = this.#memo
-    const whole = (): number => (memo !== undefined && memo.text === text ? memo.tokens : countWith(count, text, OPTION_COUNTER, 'the rendered prompt'))
-    let stablePrefixTokens: number
-    let promptTokens: number
+    const whole = memo !== undefined && memo.text === text ? memo.tokens : undefined
     if (stableLength === text.length) {
-      promptTokens = stablePrefixTokens = text.length === 0 ? 0 : whole()
-    } else {
-      stablePrefixTokens = stableLength === 0 ? 0 : countWith(count, text.slice(0, stableLength), OPTION_COUNTER, 'the stable prefix')
-      promptTokens = whole()
+      const tokens = text.length === 0 ? 0 : (whole ?? count(text, 'the rendered prompt'))
+      return [tokens, tokens]
     }
-    return { stablePrefixTokens, reusablePrefixTokens: reusableLength === 0 ? 0 : stablePrefixTokens, promptTokens }
+    const stable = stableLength === 0 ? 0 : count(text.slice(0, stableLength), 'the stable prefix')
+    return [stable, whole ?? count(text, 'the rendered prompt')]
+  }
+
+  /**
+   * The step's expected cache reuse by the provider's rules (SPEC §4.3), and the state to keep if the step succeeds:
+   *
+   *   first step, tools or config changed   0
+   *   breakpoints (Anthropic)               tokens through the end of the last marked block that lies
+   *                                         wholly in the identical prefix and was marked at the same
+   *                                         place last step (only such a prefix was written); else 'no-breakpoint'
+   *   no breakpoints (OpenAI, DeepSeek)     reusable tokens rounded down to the granularity
+   *   tools' tokens + those < minimumTokens 0, 'below-minimum'
+   */
+  #expect({ rendered, fresh, stableLength, toolsJson }: CountedStep, figures: TokenFigures, rules: CacheRules) {
+    const count = (text: string, subject: string): number => countWith(this.#count!, text, this.#who, subject)
+    const state = this.#expectation
+    const markedEnds: number[] = []
+    if (rules.breakpoints) {
+      let offset = 0
+      rendered.blocks.forEach((block, index) => {
+        offset += (index > 0 ? 2 : 0) + block.text.length
+        if (block.cacheBreakpoint) markedEnds.push(offset)
+      })
+    }
+    const toolsTokens = toolsJson === state.toolsJson ? state.toolsTokens : count(toolsJson, 'the tools (JSON.stringify(tools))')
+    const next: ExpectationState = { markedEnds, toolsJson, toolsTokens }
+    if (fresh || figures.reusablePrefixTokens === 0) return { fields: { expectedCachedTokens: 0 }, next }
+    let tokens = Math.floor(figures.reusablePrefixTokens / rules.granularity) * rules.granularity
+    if (rules.breakpoints) {
+      const end = markedEnds.findLast((candidate) => candidate <= stableLength && state.markedEnds.includes(candidate))
+      if (end === undefined) return { fields: { expectedCachedTokens: 0, cacheNote: 'no-breakpoint' as const }, next }
+      const { text } = rendered
+      if (end === stableLength) tokens = figures.stablePrefixTokens
+      else if (end === text.length) tokens = figures.promptTokens
+      else tokens = count(text.slice(0, end), 'the prompt through its last cached block')
+    }
+    if (toolsTokens + tokens >= rules.minimumTokens) return { fields: { expectedCachedTokens: tokens }, next }
+    return { fields: { expectedCachedTokens: 0, cacheNote: 'below-minimum' as const }, next }
   }
 }

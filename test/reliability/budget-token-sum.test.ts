@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { promptTokenSum, TokenSum } from '../../src/surface/token-counts.js'
+import { promptTokenSum, TokenSum } from '../../src/surface/step-tokens.js'
 
 // The exact running total the token budget keeps (an internal module).
 

@@ -1,8 +1,7 @@
 import { describe, expect, it, vi } from 'vitest'
 import { buildRenderedPrompt, type PartInput, type RenderedPrompt } from '../../src/render/rendered-prompt.js'
-import { validateBudgetOptions } from '../../src/surface/budget-options.js'
-import { createTokenBudget, type BudgetPlan, type TokenBudget } from '../../src/surface/budget.js'
-import { COMPARED_PART_FIELDS } from '../../src/surface/kept-prompt.js'
+import { COMPARED_PART_FIELDS } from '../../src/surface/budget-parts.js'
+import { createTokenBudget, validateBudgetOptions, type BudgetPlan, type TokenBudget } from '../../src/surface/budget.js'
 
 // The token budget on its own (an internal module until the step surface
 // takes `budget`): prompts are built with the real builder; a token is a
