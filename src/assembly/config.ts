@@ -1,6 +1,6 @@
 import { describeValue } from './errors.js'
 import { CONTEXT_ORDERS, SECTION_ORDERS, TOOL_ORDER_REST } from './orders.js'
-import { compileTemplate } from './template.js'
+import { malformedReference, scanGroups } from './template.js'
 
 /** The two values of config `stabilityGuard`. */
 export type StabilityGuard = 'warn' | 'error'
@@ -38,20 +38,12 @@ export interface SystemPromptConfig {
   renderCacheScopes?: number
 }
 
-/** The validated configuration with every default applied. */
-export interface ResolvedSystemPromptConfig {
-  readonly includeHarnessIdentity: boolean
-  readonly identity: string
-  readonly includeRuntimeContext: boolean
-  readonly personaPrefix: string
-  readonly personaSuffix: string
+/**
+ * The validated configuration with every default applied. `sectionOrders` and `contextOrders` hold the
+ * configured bands only, without the built-in ones (frozen, prototype-free tables).
+ */
+export type ResolvedSystemPromptConfig = Readonly<Required<Omit<SystemPromptConfig, 'toolOrder'>>> & {
   readonly toolOrder: readonly string[] | undefined
-  /** The configured section bands, without the built-in ones (a frozen, prototype-free table). */
-  readonly sectionOrders: Readonly<Record<string, number>>
-  /** The configured context bands, without the built-in ones (a frozen, prototype-free table). */
-  readonly contextOrders: Readonly<Record<string, number>>
-  readonly stabilityGuard: StabilityGuard
-  readonly renderCacheScopes: number
 }
 
 interface Issue {
@@ -96,32 +88,13 @@ function orderTable(key: 'sectionOrders' | 'contextOrders', value: unknown, issu
   const builtIn: Readonly<Record<string, number>> = key === 'sectionOrders' ? SECTION_ORDERS : CONTEXT_ORDERS
   for (const [name, order] of Object.entries(value)) {
     if (Object.hasOwn(builtIn, name)) {
-      issues.push({
-        message: `${key} "${name}" is already a ${kind} order band (${builtIn[name]}); pick another name for the deployment's own band`,
-        path: [key, name],
-      })
+      const message = `${key} "${name}" is already a ${kind} order band (${builtIn[name]}); pick another name for the deployment's own band`
+      issues.push({ message, path: [key, name] })
     } else if (typeof order !== 'number' || !Number.isFinite(order)) {
       issues.push({ message: `${key} "${name}" must be a finite number (got ${describeValue(order)})`, path: [key, name] })
     } else table[name] = order
   }
   return Object.freeze(table)
-}
-
-/** A config text renders as a template, so a malformed reference fails at load, naming the key. */
-function templateIssue(key: string, text: string): Issue | undefined {
-  const owner = `systemPrompt config "${key}"`
-  try {
-    compileTemplate(text, owner)
-    return undefined
-  } catch (error) {
-    // Cut the template's own remedy: it mentions `interpolate: false`, which config texts do not have.
-    const message = (error as Error).message
-    const end = message.lastIndexOf(owner)
-    return {
-      message: `${end < 0 ? message : message.slice(0, end + owner.length)}; write {{name}} with a lowercase name matching /^[a-z][a-z0-9_]*$/ (config texts are always interpolated)`,
-      path: [key],
-    }
-  }
 }
 
 /**
@@ -167,9 +140,14 @@ export function resolveSystemPromptConfig(config: unknown): { value: ResolvedSys
   const unknown = Object.keys(input).filter((key) => !known.includes(key))
   issues.unshift(...unknown.map((key) => ({ message: `unknown systemPrompt config key "${key}"; known keys: ${known.join(', ')}`, path: [key] })))
   if (input.toolOrder !== undefined) issues.push(...toolOrderIssues(input.toolOrder))
+  // A config text renders as a template, so a malformed reference fails at load, naming the key.
   for (const key of ['identity', 'personaPrefix', 'personaSuffix'] as const) {
-    const issue = typeof input[key] === 'string' ? templateIssue(key, input[key]) : undefined
-    if (issue !== undefined) issues.push(issue)
+    const text = input[key]
+    const malformed = typeof text === 'string' ? scanGroups(text).find((group) => group.malformed !== undefined) : undefined
+    if (malformed === undefined) continue
+    const owner = `systemPrompt config "${key}"`
+    const { message } = malformedReference(malformed.malformed!, owner, ' (config texts are always interpolated)')
+    issues.push({ message, path: [key] })
   }
   return issues.length > 0 ? { issues } : { value }
 }

@@ -62,6 +62,8 @@ export interface DiagnosticsOptions {
 }
 
 type TextEntry = SectionEntry | ContextEntry
+/** An entry's layer, `undefined` when unknown. */
+type Layer = LayerRef | undefined
 
 const NO_GROUPS: readonly TemplateGroup[] = Object.freeze([])
 const THREW = Symbol('threw')
@@ -106,11 +108,8 @@ function findingsOf(entry: TextEntry, entryKind: 'section' | 'context', plan: Va
     return push('unchecked', undefined, `${owner} text is a function provider, so its references are checked only when it renders (diagnostics never call providers)`)
   }
   const seen = new Set<string>()
-  const once = (key: string): boolean => {
-    if (seen.has(key)) return false
-    seen.add(key)
-    return true
-  }
+  /** True the first time `key` is seen in this entry. */
+  const once = (key: string): boolean => seen.size < seen.add(key).size
   const volatileSection = entryKind === 'section' && entry.stability !== 'volatile'
   for (const group of groupsOf(entry, scans) ?? NO_GROUPS) {
     if (group.malformed !== undefined) {
@@ -134,17 +133,12 @@ function findingsOf(entry: TextEntry, entryKind: 'section' | 'context', plan: Va
   }
 }
 
-/**
- * The stability-guard hazard (SPEC §5): a section not declared volatile that references a volatile
- * variable changes every step with it. Names both with their layers, what `guard` does, and the ways out.
- */
-export function volatileReferenceMessage(
-  guard: StabilityGuard,
-  section: string,
-  sectionLayer: LayerRef | undefined,
-  variable: string,
-  variableLayer: LayerRef | undefined,
-): string {
+/** A section and the volatile variable it references, each with its layer. */
+type VolatileReference = [section: string, sectionLayer: Layer, variable: string, variableLayer: Layer]
+
+/** The stability-guard hazard (SPEC §5), naming both entries with their layers, what `guard` does, and the ways out. */
+function volatileReferenceMessage(guard: StabilityGuard, ...reference: VolatileReference): string {
+  const [section, sectionLayer, variable, variableLayer] = reference
   const consequence =
     guard === 'error'
       ? "which config stabilityGuard 'error' forbids"
@@ -159,15 +153,12 @@ export function volatileReferenceMessage(
 }
 
 /** The hazard as the `Error` a render throws under `stabilityGuard: 'error'`. */
-export function volatileReferenceError(section: string, sectionLayer: LayerRef | undefined, variable: string, variableLayer: LayerRef | undefined): Error {
-  return new Error(volatileReferenceMessage('error', section, sectionLayer, variable, variableLayer))
+export function volatileReferenceError(...reference: VolatileReference): Error {
+  return new Error(volatileReferenceMessage('error', ...reference))
 }
 
-/**
- * Why a `cacheBreakpoint` section at or after the first volatile one gets no cache marker
- * (SPEC §4.1): shared by `diagnostics()` and the step surface.
- */
-export function breakpointAfterVolatileMessage(section: string, layer: LayerRef | undefined, volatile: string, volatileLayer: LayerRef | undefined): string {
+/** Why a `cacheBreakpoint` section at or after the first volatile one gets no cache marker (SPEC §4.1). */
+export function breakpointAfterVolatileMessage(section: string, layer: Layer, volatile: string, volatileLayer: Layer): string {
   const marked = labelInLayer('prompt section', section, layer)
   const at = section === volatile ? 'is itself volatile' : `is ordered after volatile ${labelInLayer('prompt section', volatile, volatileLayer)}`
   return `${marked} has cacheBreakpoint: true but ${at}; no cache marker is placed at or after volatile text (that prefix changes every step, so a marker could only pay for cache writes) — order it before the volatile section, or move the per-step text into a runtime context`
@@ -186,18 +177,16 @@ function breakpointFindings(entries: readonly SectionEntry[], out: PromptDiagnos
   }
 }
 
-/** Whether a section's text is known to be empty (a function text never is; a throwing signal is not). */
-function emptyText(entry: SectionEntry): boolean {
-  return entry.kind === SourceKind.Static ? entry.value === '' : entry.kind === SourceKind.Signal && read(entry.signal!) === ''
-}
-
 /** A `'shared-prefix-split'` finding for every scoped section ordered before a non-empty global one, naming the first. */
 function sharedPrefixFindings(entries: readonly SectionEntry[], out: PromptDiagnostic[]): void {
   let before: SectionEntry | undefined
   const found: PromptDiagnostic[] = []
   for (const entry of entries.toReversed()) {
     if (entry.scope === undefined) {
-      if (!emptyText(entry)) before = entry
+      // A function text is never known to be empty, nor is a throwing signal's.
+      const empty =
+        entry.kind === SourceKind.Static ? entry.value === '' : entry.kind === SourceKind.Signal && read(entry.signal!) === ''
+      if (!empty) before = entry
       continue
     }
     if (before === undefined) continue
@@ -241,7 +230,7 @@ export class Diagnostics {
   #memoOf(view: ScopeView) {
     let memo = this.#memos.get(view)
     if (memo !== undefined) return memo
-    const guard = this.guard
+    const { guard } = this
     const scans = this.#scans
     let lastAll: readonly PromptDiagnostic[] = Object.freeze([])
     let lastChecked: readonly PromptDiagnostic[] = lastAll

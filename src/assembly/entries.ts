@@ -11,7 +11,6 @@ import type {
   PromptSection,
   Stability,
   ToolProvider,
-  ToolProviderResult,
   VariableSource,
 } from './types.js'
 
@@ -33,10 +32,7 @@ export function labelInLayer(kind: string, name: string, layer: LayerRef | undef
   return entryLabel(kind, name, scopeOfLayer(layer))
 }
 
-/**
- * How an entry's value is obtained on each assembly: a fixed string, a signal
- * (read, no provider call), or a function provider (called once per assembly).
- */
+/** How an entry's value is obtained on each assembly: fixed, read from a signal, or by calling a provider once. */
 export const SourceKind = { Static: 0, Signal: 1, Provider: 2 } as const
 /** One of `SourceKind`'s values. */
 export type SourceKind = (typeof SourceKind)[keyof typeof SourceKind]
@@ -46,41 +42,32 @@ export interface Source<T> {
   readonly kind: SourceKind
   readonly value: T | undefined
   readonly signal: ReadonlySignal<unknown> | undefined
-  readonly fn: ((context: AssembleContext) => unknown) | undefined
+  readonly fn: Provider | undefined
 }
 
-interface EntryBase<T> extends Source<T> {
+type Provider = (context: AssembleContext) => unknown
+
+interface EntryBase<T, S = NamedSource> extends Source<T> {
   readonly name: string
   /** `undefined` for the global layer. */
   readonly scope: ScopeKey | undefined
   /** `prompt section`, `runtime context` or `prompt variable`, for `labelOf`. */
   readonly noun: string
   readonly stability: Stability | undefined
+  /** The entry's provenance record, made once and shared by every plan. */
+  readonly source: S
 }
 
-/** A registered section: its declared options, and `source`, its provenance record made once and shared by every plan. */
-export interface SectionEntry extends EntryBase<string>, Omit<SectionSource, 'layer'> {
-  readonly source: SectionSource
-}
-
-/** A registered runtime context; `source` is its provenance record, made once and shared by every plan. */
-export interface ContextEntry extends EntryBase<string> {
-  readonly source: NamedSource
-  readonly order: number
-  readonly interpolate: boolean
-  readonly required: boolean
-}
-
-/** A registered prompt variable; `source` is its provenance record, made once and shared by every plan. */
-export interface VariableEntry extends EntryBase<string | undefined> {
-  readonly source: NamedSource
-}
+/** A registered section, with its declared options. */
+export interface SectionEntry extends EntryBase<string, SectionSource>, Omit<SectionSource, 'layer'> {}
+/** A registered runtime context. */
+export interface ContextEntry extends EntryBase<string>, Pick<SectionEntry, 'order' | 'interpolate' | 'required'> {}
+/** A registered prompt variable. */
+export interface VariableEntry extends EntryBase<string | undefined> {}
 
 /** A registered tool provider, labelled at assembly by its position in its layer. */
-export interface ToolEntry {
+export interface ToolEntry extends Pick<Source<never>, 'signal' | 'fn'> {
   readonly kind: typeof SourceKind.Signal | typeof SourceKind.Provider
-  readonly signal: ReadonlySignal<unknown> | undefined
-  readonly fn: ((context: AssembleContext) => unknown) | undefined
   readonly scope: ScopeKey | undefined
 }
 
@@ -110,14 +97,10 @@ const SECTION = 'prompt section'
 const CONTEXT = 'runtime context'
 const VARIABLE = 'prompt variable'
 const STABILITIES: readonly Stability[] = ['static', 'session', 'volatile']
+const FLAGS = ['complete', 'required', 'cacheBreakpoint'] as const
 
 /** An entry's label, built only when an error needs it (scope keys are opaque). */
 type Label = () => string
-
-function requireName(kind: string, name: unknown, scope: ScopeKey | undefined): string {
-  if (typeof name === 'string' && name !== '') return name
-  throw new TypeError(`${kind} name${inScope(scope)} must be a non-empty string (got ${describeValue(name)})`)
-}
 
 function requireFinite(label: Label, key: 'order' | 'priority', value: unknown): number {
   if (typeof value === 'number' && Number.isFinite(value)) return value
@@ -142,7 +125,7 @@ function toSource<T>(label: Label, what: string, value: unknown): Source<T> {
   const signal = trackedSignalOf(value, () => `${label()} ${what}`)
   if (signal !== undefined) return { kind: SourceKind.Signal, value: undefined, signal, fn: undefined }
   if (typeof value === 'function') {
-    return { kind: SourceKind.Provider, value: undefined, signal: undefined, fn: value as (context: AssembleContext) => unknown }
+    return { kind: SourceKind.Provider, value: undefined, signal: undefined, fn: value as Provider }
   }
   throw new TypeError(`${label()} ${what} must be a string, a signal or a function (got ${describeValue(value)})`)
 }
@@ -153,7 +136,10 @@ function orderedFields(kind: string, input: unknown, scope: ScopeKey | undefined
     throw new TypeError(`${kind} must be an object with name, order and text (got ${describeValue(input)})`)
   }
   const raw = input as Record<string, unknown>
-  const name = requireName(kind, raw.name, scope)
+  const name = raw.name
+  if (typeof name !== 'string' || name === '') {
+    throw new TypeError(`${kind} name${inScope(scope)} must be a non-empty string (got ${describeValue(name)})`)
+  }
   const label: Label = () => entryLabel(kind, name, scope)
   return {
     raw,
@@ -174,9 +160,7 @@ export function labelOf(entry: { readonly noun: string; readonly name: string; r
 /** Validates a `section()` argument; throws a `TypeError` naming the entry. */
 export function toSectionEntry(input: PromptSection, scope: ScopeKey | undefined): SectionEntry {
   const { raw, name, label, order, source, interpolate, stability } = orderedFields(SECTION, input, scope)
-  const complete = optionalFlag(label, 'complete', raw.complete)
-  const required = optionalFlag(label, 'required', raw.required)
-  const cacheBreakpoint = optionalFlag(label, 'cacheBreakpoint', raw.cacheBreakpoint)
+  const [complete, required, cacheBreakpoint] = FLAGS.map((key) => optionalFlag(label, key, raw[key]))
   const priority = raw.priority === undefined ? 0 : requireFinite(label, 'priority', raw.priority)
   const record: SectionSource = { name, layer: layerOf(scope), order, stability, interpolate, complete, required, cacheBreakpoint, priority }
   return { name, scope, noun: SECTION, source: record, order, ...source, interpolate, complete, required, cacheBreakpoint, priority, stability }
@@ -209,8 +193,6 @@ export function toToolEntry(provider: ToolProvider, scope: ScopeKey | undefined)
   const label = () => `tool provider${inScope(scope)}`
   const signal = trackedSignalOf(provider, label)
   if (signal !== undefined) return { kind: SourceKind.Signal, signal, fn: undefined, scope }
-  if (typeof provider === 'function') {
-    return { kind: SourceKind.Provider, signal: undefined, fn: provider as (context: AssembleContext) => ToolProviderResult, scope }
-  }
+  if (typeof provider === 'function') return { kind: SourceKind.Provider, signal: undefined, fn: provider as Provider, scope }
   throw new TypeError(`${label()} must be a function or a signal of { schemas, knownNames? } (got ${describeValue(provider)})`)
 }

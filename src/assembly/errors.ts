@@ -1,7 +1,4 @@
-/*
- * The phrases promptloom's error messages are built from, so they read alike. A scope key is read
- * here only, and only while a message is being built (keys are opaque otherwise).
- */
+// The phrases error messages are built from, so they read alike. Scope keys are read here only, while a message is built.
 
 import { scopeLabel, type ScopeKey } from '../scope/scope-key.js'
 
@@ -15,20 +12,16 @@ export function describeValue(value: unknown): string {
   return value === undefined ? 'undefined' : `${typeof value} ${String(value)}`
 }
 
+/** A phrase about `scope`: `global` for the global layer, else `scoped` followed by the quoted scope label. */
+const phrase = (global: string, scoped: string) => (scope: ScopeKey | undefined) =>
+  scope === undefined ? global : `${scoped} "${scopeLabel(scope)}"`
+
 /** ` in scope "agent-1"` for a scoped entry, `''` for a global one: appended to a subject. */
-export function inScope(scope: ScopeKey | undefined): string {
-  return scope === undefined ? '' : ` in scope "${scopeLabel(scope)}"`
-}
-
+export const inScope = phrase('', ' in scope')
 /** `in scope "agent-1"`, or `in the global layer`: where a registration lives. */
-export function layerPhrase(scope: ScopeKey | undefined): string {
-  return scope === undefined ? 'in the global layer' : `in scope "${scopeLabel(scope)}"`
-}
-
+export const layerPhrase = phrase('in the global layer', 'in scope')
 /** `scope "agent-1"`, or `the global view`: which view an assembly was made for. */
-export function viewName(scope: ScopeKey | undefined): string {
-  return scope === undefined ? 'the global view' : `scope "${scopeLabel(scope)}"`
-}
+export const viewName = phrase('the global view', 'scope')
 
 /** `prompt section "intro"`, plus ` in scope "agent-1"` for a scoped entry. */
 export function entryLabel(kind: string, name: string, scope: ScopeKey | undefined): string {

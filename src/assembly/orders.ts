@@ -14,9 +14,7 @@ export const PERSONA_SUFFIX_SECTION = 'deployment:persona-suffix'
  * agents whose paths or URLs differ (KV-cache reuse).
  */
 export const SECTION_ORDERS = Object.freeze({
-  /** The harness identity section (`harness:identity`). */
   HARNESS_IDENTITY: -1000,
-  /** The deployment persona prefix, before first-party guidance. */
   DEPLOYMENT_PERSONA_PREFIX: 0,
   PLAN_POLICY: 500,
   TEAM_POLICY: 600,
@@ -51,7 +49,6 @@ export const SECTION_ORDERS = Object.freeze({
   HARNESS_SOURCE: 10000,
   /** The local web surface (environment suffix). */
   WEB_SURFACE: 10100,
-  /** The deployment persona suffix, after first-party guidance. */
   DEPLOYMENT_PERSONA_SUFFIX: 10200,
 } as const)
 
@@ -67,13 +64,10 @@ export type PromptSectionOrderName = keyof typeof SECTION_ORDERS
 /** A built-in runtime-context placement (config `contextOrders` adds a deployment's own names). */
 export type PromptContextOrderName = keyof typeof CONTEXT_ORDERS
 
+type Bands = Readonly<Record<string, number>>
+
 /** A band's order: a built-in one, else a configured one; a `TypeError` listing both for any other name. */
-export function orderOf(
-  kind: 'section' | 'context',
-  name: string,
-  builtIn: Readonly<Record<string, number>>,
-  configured: Readonly<Record<string, number>>,
-): number {
+export function orderOf(kind: 'section' | 'context', name: string, builtIn: Bands, configured: Bands): number {
   if (Object.hasOwn(builtIn, name)) return builtIn[name]!
   if (Object.hasOwn(configured, name)) return configured[name]!
   const known = [...Object.keys(builtIn), ...Object.keys(configured)].join(', ')

@@ -12,22 +12,15 @@ import type { PromptStats } from './stats.js'
  * every registration, disposal and parent re-link, and over every registered signal-valued input.
  */
 export class Registration {
-  readonly store: ScopedLayers<PromptLayer>
   readonly #edits = signal(0)
+  // peek, not value: a registration made inside someone's effect must not subscribe it.
+  readonly store = new ScopedLayers((scope) => new PromptLayer(scope), () => void (this.#edits.value = this.#edits.peek() + 1))
   readonly #changes = new ChangeRelay()
-  readonly #stats: PromptStats
-  readonly #unwatchParents: () => void
+  // Any re-link may change some scope's effective view (a scope without a layer inherits from its new parent).
+  readonly #unwatchParents = watchParentChanges(this.#edits)
 
-  constructor(stats: PromptStats) {
-    this.#stats = stats
-    // peek, not value: a registration made inside someone's effect must not subscribe it.
-    this.store = new ScopedLayers(
-      (scope) => new PromptLayer(scope),
-      () => void (this.#edits.value = this.#edits.peek() + 1),
-    )
+  constructor(private readonly stats: PromptStats) {
     this.#changes.add(this.#edits)
-    // Any re-link may change some scope's effective view (a scope without a layer inherits from its new parent).
-    this.#unwatchParents = watchParentChanges(this.#edits)
   }
 
   /** Stops hearing about parent re-links and registered signals. */
@@ -57,9 +50,8 @@ export class Registration {
   }
 
   /**
-   * The body of the effect that calls `emit` after every effective registry change, once per
-   * `batch()`; the first run only subscribes. It reads one signal, the relay's pulse, so a write costs
-   * the same however many signal inputs are registered.
+   * The body of the effect that calls `emit` after every effective registry change, once per `batch()`;
+   * the first run only subscribes. It reads only the relay's pulse, so a write costs the same however many are registered.
    */
   changeEffect(emit: () => void): () => void {
     let first = true
@@ -70,7 +62,7 @@ export class Registration {
         return
       }
       untracked(() => {
-        this.#stats.changeEvents++
+        this.stats.changeEvents++
         emit()
       })
     }

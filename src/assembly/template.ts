@@ -18,13 +18,10 @@ export interface Template {
 
 /** What a prompt variable's name must match, here and at registration. */
 export const VARIABLE_NAME = /^[a-z][a-z0-9_]*$/
-const OPEN = '{{'
-const CLOSE = '}}'
-/** Longest group quoted whole in an error, so a huge text stays readable. */
-const QUOTE_LIMIT = 64
 
 /** Names the entry a template belongs to in errors; a function is asked only when an error is thrown. */
 type TemplateOwner = string | (() => string)
+type Variables = Readonly<Record<string, string | undefined>>
 
 function nameOf(owner: TemplateOwner): string {
   return typeof owner === 'string' ? owner : owner()
@@ -39,22 +36,14 @@ export function compileTemplate(text: string, owner: TemplateOwner): Template {
   const parts: string[] = []
   const refs: string[] = []
   let literalStart = 0
-  // A repeated reference reuses the last name's string and skips its regex test (never empty, so `{{}}` never matches it).
-  let last: string | undefined
-  for (let open = text.indexOf(OPEN); open >= 0; open = text.indexOf(OPEN, literalStart)) {
-    const close = text.indexOf(CLOSE, open + OPEN.length)
+  for (let open = text.indexOf('{{'); open >= 0; open = text.indexOf('{{', literalStart)) {
+    const close = text.indexOf('}}', open + 2)
     if (close < 0) break
-    const start = open + OPEN.length
-    let name: string
-    if (last !== undefined && close - start === last.length && text.startsWith(last, start)) name = last
-    else {
-      name = text.slice(start, close)
-      if (!VARIABLE_NAME.test(name)) throw malformedReference(text.slice(open, close + CLOSE.length), nameOf(owner))
-      last = name
-    }
+    const name = text.slice(open + 2, close)
+    if (!VARIABLE_NAME.test(name)) throw malformedReference(text.slice(open, close + 2), nameOf(owner))
     parts.push(text.slice(literalStart, open))
     refs.push(name)
-    literalStart = close + CLOSE.length
+    literalStart = close + 2
   }
   parts.push(literalStart === 0 ? text : text.slice(literalStart))
   return { parts: Object.freeze(parts), refs: Object.freeze(refs) }
@@ -65,46 +54,33 @@ export function compileTemplate(text: string, owner: TemplateOwner): Template {
  * is own-property only. Throws an `Error` for the first reference whose name is not an own key
  * ("unknown prompt variable") or whose value is `undefined` ("has no value").
  */
-export function fillTemplate(
-  template: Template,
-  variables: Readonly<Record<string, string | undefined>>,
-  owner: TemplateOwner,
-): string {
+export function fillTemplate(template: Template, variables: Variables, owner: TemplateOwner): string {
   const { parts, refs } = template
-  // Many references are joined, so a huge template yields one flat string instead of a deep rope.
-  if (refs.length > 8) {
-    const pieces = new Array<string>(parts.length + refs.length)
-    pieces[0] = parts[0]!
-    for (let i = 0; i < refs.length; i++) {
-      pieces[2 * i + 1] = valueOf(refs[i]!, variables, owner)
-      pieces[2 * i + 2] = parts[i + 1]!
-    }
-    return pieces.join('')
+  let out = parts[0]!
+  for (let i = 0; i < refs.length; i++) {
+    const name = refs[i]!
+    if (!Object.hasOwn(variables, name)) throw unknownVariable(name, variables, nameOf(owner))
+    const value = variables[name]
+    if (value === undefined) throw missingValue(name, nameOf(owner))
+    out += value + parts[i + 1]
   }
-  let out = parts[0] ?? ''
-  for (let i = 0; i < refs.length; i++) out += valueOf(refs[i]!, variables, owner) + parts[i + 1]
   return out
 }
 
-function valueOf(name: string, variables: Readonly<Record<string, string | undefined>>, owner: TemplateOwner): string {
-  if (!Object.hasOwn(variables, name)) throw unknownVariable(name, variables, nameOf(owner))
-  const value = variables[name]
-  if (value === undefined) throw missingValue(name, nameOf(owner))
-  return value
-}
-
-/** The render error for a malformed group (`{{ x }}`, `{{}}`) in `owner`; shared with diagnostics. */
-export function malformedReference(group: string, owner: string): Error {
-  const shown = group.length > QUOTE_LIMIT ? `${group.slice(0, QUOTE_LIMIT - 16)}…${group.slice(-12)}` : group
-  return new Error(
-    `malformed prompt variable reference ${JSON.stringify(shown)} in ${owner}; ` +
-      'write {{name}} with a lowercase name matching /^[a-z][a-z0-9_]*$/, ' +
-      'or register the entry with `interpolate: false` to keep its text literal',
-  )
+/** The render error for a malformed group (`{{ x }}`, `{{}}`) in `owner`, ending in `remedy`; shared with diagnostics. */
+export function malformedReference(
+  group: string,
+  owner: string,
+  remedy = ', or register the entry with `interpolate: false` to keep its text literal',
+): Error {
+  // A long group is shortened so a huge text stays readable.
+  const shown = group.length > 64 ? `${group.slice(0, 48)}…${group.slice(-12)}` : group
+  const rule = 'write {{name}} with a lowercase name matching /^[a-z][a-z0-9_]*$/'
+  return new Error(`malformed prompt variable reference ${JSON.stringify(shown)} in ${owner}; ${rule}${remedy}`)
 }
 
 /** The render error for a reference to a name that is not an own key of `variables`; shared with diagnostics. */
-export function unknownVariable(name: string, variables: Readonly<Record<string, string | undefined>>, owner: string): Error {
+export function unknownVariable(name: string, variables: Variables, owner: string): Error {
   const known = Object.getOwnPropertyNames(variables).sort()
   return new Error(
     `unknown prompt variable "{{${name}}}" in ${owner}; registered variables: ${known.length === 0 ? 'none' : known.join(', ')}`,
@@ -125,12 +101,12 @@ export type TemplateGroup = { readonly name: string; readonly malformed?: undefi
  */
 export function scanGroups(text: string): TemplateGroup[] {
   const out: TemplateGroup[] = []
-  for (let open = text.indexOf(OPEN); open >= 0; ) {
-    const close = text.indexOf(CLOSE, open + OPEN.length)
+  for (let open = text.indexOf('{{'); open >= 0; ) {
+    const close = text.indexOf('}}', open + 2)
     if (close < 0) break
-    const name = text.slice(open + OPEN.length, close)
-    out.push(VARIABLE_NAME.test(name) ? { name } : { malformed: text.slice(open, close + CLOSE.length) })
-    open = text.indexOf(OPEN, close + CLOSE.length)
+    const name = text.slice(open + 2, close)
+    out.push(VARIABLE_NAME.test(name) ? { name } : { malformed: text.slice(open, close + 2) })
+    open = text.indexOf('{{', close + 2)
   }
   return out
 }

@@ -4,14 +4,6 @@ import { deepFreeze } from './deep-freeze.js'
 import { describeValue, inScope } from './errors.js'
 import type { ToolSchema } from './types.js'
 
-/** A detached clone with the schema fields it was made from (by identity). */
-interface Detached {
-  readonly name: unknown
-  readonly description: unknown
-  readonly parameters: unknown
-  readonly clone: ToolSchema
-}
-
 /**
  * Detaches tool schemas from their providers: each schema is cloned and deep-frozen once, and the
  * clone is reused while the provider returns that same object with the same `name`, `description`
@@ -19,8 +11,8 @@ interface Detached {
  * Held weakly, so a dropped schema takes its clone with it.
  */
 export class ToolDetacher {
-  readonly #clones = new WeakMap<object, Detached>()
-  /** The number of clones made so far. */
+  /** Each schema's clone, with the `name`, `description` and `parameters` it was made from. */
+  readonly #clones = new WeakMap<object, ToolSchema & { readonly clone: ToolSchema }>()
   clones = 0
 
   detach(schema: ToolSchema, label: string): ToolSchema {
@@ -43,17 +35,16 @@ export class ToolDetacher {
   }
 }
 
+type Provided = { readonly result: unknown; readonly label: string }
+
 /**
  * Validates the providers' raw results (each with the label naming its provider) and returns the
- * detached tools, ordered as `orderToolNames` says. Throws when a result is not `{ schemas }`, a
+ * detached tools: `toolOrder`'s names at their position and the rest in code-unit order at
+ * `TOOL_ORDER_REST` (without `toolOrder`, code-unit order). Throws when a result is not `{ schemas }`, a
  * schema has no string name or uses the reserved `TOOL_ORDER_REST`, two schemas share a name, or
  * `toolOrder` lists a name outside every provider's `knownNames`.
  */
-export function collectTools(
-  provided: readonly { readonly result: unknown; readonly label: string }[],
-  toolOrder: readonly string[] | undefined,
-  detacher: ToolDetacher,
-): ToolSchema[] {
+export function collectTools(provided: readonly Provided[], toolOrder: readonly string[] | undefined, detacher: ToolDetacher) {
   const byName = new Map<string, { schema: ToolSchema; label: string }>()
   const known = new Set<string>()
   for (const { result, label } of provided) {
@@ -88,74 +79,58 @@ export function collectTools(
     }
     for (const name of knownNames as string[]) known.add(name)
   }
-  return orderToolNames([...byName.keys()], toolOrder, known).map((name) => {
+  const sorted = [...byName.keys()].sort()
+  let names = sorted
+  if (toolOrder !== undefined) {
+    const unknown = toolOrder.filter((name) => name !== TOOL_ORDER_REST && !known.has(name))
+    if (unknown.length > 0) {
+      const list = unknown.map((name) => `"${name}"`).join(', ')
+      const knownList = [...known].sort().join(', ') || 'none'
+      throw new Error(`toolOrder lists unregistered tool${unknown.length > 1 ? 's' : ''} ${list}; known tools: ${knownList}`)
+    }
+    const listed = new Set(toolOrder)
+    names = toolOrder.flatMap((name) => {
+      if (name === TOOL_ORDER_REST) return sorted.filter((rest) => !listed.has(rest))
+      return byName.has(name) ? [name] : []
+    })
+  }
+  return names.map((name) => {
     const { schema, label } = byName.get(name)!
     return detacher.detach(schema, label)
   })
 }
 
 /**
- * `toolOrder`'s names at their position and the rest in code-unit order at `TOOL_ORDER_REST`;
- * without `toolOrder`, code-unit order. `known` is the union of the providers' `knownNames`.
- */
-function orderToolNames(present: readonly string[], toolOrder: readonly string[] | undefined, known: ReadonlySet<string>): string[] {
-  const sorted = [...present].sort()
-  if (toolOrder === undefined) return sorted
-  const unknown = toolOrder.filter((name) => name !== TOOL_ORDER_REST && !known.has(name))
-  if (unknown.length > 0) {
-    const list = unknown.map((name) => `"${name}"`).join(', ')
-    const knownList = [...known].sort().join(', ') || 'none'
-    throw new Error(`toolOrder lists unregistered tool${unknown.length > 1 ? 's' : ''} ${list}; known tools: ${knownList}`)
-  }
-  const presentSet = new Set(present)
-  const listed = new Set(toolOrder)
-  return toolOrder.flatMap((name) => {
-    if (name === TOOL_ORDER_REST) return sorted.filter((rest) => !listed.has(rest))
-    return presentSet.has(name) ? [name] : []
-  })
-}
-
-/**
  * What a provider's result held when its tools were built, all by identity: its `schemas` and
- * `knownNames`, and each schema item followed by its `name`, `description` and `parameters` (four
- * entries per item in `items`). The tool memo is reused only while every provider hands back the
- * same objects in the same places, so a provider may return one result object and swap what it holds.
+ * `knownNames`, then each schema item followed by its `name`, `description` and `parameters`. The tool
+ * memo is reused only while every provider hands back the same objects in the same places, so a
+ * provider may return one result object and swap what it holds.
  */
-interface ResultSnapshot {
-  readonly schemas: unknown
-  readonly knownNames: unknown
-  readonly items: readonly unknown[] | undefined
-}
+type ResultSnapshot = readonly unknown[]
+type ResultFields = { schemas?: unknown; knownNames?: unknown } | null
+type ItemFields = Partial<ToolSchema> | null | undefined
 
-/** The snapshot of one provider result, taken when its tools are built (before they are validated). */
+/** The snapshot of one provider result, taken when its tools are built. */
 export function snapshotOf(result: unknown): ResultSnapshot {
-  const { schemas, knownNames } = (result ?? {}) as { schemas?: unknown; knownNames?: unknown }
-  const items = Array.isArray(schemas) ? schemas.flatMap((item: unknown) => [item, ...fieldsOf(item)]) : undefined
-  return { schemas, knownNames, items }
-}
-
-function fieldsOf(item: unknown): unknown[] {
-  if (typeof item !== 'object' || item === null) return [undefined, undefined, undefined]
-  const { name, description, parameters } = item as Partial<ToolSchema>
-  return [name, description, parameters]
+  const { schemas, knownNames } = (result ?? {}) as NonNullable<ResultFields>
+  if (!Array.isArray(schemas)) return [schemas, knownNames]
+  return [schemas, knownNames, ...schemas.flatMap((item: ItemFields) => [item, item?.name, item?.description, item?.parameters])]
 }
 
 /** Whether every provider returned what its snapshot holds, so the memoized tools still apply. */
 export function sameResults(before: readonly unknown[], snapshot: readonly ResultSnapshot[], now: readonly unknown[]): boolean {
   if (before.length !== now.length) return false
   for (let i = 0; i < now.length; i++) {
-    const result = now[i] as { schemas?: unknown; knownNames?: unknown } | null
-    const { schemas, knownNames, items } = snapshot[i]!
-    if (result !== before[i] || result?.schemas !== schemas || result?.knownNames !== knownNames) return false
-    if (items === undefined) continue
-    const list = schemas as readonly unknown[]
-    if (4 * list.length !== items.length) return false
-    for (let k = 0; k < list.length; k++) {
-      const item = list[k]
-      if (item !== items[4 * k]) return false
-      if (typeof item !== 'object' || item === null) continue
-      const { name, description, parameters } = item as Partial<ToolSchema>
-      if (name !== items[4 * k + 1] || description !== items[4 * k + 2] || parameters !== items[4 * k + 3]) return false
+    const result = now[i] as ResultFields
+    const held = snapshot[i]!
+    if (result !== before[i] || result?.schemas !== held[0] || result?.knownNames !== held[1]) return false
+    const list = held[0]
+    if (!Array.isArray(list)) continue
+    if (held.length !== 2 + 4 * list.length) return false
+    for (let k = 0, at = 2; k < list.length; k++, at += 4) {
+      const item = list[k] as ItemFields
+      if (item !== held[at] || item?.name !== held[at + 1]) return false
+      if (item?.description !== held[at + 2] || item?.parameters !== held[at + 3]) return false
     }
   }
   return true

@@ -1,11 +1,7 @@
 import type { ReadonlySignal } from '@preact/signals-core'
 import type { ScopeKey } from '../scope/scope-key.js'
 
-/**
- * The per-assembly context: which scope's layers and listeners take part, and
- * the caller's cancellation. A harness may add fields by declaration merging;
- * providers receive the whole object.
- */
+/** The per-assembly context, passed whole to providers; a harness may add fields by declaration merging. */
 export interface AssembleContext {
   /** Scope whose layers and waterfall listeners participate; absent means global only. */
   scope?: ScopeKey
@@ -16,9 +12,8 @@ export interface AssembleContext {
 }
 
 /**
- * How often a contribution is expected to change, for the step surface's
- * cache-stability lint: `static` (never), `session` (rarely), `volatile`
- * (every step — belongs in a runtime context).
+ * How often a contribution is expected to change, for the step surface's cache-stability lint:
+ * `static` (never), `session` (rarely), `volatile` (every step — belongs in a runtime context).
  */
 export type Stability = 'static' | 'session' | 'volatile'
 
@@ -48,15 +43,9 @@ export interface PromptSection {
 }
 
 /** One contribution of dynamic runtime context, rendered by the loop as a user-role snapshot. */
-export interface PromptContext {
-  /** Unique within its layer; a same-named entry in a nearer layer shadows it. */
-  readonly name: string
-  /** Ascending; equal orders fall back to code-unit name order. Must be finite. */
-  readonly order: number
+export interface PromptContext extends Pick<PromptSection, 'name' | 'order' | 'interpolate'> {
   /** Empty text contributes nothing. */
   readonly text: TextSource
-  /** `false` keeps the text literal. Default `true`. */
-  readonly interpolate?: boolean
   /** Survives `suppressRuntimeContext()`. */
   readonly required?: boolean
   /** Cache-stability hint for the step surface's lint. */
@@ -64,10 +53,7 @@ export interface PromptContext {
 }
 
 /** A prompt variable's value source; `undefined` means "no value this assembly". */
-export type VariableSource =
-  | string
-  | ReadonlySignal<string | undefined>
-  | ((context: AssembleContext) => string | undefined)
+export type VariableSource = string | ReadonlySignal<string | undefined> | ((context: AssembleContext) => string | undefined)
 
 /** Options of `systemPrompt.variable()`. */
 export interface VariableOptions {
@@ -93,16 +79,13 @@ export interface ToolProviderResult {
 }
 
 /**
- * What a registration method returns: the exact Cordis effect disposer. It
- * returns `undefined` (every undo is synchronous), so call it or `await` it,
- * but never chain `.then` on its result.
+ * What a registration method returns: the exact Cordis effect disposer. It returns `undefined`
+ * (every undo is synchronous), so call it or `await` it, but never chain `.then` on its result.
  */
 export type RegistrationDisposer = () => Promise<void> | undefined
 
 /** A tool provider: evaluated on every assembly, or a signal of its result. */
-export type ToolProvider =
-  | ((context: AssembleContext) => ToolProviderResult)
-  | ReadonlySignal<ToolProviderResult>
+export type ToolProvider = ((context: AssembleContext) => ToolProviderResult) | ReadonlySignal<ToolProviderResult>
 
 /** One resolved section in a presentation. Fresh and mutable per assembly. */
 export interface AssembledSection {
@@ -118,16 +101,10 @@ export interface AssembledSection {
 }
 
 /** One resolved runtime-context contribution. Fresh and mutable per assembly. */
-export interface AssembledContext {
-  name: string
-  /** The resolved text before variable interpolation. */
-  text: string
-  /** `false` keeps the text literal when rendering. */
-  interpolate?: boolean
+export interface AssembledContext extends Pick<AssembledSection, 'name' | 'text' | 'interpolate'> {
   /**
-   * `true` on a context the registry produced, absent on one a listener added:
-   * `refreshContext` re-reads a marked one from its registration (or drops it
-   * when gone) and keeps an unmarked one's text. Plain data, so copies keep it.
+   * `true` on a context the registry produced, absent on one a listener added: `refreshContext` re-reads
+   * a marked one from its registration (or drops it when gone) and keeps an unmarked one's text. Plain data, so copies keep it.
    */
   registered?: true
 }
@@ -140,12 +117,10 @@ export interface PromptPreparation {
   contexts: AssembledContext[]
 }
 
-/** What the `system-prompt/assemble` waterfall may rewrite. */
-export interface PromptPresentation {
+/** What the `system-prompt/assemble` waterfall may rewrite: the preparation and the sections. */
+export interface PromptPresentation extends PromptPreparation {
   /** Effective sections, sorted by order then name (only the complete section when there is one). */
   sections: AssembledSection[]
-  contexts: AssembledContext[]
-  variables: Record<string, string | undefined>
 }
 
 /** The full result of `assemble()`: the presentation plus the provider-owned tools. */
