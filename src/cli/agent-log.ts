@@ -1,16 +1,10 @@
 import { basename } from 'node:path'
-import { SessionLogError, type ReplayedStep, type SessionLogReadWarning } from '../surface/session-log-replay.js'
+import { SessionLogError } from '../surface/session-log-replay.js'
 import { readSessionLog } from '../surface/session-log-file.js'
-import { CliError } from './cli-error.js'
+import { CliError } from './terminal.js'
 
 /** One session log read for the report: one agent, named after its file; `steps` holds at least one step, in log order. */
-export interface AgentLog {
-  readonly name: string
-  readonly file: string
-  readonly steps: readonly ReplayedStep[]
-  /** What the reader skipped (a torn line). */
-  readonly warnings: readonly SessionLogReadWarning[]
-}
+export type AgentLog = ReturnType<typeof readAgentLog>
 
 /** The agent name for a log path: `logs/session.agent-1.jsonl` → `session.agent-1`. */
 export function agentNameOf(file: string): string {
@@ -22,7 +16,7 @@ export function agentNameOf(file: string): string {
  * for a malformed line, and a `CliError` naming the file when it cannot be read or
  * holds no step record.
  */
-export function readAgentLog(file: string): AgentLog {
+export function readAgentLog(file: string) {
   let replay
   try {
     replay = readSessionLog(file)
@@ -34,6 +28,7 @@ export function readAgentLog(file: string): AgentLog {
   if (replay.steps.length === 0) {
     throw new CliError(`session log "${file}" holds no step records; a session log starts with {"type":"step",…} (is it empty?)`)
   }
+  // `warnings`: what the reader skipped (a torn line).
   return { name: agentNameOf(file), file, steps: replay.steps, warnings: replay.warnings }
 }
 
@@ -45,19 +40,16 @@ export function readAgentLog(file: string): AgentLog {
  */
 export function agentNames(logs: readonly AgentLog[]): AgentLog[] {
   const names = logs.map((log) => log.name)
+  const first = names[0] ?? ''
   let cut = 0
-  if (names.length > 1) {
-    const first = names[0]!
-    for (let i = first.indexOf('.'); i >= 0; i = first.indexOf('.', i + 1)) {
-      const prefix = first.slice(0, i + 1)
-      if (!names.every((name) => name.startsWith(prefix) && name.length > prefix.length)) break
-      cut = prefix.length
-    }
+  for (let i = first.indexOf('.'); i >= 0 && names.length > 1; i = first.indexOf('.', i + 1)) {
+    const prefix = first.slice(0, i + 1)
+    if (!names.every((name) => name.startsWith(prefix) && name.length > prefix.length)) break
+    cut = prefix.length
   }
   const short = names.map((name) => name.slice(cut))
-  const counts = new Map<string, number>()
-  for (const name of short) counts.set(name, (counts.get(name) ?? 0) + 1)
-  return logs.map((log, i) => ({ ...log, name: counts.get(short[i]!)! > 1 ? log.file : short[i]! }))
+  const collides = (name: string): boolean => short.indexOf(name) !== short.lastIndexOf(name)
+  return logs.map((log, i) => ({ ...log, name: collides(short[i]!) ? log.file : short[i]! }))
 }
 
 /** Reads `files` as agents named by `agentNames`, passing each line a reader skipped to `onWarning`. */

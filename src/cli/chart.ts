@@ -5,18 +5,10 @@ const WIDTH = 560
 const HEIGHT = 220
 const PAD = { left: 44, right: 14, top: 14, bottom: 30 }
 
-interface Point {
-  readonly index: number
-  readonly step: number
-  readonly share: number
-  readonly note: string
-  readonly first?: boolean
-}
-
 interface Series {
   readonly key: 'stable' | 'reusable' | 'observed'
   readonly label: string
-  readonly points: readonly Point[]
+  readonly points: readonly { index: number; step: number; share: number; note: string; first?: boolean }[]
 }
 
 /**
@@ -82,7 +74,7 @@ export function prefixChart(agent: string, rows: readonly StepRow[]): Html {
 function seriesOf(rows: readonly StepRow[]): Series[] {
   const tokens = (row: StepRow): string =>
     row.stablePrefixTokens === undefined ? `${row.stablePrefixLength}/${row.promptLength} chars` : `${row.stablePrefixTokens}/${row.promptTokens ?? '?'} tokens`
-  const stable = rows.map((row, index): Point =>
+  const stable = rows.map((row, index) =>
     row.first
       ? { index, step: row.step, share: 0, note: 'first step, nothing to reuse', first: true }
       : { index, step: row.step, share: row.stableShare, note: tokens(row) },

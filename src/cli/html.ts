@@ -13,17 +13,12 @@ export function escapeHtml(text: string): string {
  * `false` render as nothing.
  */
 export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
-  let out = strings[0]!
-  for (let i = 0; i < values.length; i++) out += fragment(values[i]) + strings[i + 1]!
-  return new Html(out)
+  return new Html(String.raw({ raw: strings }, ...values.map(fragment)))
 }
 
 /** Markup that is already safe; only `html` and `raw` create it. */
 export class Html {
   constructor(readonly value: string) {}
-  toString(): string {
-    return this.value
-  }
 }
 
 /** Marks markup the caller built safely (e.g. numbers formatted into SVG) as `Html`. */

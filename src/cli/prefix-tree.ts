@@ -1,4 +1,4 @@
-import type { StepPart } from './replayed-step.js'
+import type { StepPart } from './report-model.js'
 
 /**
  * Which agents share which parts of their latest prompts: a prefix tree over
@@ -21,13 +21,7 @@ export interface TreeAgent {
 }
 
 /** A part in the tree; its `tokens` are logged, or `estimated` from an agent's tokens per character. */
-export interface TreePart {
-  readonly name: string
-  readonly layer: string | undefined
-  readonly chars: number
-  readonly tokens: number | undefined
-  readonly estimated: boolean
-}
+export type TreePart = ReturnType<typeof treePart>
 
 /**
  * A run of consecutive parts that exactly `agents` share (in report order): its
@@ -44,26 +38,6 @@ export interface TreeNode {
   readonly children: readonly TreeNode[]
 }
 
-/**
- * A scoped section ordered before global section `before` in an agent's latest
- * prompt, which `siblings` do not send (with this text); `cost` counts the parts
- * after it that some sibling also sends: what the agent could otherwise share.
- */
-export interface PrefixSplit {
-  readonly agent: string
-  readonly section: string
-  readonly layer: string
-  readonly before: string
-  readonly siblings: readonly string[]
-  readonly cost: { readonly chars: number; readonly tokens: number | undefined; readonly estimated: boolean }
-}
-
-/** A scoped section before a global one that every agent here sends alike (a preset's, say): no cost among these logs. */
-export interface SharedScopedSection {
-  readonly section: string
-  readonly layer: string
-}
-
 const SEPARATOR_CHARS = 2
 
 interface Trie {
@@ -77,6 +51,10 @@ const keyOf = (part: StepPart): string => `${part.name}\u0000${part.text}`
 
 const tokensOf = (part: StepPart, ratio: number | undefined): number | undefined =>
   part.tokens ?? (ratio === undefined ? undefined : Math.round(part.text.length * ratio))
+
+/** The sum of `counts`, or `undefined` when one is unknown. */
+const total = (counts: readonly (number | undefined)[]): number | undefined =>
+  counts.includes(undefined) ? undefined : counts.reduce<number>((sum, count) => sum + count!, 0)
 
 /** The prefix tree of the agents' latest prompts; roots in the order the agents first reach them. */
 export function prefixTree(agents: readonly TreeAgent[]): TreeNode[] {
@@ -93,7 +71,7 @@ export function prefixTree(agents: readonly TreeAgent[]): TreeNode[] {
   return roots.map((root) => compress(root, 0))
 }
 
-function treePart({ part, ratio }: Trie): TreePart {
+function treePart({ part, ratio }: Trie) {
   const tokens = tokensOf(part, ratio)
   return { name: part.name, layer: part.layer, chars: part.text.length, tokens, estimated: part.tokens === undefined && tokens !== undefined }
 }
@@ -107,43 +85,40 @@ function compress(node: Trie, before: number | undefined): TreeNode {
     run.push(treePart(last))
   }
   const chars = run.reduce((sum, part) => sum + part.chars, 0) + SEPARATOR_CHARS * (run.length - 1)
-  const tokens = run.every((part) => part.tokens !== undefined) ? run.reduce((sum, part) => sum + part.tokens!, 0) : undefined
+  const tokens = total(run.map((part) => part.tokens))
   const prefixTokens = tokens === undefined || before === undefined ? undefined : before + tokens
   const children = last.children.map((child) => compress(child, prefixTokens))
   return { parts: run, agents: node.agents, chars, tokens, prefixTokens, estimated: run.some((part) => part.estimated), children }
 }
 
 /**
- * The scoped sections (layer neither `'global'` nor unknown) that come before
- * a global part in an agent's latest prompt: those some sibling does not send
- * are splits, with their cost; those every agent sends alike are listed apart.
+ * The scoped sections (layer neither `'global'` nor unknown) that come before a global part
+ * in an agent's latest prompt. `splits`: those some siblings do not send (with this text),
+ * with their `cost`, the parts after it that a sibling also sends (what the agent could
+ * otherwise share). `sharedByAll`: those every agent sends alike (a preset's, say).
  */
-export function prefixSplits(agents: readonly TreeAgent[]): { readonly splits: PrefixSplit[]; readonly sharedByAll: SharedScopedSection[] } {
-  const splits: PrefixSplit[] = []
-  const sharedByAll: SharedScopedSection[] = []
-  const seen = new Set<string>()
+export function prefixSplits(agents: readonly TreeAgent[]) {
   const sends = agents.map((agent) => new Set(agent.parts.map(keyOf)))
-  agents.forEach((agent, a) => {
-    agent.parts.forEach((part, i) => {
-      if (part.layer === undefined || part.layer === 'global') return
+  const sharedByAll = new Map<string, { readonly section: string; readonly layer: string }>()
+  const splits = agents.flatMap((agent, a) =>
+    agent.parts.flatMap((part, i) => {
       const before = agent.parts.slice(i + 1).find((later) => later.layer === 'global')
-      if (before === undefined) return
-      const siblings = agents.filter((_, b) => b !== a && !sends[b]!.has(keyOf(part)))
+      if (part.layer === undefined || part.layer === 'global' || before === undefined) return []
+      const siblings = agents.flatMap((_, b) => (b !== a && !sends[b]!.has(keyOf(part)) ? [b] : []))
       if (siblings.length === 0) {
         const key = `${part.name}\u0000${part.layer}`
-        if (!seen.has(key)) sharedByAll.push({ section: part.name, layer: part.layer })
-        seen.add(key)
-        return
+        if (!sharedByAll.has(key)) sharedByAll.set(key, { section: part.name, layer: part.layer })
+        return []
       }
-      const sharable = agent.parts.slice(i + 1).filter((later) => siblings.some((sibling) => sends[agents.indexOf(sibling)]!.has(keyOf(later))))
-      const counted = sharable.map((later) => tokensOf(later, agent.tokensPerChar))
+      const sharable = agent.parts.slice(i + 1).filter((later) => siblings.some((b) => sends[b]!.has(keyOf(later))))
       const cost = {
         chars: sharable.reduce((sum, later) => sum + later.text.length, 0),
-        tokens: counted.every((count) => count !== undefined) ? counted.reduce((sum: number, count) => sum + count!, 0) : undefined,
+        tokens: total(sharable.map((later) => tokensOf(later, agent.tokensPerChar))),
         estimated: sharable.some((later) => later.tokens === undefined) && agent.tokensPerChar !== undefined,
       }
-      splits.push({ agent: agent.name, section: part.name, layer: part.layer, before: before.name, siblings: siblings.map((sibling) => sibling.name), cost })
-    })
-  })
-  return { splits, sharedByAll }
+      const names = siblings.map((b) => agents[b]!.name)
+      return [{ agent: agent.name, section: part.name, layer: part.layer, before: before.name, siblings: names, cost }]
+    }),
+  )
+  return { splits, sharedByAll: [...sharedByAll.values()] }
 }

@@ -2,8 +2,10 @@ import { prefixChart } from './chart.js'
 import { html, raw, type Html } from './html.js'
 import { REPORT_CSS } from './report-css.js'
 import type { TreeNode } from './prefix-tree.js'
-import { percent, plural, type AgentModel, type ReportModel, type SharedPrefix, type SharingModel, type StepRow } from './report-model.js'
+import { percent, plural, type AgentModel, type ReportModel, type SharedPrefix, type StepRow } from './report-model.js'
 import { diffTexts } from './text-diff.js'
+
+type Sharing = NonNullable<ReportModel['sharing']>
 
 const num = (n: number): string => n.toLocaleString('en-US')
 
@@ -59,12 +61,24 @@ function sharedPanel(shared: SharedPrefix): Html {
 </section>`
 }
 
-function sharingPanel(sharing: SharingModel): Html {
+function sharingPanel({ tree, splits, sharedByAll }: Sharing): Html {
+  const costs =
+    splits.length === 0
+      ? html`<p class="muted">None costs anything among these agents.</p>`
+      : html`<ul class="splits">${splits.map(
+          (split) =>
+            html`<li class="split" data-agent="${split.agent}" data-section="${split.section}"><span class="chip agent">${split.agent}</span> <code>${split.section}</code> <span class="muted">(layer ${split.layer})</span> comes before global <code>${split.before}</code>: it costs ${split.cost.tokens === undefined ? `${split.cost.chars.toLocaleString('en-US')} chars` : `${split.cost.estimated ? '≈' : ''}${split.cost.tokens.toLocaleString('en-US')} tokens`} it could otherwise share with ${split.siblings.join(', ')}</li>`,
+        )}</ul>`
+  const alike =
+    sharedByAll.length === 0
+      ? ''
+      : html`<p class="muted">Also before global sections, but sent alike by every agent here (no cost among these logs): ${sharedByAll.map((item, i) => html`${i === 0 ? '' : ', '}<code>${item.section}</code> (${item.layer})`)}</p>`
   return html`<section class="panel sharing" aria-label="prefix tree">
 <h2>Which agents share which parts</h2>
 <p class="muted">A prefix tree of the agents' latest system prompts: each node is a run of sections that exactly these agents send, byte for byte, from the start; a provider can serve a node from cache to any of them once one has sent it. Tokens marked ≈ are estimated from the agent's tokens per character.</p>
-<ul class="tree">${sharing.tree.map(treeNode)}</ul>
-${splitsList(sharing)}
+<ul class="tree">${tree.map(treeNode)}</ul>
+${splits.length === 0 && sharedByAll.length === 0 ? '' : html`<h3>Scoped sections that split the shared prefix</h3>
+${costs}${alike}`}
 </section>`
 }
 
@@ -74,23 +88,6 @@ function treeNode(node: TreeNode): Html {
   return html`<li class="node" data-agents="${node.agents.join(' ')}"><div class="node-head"><span class="agents">${node.agents.map((agent) => html`<span class="chip agent">${agent}</span>`)}</span><span class="size">${node.chars.toLocaleString('en-US')} chars${tokens}</span>${through}</div>
 <div class="node-parts">${node.parts.map((part) => html`<span class="part" title="${part.layer === undefined ? 'layer unknown' : `layer ${part.layer}`} · ${part.chars} chars${part.tokens === undefined ? '' : ` · ${part.estimated ? '≈' : ''}${part.tokens} tokens`}">${part.name}${part.layer !== undefined && part.layer !== 'global' ? html`<span class="layer">${part.layer}</span>` : ''}</span>`)}</div>
 ${node.children.length === 0 ? '' : html`<ul>${node.children.map(treeNode)}</ul>`}</li>`
-}
-
-function splitsList(sharing: SharingModel): Html {
-  if (sharing.splits.length === 0 && sharing.sharedByAll.length === 0) return html``
-  return html`<h3>Scoped sections that split the shared prefix</h3>
-${
-    sharing.splits.length === 0
-      ? html`<p class="muted">None costs anything among these agents.</p>`
-      : html`<ul class="splits">${sharing.splits.map(
-          (split) =>
-            html`<li class="split" data-agent="${split.agent}" data-section="${split.section}"><span class="chip agent">${split.agent}</span> <code>${split.section}</code> <span class="muted">(layer ${split.layer})</span> comes before global <code>${split.before}</code>: it costs ${split.cost.tokens === undefined ? `${split.cost.chars.toLocaleString('en-US')} chars` : `${split.cost.estimated ? '≈' : ''}${split.cost.tokens.toLocaleString('en-US')} tokens`} it could otherwise share with ${split.siblings.join(', ')}</li>`,
-        )}</ul>`
-  }${
-    sharing.sharedByAll.length === 0
-      ? ''
-      : html`<p class="muted">Also before global sections, but sent alike by every agent here (no cost among these logs): ${sharing.sharedByAll.map((item, i) => html`${i === 0 ? '' : ', '}<code>${item.section}</code> (${item.layer})`)}</p>`
-  }`
 }
 
 function agentCard(agent: AgentModel, index: number): Html {
@@ -125,34 +122,29 @@ function stepTable(agent: AgentModel, index: number): Html {
 <h2>${agent.name} <span class="muted">· per step</span></h2>
 <table class="steps">
 <thead><tr><th class="n">step</th><th class="n">prompt</th><th>stable prefix</th><th class="n">reusable</th><th>why reuse was lost</th><th>sections</th><th>tools · config</th><th>warnings · withheld</th>${hasUsage ? html`<th>cache: observed vs expected</th>` : ''}</tr></thead>
-${groups(agent.rows).map((group) => (group.folded ? foldedRun(group.rows, hasUsage, columns) : html`<tbody>${group.rows.map((row) => stepRow(row, hasUsage, columns))}</tbody>`))}
+${bodies(agent.rows, hasUsage, columns)}
 </table>
 </section>`
 }
 
-/** The rows cut into groups: each run of two or more quiet rows folded on its own, the rest between them. */
-function groups(rows: readonly StepRow[]): { readonly rows: StepRow[]; readonly folded: boolean }[] {
-  const out: { rows: StepRow[]; folded: boolean }[] = []
-  const foldsAt = (i: number): boolean => rows[i]?.quiet === true && rows[i + 1]?.quiet === true
-  let i = 0
-  while (i < rows.length) {
-    let end = i + 1
-    const folded = foldsAt(i)
-    if (folded) while (rows[end]?.quiet === true) end++
-    else while (end < rows.length && !foldsAt(end)) end++
-    out.push({ rows: rows.slice(i, end), folded })
-    i = end
-  }
-  return out
-}
-
-function foldedRun(rows: readonly StepRow[], hasUsage: boolean, columns: number): Html {
-  const first = rows[0]!.step
-  const last = rows[rows.length - 1]!.step
-  return html`<tbody class="run" data-steps="${first}-${last}">
+/** The rows as table bodies: each run of two or more quiet rows folded on its own, the rest between them. */
+function bodies(rows: readonly StepRow[], hasUsage: boolean, columns: number): Html[] {
+  const groups: { rows: StepRow[]; folded: boolean }[] = []
+  rows.forEach((row, i) => {
+    const folded = row.quiet && (rows[i - 1]?.quiet === true || rows[i + 1]?.quiet === true)
+    if (groups.at(-1)?.folded === folded) groups.at(-1)!.rows.push(row)
+    else groups.push({ rows: [row], folded })
+  })
+  return groups.map(({ rows, folded }) => {
+    const body = rows.map((row) => stepRow(row, hasUsage, columns))
+    if (!folded) return html`<tbody>${body}</tbody>`
+    const first = rows[0]!.step
+    const last = rows.at(-1)!.step
+    return html`<tbody class="run" data-steps="${first}-${last}">
 <tr class="run-toggle"><td colspan="${columns}"><label><input type="checkbox" class="expand"> <span class="fold">${rows.length} unchanged steps (${first}–${last}): every byte of the prompt reused</span></label></td></tr>
-${rows.map((row) => stepRow(row, hasUsage, columns))}
+${body}
 </tbody>`
+  })
 }
 
 function stepRow(row: StepRow, hasUsage: boolean, columns: number): Html {

@@ -1,100 +1,36 @@
+import type { ToolSchema } from '../assembly/types.js'
 import { commonPrefixLength, wholeCodePoints } from '../render/utf8.js'
-import type { SessionLogCacheBreak, SessionLogWarning } from '../surface/session-log.js'
+import { headerStateOf, toolDiff, type ToolDiff } from '../surface/request-header.js'
 import type { ReplayedStep } from '../surface/session-log-replay.js'
 import type { RequestHeaderEvent } from '../surface/surface-events.js'
 import type { UsageRecord } from '../surface/usage-record.js'
 import type { AgentLog } from './agent-log.js'
-import { prefixSplits, prefixTree, type PrefixSplit, type SharedScopedSection, type TreeAgent, type TreeNode } from './prefix-tree.js'
-import { configChanges, sectionChanges, stepParts, toolChanges, type SectionChanges, type StepPart, type ToolChanges } from './replayed-step.js'
+import { prefixSplits, prefixTree, type TreeAgent } from './prefix-tree.js'
 
 /**
  * What the report and `inspect` show, derived from the library's replay of each
  * log: one row per step and, across agents, the prefix their latest prompts share
- * and the prefix tree. Plain data; the HTML and terminal renderers only format it.
+ * and the prefix tree; per step, its prompt cut into parts and what changed against the
+ * previous step of its session. Plain data; the HTML and terminal renderers only format it.
  */
 
 /** The usage record's figures with `observedShare`: `cachedInputTokens / inputTokens` (0 when no input). */
 export type UsageFigures = Omit<UsageRecord, 'type' | 'step'> & { readonly observedShare: number }
 
 /** One step of one agent. Shares are of the prompt the model holds after the step, in UTF-16 code units (0 when empty). */
-export interface StepRow {
-  readonly step: number
-  /** `<agent>-step-<N>`, or `<agent>-session-<S>-step-<N>` after the first session (see `stepAnchor`). */
-  readonly anchor: string
-  /** `ReplayedStep.session`: which surface wrote the step. */
-  readonly session: number
-  readonly compacted: boolean
-  readonly promptLength: number
-  readonly stablePrefixLength: number
-  readonly stableShare: number
-  readonly reusablePrefixLength: number
-  readonly reusableShare: number
-  readonly promptTokens?: number
-  readonly stablePrefixTokens?: number
-  /** `true` on the first step of each session (nothing to compare with). */
-  readonly first: boolean
-  readonly sections: SectionChanges
-  /** Present when a later step's request header changed the tools. */
-  readonly tools?: ToolChanges
-  /** Config keys whose value changed, when any did. */
-  readonly config?: readonly string[]
-  /** The request header's reason, when this step sent one. */
-  readonly headerReason?: string
-  readonly warnings: readonly SessionLogWarning[]
-  /** Every section the budget withheld from this step's prompt (`[]` without a budget). */
-  readonly withheld: readonly string[]
-  readonly overBudget: boolean
-  readonly usage?: UsageFigures
-  /** Why the step lost reuse, as logged. */
-  readonly cacheBreak?: SessionLogCacheBreak
-  /** The break's section text before and after the step, when the log can cut both prompts into parts. */
-  readonly changedText?: { readonly before?: string; readonly after?: string }
-  readonly expectedCachedTokens?: number
-  /** Nothing happened: not a first step, no break, no change, header, warning or budget move. */
-  readonly quiet: boolean
-}
+export type StepRow = ReturnType<typeof stepRow>
 
 /** One agent's rows and headline figures; means are over the steps that are not the first of their session (0 without any). */
-export interface AgentModel {
-  readonly name: string
-  readonly file: string
-  readonly rows: readonly StepRow[]
-  readonly latestPrompt: string
-  readonly meanStableShare: number
-  readonly meanReusableShare: number
-  readonly warningCount: number
-  /** Steps with a `cacheBreak`. */
-  readonly breakCount: number
-  readonly tree: TreeAgent
-  /** What the reader skipped in this log (a torn line), as messages naming the file and line. */
-  readonly readWarnings: readonly string[]
-  /** Summed usage over the steps that have it, when any. */
-  readonly usageTotals?: { readonly steps: number; readonly inputTokens: number; readonly cachedInputTokens: number; readonly predictedTokens?: number }
-}
+export type AgentModel = ReturnType<typeof agentModel>
 
 /** The prefix the agents' latest prompts share, and per agent its share and how its prompt continues. */
-export interface SharedPrefix {
-  readonly length: number
-  readonly text: string
-  readonly agents: readonly { readonly name: string; readonly share: number; readonly continuation: string }[]
-}
+export type SharedPrefix = ReturnType<typeof sharedPrefix>
 
-/** What the agents share, part by part: the prefix tree, the scoped sections that split it, those every agent sends alike. */
-export interface SharingModel {
-  readonly tree: readonly TreeNode[]
-  readonly splits: readonly PrefixSplit[]
-  readonly sharedByAll: readonly SharedScopedSection[]
-}
-
-/** The whole report; `shared` and `sharing` are present with two or more agents. */
-export interface ReportModel {
-  readonly agents: readonly AgentModel[]
-  readonly shared?: SharedPrefix
-  readonly sharing?: SharingModel
-}
+/** The whole report; `shared` and `sharing` (the prefix tree and its scoped splits) are present with two or more agents. */
+export type ReportModel = ReturnType<typeof buildReport>
 
 /** Builds the report model; agents keep the order of `logs`. */
-export function buildReport(logs: readonly AgentLog[]): ReportModel {
+export function buildReport(logs: readonly AgentLog[]) {
   const agents = logs.map(agentModel)
   if (agents.length < 2) return { agents }
   const trees = agents.map((agent) => agent.tree)
@@ -104,7 +40,7 @@ export function buildReport(logs: readonly AgentLog[]): ReportModel {
 const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0)
 
 /** Builds one agent's rows and headline figures. */
-export function agentModel(log: AgentLog): AgentModel {
+export function agentModel(log: AgentLog) {
   const steps = log.steps
   const last = steps[steps.length - 1]!
   const rows = steps.map((step, i) => stepRow(log.name, step, i === 0 || steps[i - 1]!.session !== step.session ? undefined : steps[i - 1]))
@@ -112,6 +48,9 @@ export function agentModel(log: AgentLog): AgentModel {
   const mean = (values: number[]): number => (values.length === 0 ? 0 : sum(values) / values.length)
   const used = rows.flatMap((row) => (row.usage === undefined ? [] : [row.usage]))
   const predicted = used.flatMap((usage) => (usage.predictedTokens === undefined ? [] : [usage.predictedTokens]))
+  // The latest step as the prefix tree reads it: its parts, or the whole prompt as one part.
+  const parts: StepPart[] = stepParts(last) ?? (last.prompt === '' ? [] : [{ name: '(prompt)', text: last.prompt, layer: undefined, tokens: undefined }])
+  const tokensPerChar = last.promptTokens === undefined || last.prompt.length === 0 ? undefined : last.promptTokens / last.prompt.length
   return {
     name: log.name,
     file: log.file,
@@ -121,7 +60,7 @@ export function agentModel(log: AgentLog): AgentModel {
     meanReusableShare: mean(later.map((row) => row.reusableShare)),
     warningCount: sum(rows.map((row) => row.warnings.length)),
     breakCount: rows.filter((row) => row.cacheBreak !== undefined).length,
-    tree: treeAgent(log.name, last),
+    tree: { name: log.name, parts, tokensPerChar } satisfies TreeAgent,
     readWarnings: log.warnings.map((warning) => warning.message),
     usageTotals:
       used.length === 0
@@ -135,20 +74,14 @@ export function agentModel(log: AgentLog): AgentModel {
   }
 }
 
-/** The latest step as the prefix tree reads it: its parts, or the whole prompt as one part. */
-function treeAgent(name: string, step: ReplayedStep): TreeAgent {
-  const parts: StepPart[] = stepParts(step) ?? (step.prompt === '' ? [] : [{ name: '(prompt)', text: step.prompt, layer: undefined, tokens: undefined }])
-  const tokensPerChar = step.promptTokens === undefined || step.prompt.length === 0 ? undefined : step.promptTokens / step.prompt.length
-  return { name, parts, tokensPerChar }
-}
-
 /** `agent-1-step-4`; a later session's steps: `agent-1-session-2-step-4` (whitespace in the name becomes `_`). */
 export function stepAnchor(agent: string, session: number, step: number): string {
   const name = agent.replace(/\s/g, '_')
   return session > 1 ? `${name}-session-${session}-step-${step}` : `${name}-step-${step}`
 }
 
-function changedTextOf(step: ReplayedStep, previous: ReplayedStep | undefined): StepRow['changedText'] {
+/** The break's section text before and after the step, when the log can cut both prompts into parts. */
+function changedTextOf(step: ReplayedStep, previous: ReplayedStep | undefined) {
   const section = step.cacheBreak?.section
   if (section === undefined || previous === undefined) return undefined
   const beforeParts = stepParts(previous)
@@ -158,7 +91,7 @@ function changedTextOf(step: ReplayedStep, previous: ReplayedStep | undefined): 
 }
 
 /** One row; `previous` is the step before it in the same session (none for a session's first step). */
-function stepRow(agent: string, step: ReplayedStep, previous: ReplayedStep | undefined): StepRow {
+function stepRow(agent: string, step: ReplayedStep, previous: ReplayedStep | undefined) {
   const promptLength = step.prompt.length
   const share = (length: number): number => (promptLength === 0 ? 0 : Math.min(1, length / promptLength))
   const header = step.events.find((event): event is RequestHeaderEvent => event.type === 'request/header')
@@ -174,6 +107,7 @@ function stepRow(agent: string, step: ReplayedStep, previous: ReplayedStep | und
   return {
     step: step.step,
     anchor: stepAnchor(agent, step.session, step.step),
+    // Which surface wrote the step.
     session: step.session,
     compacted: step.compacted,
     promptLength,
@@ -189,12 +123,14 @@ function stepRow(agent: string, step: ReplayedStep, previous: ReplayedStep | und
     config: config?.length === 0 ? undefined : config,
     headerReason: header?.reason,
     warnings: step.warnings,
+    // Every section the budget withheld from this step's prompt (`[]` without a budget).
     withheld: step.withheld ?? [],
     overBudget: step.overBudget === true,
     usage: step.usage === undefined ? undefined : usageFigures(step.usage),
     cacheBreak: step.cacheBreak,
     changedText: changedTextOf(step, previous),
     expectedCachedTokens: step.expectedCachedTokens,
+    // Nothing happened: not a first step, no break, no change, header, warning or budget move.
     quiet,
   }
 }
@@ -205,7 +141,7 @@ function usageFigures(usage: UsageRecord): UsageFigures {
 }
 
 /** The longest common prefix of the agents' latest prompts, in UTF-16 code units, cut back to whole code points. */
-export function sharedPrefix(agents: readonly Pick<AgentModel, 'name' | 'latestPrompt'>[]): SharedPrefix {
+export function sharedPrefix(agents: readonly { readonly name: string; readonly latestPrompt: string }[]) {
   const first = agents[0]!.latestPrompt
   let length = first.length
   for (const agent of agents) length = Math.min(length, commonPrefixLength(first, agent.latestPrompt))
@@ -229,4 +165,83 @@ export function percent(share: number): string {
 /** `1 step`, `2 steps`. */
 export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`
+}
+
+/** One sent part of a replayed step. */
+export interface StepPart {
+  readonly name: string
+  readonly text: string
+  /** `'global'`, the supplying scope's label, or `undefined` when the log does not say. */
+  readonly layer: string | undefined
+  /** Its token count by the budget's rule, when the log has it. */
+  readonly tokens: number | undefined
+}
+
+const SEPARATOR = '\n\n'
+
+/**
+ * The parts of `step.prompt` from its `sections` and `sectionLengths`, or
+ * `undefined` when the log cannot say: no lengths, lists of different lengths, or
+ * lengths that do not add up to the prompt (an in-history step whose prompt was
+ * empty keeps the previous text).
+ */
+export function stepParts(step: Pick<ReplayedStep, 'prompt' | 'sections' | 'sectionLengths' | 'sectionLayers' | 'sectionTokens'>): StepPart[] | undefined {
+  const { prompt, sections, sectionLengths: lengths } = step
+  if (sections === undefined || lengths === undefined || lengths.length !== sections.length) return undefined
+  const layers = step.sectionLayers?.length === sections.length ? step.sectionLayers : undefined
+  const tokens = step.sectionTokens?.length === sections.length ? step.sectionTokens : undefined
+  const parts: StepPart[] = []
+  let at = 0
+  for (let i = 0; i < sections.length; i++) {
+    if (i > 0) {
+      if (!prompt.startsWith(SEPARATOR, at)) return undefined
+      at += SEPARATOR.length
+    }
+    const end = at + lengths[i]!
+    if (end > prompt.length) return undefined
+    parts.push({ name: sections[i]!, text: prompt.slice(at, end), layer: layers?.[i] ?? undefined, tokens: tokens?.[i] })
+    at = end
+  }
+  return at === prompt.length ? parts : undefined
+}
+
+/**
+ * How a step's sections changed against the previous step: `changedSections` split into
+ * changed, added and removed by the two steps' `sections` lists (`classified` is `false`
+ * without both, and everything stays "changed"). `withheld`: sent by the previous step but
+ * withheld by the budget now (on the first step: every withheld one); `restored`: sent again
+ * after the budget withheld them; neither counts as removed or added.
+ */
+export function sectionChanges(
+  step: Pick<ReplayedStep, 'changedSections' | 'sections' | 'withheld'>,
+  previous: Pick<ReplayedStep, 'sections' | 'withheld'> | undefined,
+) {
+  const held = step.withheld ?? []
+  if (previous === undefined) return { changed: [], added: step.sections ?? [], removed: [], withheld: held, restored: [], classified: step.sections !== undefined }
+  const heldBefore = previous.withheld ?? []
+  const withheld = held.filter((name) => !heldBefore.includes(name))
+  // A name that left the withheld set but is not sent now left the registry: nothing changed in the prompt.
+  const restored = heldBefore.filter((name) => !held.includes(name) && (step.sections === undefined || step.sections.includes(name)))
+  const budgeted = (name: string): boolean => withheld.includes(name) || restored.includes(name)
+  if (step.sections === undefined || previous.sections === undefined) {
+    return { changed: step.changedSections.filter((name) => !budgeted(name)), added: [], removed: [], withheld, restored, classified: false }
+  }
+  const now = new Set(step.sections)
+  const before = new Set(previous.sections)
+  const added = step.sections.filter((name) => !before.has(name) && !budgeted(name))
+  const removed = previous.sections.filter((name) => !now.has(name) && !budgeted(name))
+  const changed = step.changedSections.filter((name) => now.has(name) && before.has(name))
+  return { changed, added, removed, withheld, restored, classified: true }
+}
+
+/** The tool changes between two steps' declarations (the step surface's own comparison); `undefined` when identical. */
+export function toolChanges(before: readonly ToolSchema[], after: readonly ToolSchema[]): ToolDiff | undefined {
+  const diff = toolDiff(headerStateOf(before, '', undefined), headerStateOf(after, '', undefined))
+  return diff.added.length + diff.removed.length + diff.changed.length === 0 && !diff.reordered ? undefined : diff
+}
+
+/** The config keys whose JSON value differs (added, removed or changed), in first-seen order. */
+export function configChanges(before: Readonly<Record<string, unknown>>, after: Readonly<Record<string, unknown>>): string[] {
+  const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])]
+  return keys.filter((key) => JSON.stringify(before[key]) !== JSON.stringify(after[key]))
 }

@@ -1,7 +1,7 @@
 import { statSync, writeFileSync, type BigIntStats } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { readAgentLogs } from './agent-log.js'
-import { CliError } from './cli-error.js'
+import { CliError } from './terminal.js'
 import { renderReportHtml } from './report-html.js'
 import { buildReport } from './report-model.js'
 
@@ -16,7 +16,24 @@ import { buildReport } from './report-model.js'
 export function writeReport(files: readonly string[], output: string, onWarning: (message: string) => void = () => {}): string {
   if (files.length === 0) throw new CliError('report needs at least one session log; usage: promptloom report <log.jsonl…> [-o report.html]')
   const target = resolve(output)
-  checkOutput(output, target, files)
+  // Refuse an output that would destroy an input or cannot be written, before any log is read.
+  const existing = statOf(target)
+  if (existing === undefined) {
+    const folder = statOf(dirname(target))
+    if (folder === undefined) {
+      throw new CliError(`cannot write the report to "${output}": the folder "${dirname(output)}" does not exist; create it or pick another -o path`)
+    }
+    if (!folder.isDirectory()) throw new CliError(`cannot write the report to "${output}": "${dirname(output)}" is a file, not a folder; pick another -o path`)
+  } else if (existing.isDirectory()) {
+    throw new CliError(`output "${output}" is a directory; pass a file path such as "${join(output, 'report.html')}"`)
+  } else {
+    for (const file of files) {
+      const input = statOf(file)
+      if (input !== undefined && input.dev === existing.dev && input.ino === existing.ino) {
+        throw new CliError(`output "${output}" is the same file as the input log "${file}"; writing it would destroy the log, so pick another -o path`)
+      }
+    }
+  }
   const page = renderReportHtml(buildReport(readAgentLogs(files, onWarning)))
   try {
     writeFileSync(target, page)
@@ -26,26 +43,6 @@ export function writeReport(files: readonly string[], output: string, onWarning:
     throw new CliError(`cannot write the report to "${output}" (${code}); pick an -o path in a folder you can write to`)
   }
   return target
-}
-
-/** Refuses an output that would destroy an input or cannot be written, before any log is read. */
-function checkOutput(output: string, target: string, files: readonly string[]): void {
-  const existing = statOf(target)
-  if (existing === undefined) {
-    const folder = statOf(dirname(target))
-    if (folder === undefined) {
-      throw new CliError(`cannot write the report to "${output}": the folder "${dirname(output)}" does not exist; create it or pick another -o path`)
-    }
-    if (!folder.isDirectory()) throw new CliError(`cannot write the report to "${output}": "${dirname(output)}" is a file, not a folder; pick another -o path`)
-    return
-  }
-  if (existing.isDirectory()) throw new CliError(`output "${output}" is a directory; pass a file path such as "${join(output, 'report.html')}"`)
-  for (const file of files) {
-    const input = statOf(file)
-    if (input !== undefined && input.dev === existing.dev && input.ino === existing.ino) {
-      throw new CliError(`output "${output}" is the same file as the input log "${file}"; writing it would destroy the log, so pick another -o path`)
-    }
-  }
 }
 
 /** The file at `path` after following symlinks, or `undefined` when there is none. */

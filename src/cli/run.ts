@@ -2,12 +2,10 @@ import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { SessionLogError } from '../surface/session-log-replay.js'
 import { readAgentLogs } from './agent-log.js'
-import { checkLog, DEFAULT_MIN_REUSABLE, renderCheck, type CheckThresholds } from './check.js'
-import { CliError } from './cli-error.js'
-import { renderInspectTable } from './inspect.js'
+import { checkLog, DEFAULT_MIN_REUSABLE, renderCheck, renderInspectTable, type CheckThresholds } from './inspect.js'
 import { writeReport } from './report.js'
 import { agentModel } from './report-model.js'
-import { terminalSafe } from './terminal.js'
+import { CliError, terminalSafe } from './terminal.js'
 
 /** Where the CLI writes; the bin passes `process.stdout` / `process.stderr`. */
 export interface CliOutput {
@@ -66,8 +64,10 @@ export function runCli(argv: readonly string[], out: CliOutput): number {
   try {
     return dispatch(argv, out)
   } catch (error) {
-    if (error instanceof CliError || error instanceof SessionLogError || isParseArgsError(error)) {
-      const usage = checking && isParseArgsError(error) ? `; ${CHECK_USAGE}` : ''
+    const code = (error as { code?: unknown } | null)?.code
+    const badArgs = typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')
+    if (error instanceof CliError || error instanceof SessionLogError || badArgs) {
+      const usage = checking && badArgs ? `; ${CHECK_USAGE}` : ''
       out.stderr.write(`promptloom: ${terminalSafe((error as Error).message)}${usage}\n`)
       return checking ? 2 : 1
     }
@@ -94,7 +94,9 @@ function dispatch(argv: readonly string[], out: CliOutput): number {
     return 0
   }
   if (values.version === true) {
-    out.stdout.write(`promptloom ${packageVersion()}\n`)
+    // The package.json two folders up, from src/cli and from dist/cli alike.
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown }
+    out.stdout.write(`promptloom ${String(version)}\n`)
     return 0
   }
   const warn = (message: string): void => void out.stderr.write(`promptloom: warning: ${terminalSafe(message)}\n`)
@@ -144,14 +146,4 @@ function breaks(raw: string | undefined): number | undefined {
   const value = Number(raw)
   if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value)) throw new CliError(`--max-breaks must be a non-negative integer (got "${raw}"); ${CHECK_USAGE}`)
   return value
-}
-
-/** The version in the package.json two folders up (from src/cli and from dist/cli alike). */
-function packageVersion(): string {
-  return String((JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown }).version)
-}
-
-function isParseArgsError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code
-  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')
 }

@@ -14,3 +14,8 @@ export function terminalSafe(text: string): string {
     return code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`
   })
 }
+
+/** A failure the CLI reports as one `promptloom: …` line on stderr with exit code 1 (bad usage, an unreadable log, an unwritable output). */
+export class CliError extends Error {
+  override readonly name = 'CliError'
+}

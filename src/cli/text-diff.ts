@@ -6,10 +6,7 @@ export interface DiffLine {
 }
 
 /** A run of unchanged lines left out of the diff. */
-export interface DiffGap {
-  readonly kind: 'gap'
-  readonly lines: number
-}
+export type DiffGap = { readonly kind: 'gap'; readonly lines: number }
 
 const CONTEXT = 2
 /** Past this many line pairs the diff skips the subsequence and shows the changed middle whole. */
@@ -36,63 +33,53 @@ function commonEnds(a: ArrayLike<string>, b: ArrayLike<string>): [head: number, 
   return [head, tail]
 }
 
+/** Lines by a longest common subsequence between the common ends: removals before additions at each point. */
 function lineDiff(a: readonly string[], b: readonly string[]): DiffLine[] {
   const [head, tail] = commonEnds(a, b)
   const x = a.slice(head, a.length - tail)
   const y = b.slice(head, b.length - tail)
-  const out: DiffLine[] = a.slice(0, head).map((text) => ({ kind: 'same', text }))
-  if (x.length * y.length > LCS_LIMIT) {
-    for (const text of x) out.push({ kind: 'removed', text })
-    for (const text of y) out.push({ kind: 'added', text })
-  } else out.push(...middle(x, y))
-  for (const text of a.slice(a.length - tail)) out.push({ kind: 'same', text })
-  return out
-}
-
-/** The changed middle by a longest common subsequence of lines: removals before additions at each point. */
-function middle(x: readonly string[], y: readonly string[]): DiffLine[] {
   const n = x.length
   const m = y.length
+  // Past LCS_LIMIT pairs the middle shows whole (every removal, then every addition).
+  const whole = n * m > LCS_LIMIT
   // lengths[i * (m + 1) + j]: the LCS length of x[i..] and y[j..].
-  const lengths = new Uint32Array((n + 1) * (m + 1))
-  for (let i = n - 1; i >= 0; i--) {
+  const lengths = new Uint32Array(whole ? 0 : (n + 1) * (m + 1))
+  for (let i = n - 1; i >= 0 && !whole; i--) {
     for (let j = m - 1; j >= 0; j--) {
       lengths[i * (m + 1) + j] = x[i] === y[j] ? lengths[(i + 1) * (m + 1) + j + 1]! + 1 : Math.max(lengths[(i + 1) * (m + 1) + j]!, lengths[i * (m + 1) + j + 1]!)
     }
   }
-  const out: DiffLine[] = []
+  const out: DiffLine[] = a.slice(0, head).map((text) => ({ kind: 'same', text }))
   let i = 0
   let j = 0
   while (i < n || j < m) {
-    if (i < n && j < m && x[i] === y[j]) {
+    if (!whole && i < n && j < m && x[i] === y[j]) {
       out.push({ kind: 'same', text: x[i]! })
       i++
       j++
-    } else if (j >= m || (i < n && lengths[(i + 1) * (m + 1) + j]! >= lengths[i * (m + 1) + j + 1]!)) {
+    } else if (j >= m || (i < n && (whole || lengths[(i + 1) * (m + 1) + j]! >= lengths[i * (m + 1) + j + 1]!))) {
       out.push({ kind: 'removed', text: x[i++]! })
     } else out.push({ kind: 'added', text: y[j++]! })
   }
+  for (const text of a.slice(a.length - tail)) out.push({ kind: 'same', text })
   return out
 }
 
 /** Pairs each block of removed lines with the added block right after it, line by line, and marks what differs. */
 function marked(lines: DiffLine[]): DiffLine[] {
+  const runEnd = (from: number, kind: DiffLine['kind']): number => {
+    while (from < lines.length && lines[from]!.kind === kind) from++
+    return from
+  }
   for (let start = 0; start < lines.length; ) {
-    if (lines[start]!.kind !== 'removed') {
-      start++
-      continue
-    }
-    let split = start
-    while (split < lines.length && lines[split]!.kind === 'removed') split++
-    let end = split
-    while (end < lines.length && lines[end]!.kind === 'added') end++
-    const pairs = Math.min(split - start, end - split)
-    for (let k = 0; k < pairs; k++) {
+    const split = runEnd(start, 'removed')
+    const end = runEnd(split, 'added')
+    for (let k = 0; k < Math.min(split - start, end - split); k++) {
       const [removed, added] = changedRanges(lines[start + k]!.text, lines[split + k]!.text)
       lines[start + k] = { ...lines[start + k]!, mark: removed }
       lines[split + k] = { ...lines[split + k]!, mark: added }
     }
-    start = end
+    start = Math.max(end, start + 1)
   }
   return lines
 }
