@@ -20,7 +20,7 @@ export { AnonymousEntries, NamedEntries, type Undo } from './scope/layer-entries
 export { ScopedLayers, type LayerEffectOptions, type ScopeLayer } from './scope/scoped-layers.js'
 export { SystemPrompt, SystemPrompt as default } from './assembly/service.js'
 export type { SystemPromptConfig } from './assembly/config.js'
-export { assembleContextFor, type AgentAssembleContext } from './assembly/assemble-context.js'
+export { assembleContextFor, type AgentAssembleContext } from './assembly/service.js'
 export {
   CONTEXT_ORDERS,
   HARNESS_IDENTITY_SECTION,
@@ -50,7 +50,7 @@ export type {
   VariableSource,
 } from './assembly/types.js'
 export type { PromptStats } from './assembly/stats.js'
-export type { InspectedEntry, InspectedTools, LayerRef, PromptInspection } from './assembly/inspect.js'
+export type { InspectedEntry, InspectedTools, LayerRef, PromptInspection } from './assembly/view.js'
 export type { DiagnosticsOptions, PromptDiagnostic, PromptDiagnosticKind } from './assembly/diagnostics.js'
 export type { StabilityGuard } from './assembly/config.js'
 export {

@@ -11,20 +11,18 @@
  *    after filtering it returns `inner()` itself. `events.dispatch('emit', [name])` (deprecated there)
  *    resolves an event's callbacks as `ctx.emit(name)` would, without calling them.
  * 4. `internal/plugin` is emitted with the fiber when one is created and again when it is disposed, then
- *    with `fiber.uid === null`; `fiber.inertia` is the promise of its pending unload (`undefined` once
- *    settled).
+ *    with `fiber.uid === null`; `fiber.inertia` is the promise of its pending unload (`undefined` once settled).
  * 5. `Service` keeps `{ associate: name, property: 'ctx' }` under `Service.tracker`; the proxy a
  *    `ctx.<service>` read returns wraps every method it hands out in a shadow context unless
  *    `tracker.noShadow`, and on every string-keyed read consults the root reflect service's `props`
  *    table (raw via point 1; a null-prototype object whose keys are the declared `name.<prop>`) while
  *    `tracker.associate` is set.
  *
- * What they buy: an event nobody can hear is not dispatched (1–3), a throwing change listener is
- * logged at once without stopping the others (3), a disposed scope's views are released while its
- * key lives on (4), and a method read costs one proxy trap (5). When the shapes do not match at load,
- * the bridge takes the public path (`ctx.waterfall`, `ctx.parallel`): the same results and listener
- * order; a throwing change listener is then logged a microtask later, and a disposed scope's views go
- * when its key is collected.
+ * What they buy: an event nobody can hear is not dispatched (1–3), a throwing change listener is logged
+ * at once without stopping the others (3), a disposed scope's views are released while its key lives on
+ * (4), and a method read costs one proxy trap (5). When a shape differs at load, the bridge takes the
+ * public path (`ctx.waterfall`, `ctx.parallel`) with the same results and listener order; a throwing change
+ * listener is then logged a microtask later, and a disposed scope's views go when its key is collected.
  */
 
 import { Service, type Context } from 'cordis'
@@ -34,14 +32,12 @@ import type { ScopeKey } from '../scope/scope-key.js'
 const ORIGINAL = Symbol.for('cordis.original')
 const DISPATCH_OBSERVER = 'internal/dispatch'
 
-/** The raw events service (contract points 1–3). */
 interface RawEvents {
   readonly _hooks: Readonly<Record<string | symbol, unknown>>
   waterfall(thisArg: object, name: string, ...args: unknown[]): unknown
   dispatch(mode: 'emit', args: [name: string]): (() => unknown)[]
 }
 
-/** A fiber as `internal/plugin` hands it over (contract point 4). */
 interface RawFiber {
   readonly uid: number | null
   readonly inertia: Promise<void> | undefined
@@ -49,7 +45,6 @@ interface RawFiber {
 
 /** One service's way into Cordis' events: through the internals when they fit, else the public API. */
 export interface CordisBridge {
-  /** `'internal'` when the contract above holds for this app, `'public'` otherwise. */
   readonly path: 'internal' | 'public'
   /** Whether dispatching `name` could reach a listener or a dispatch observer; always `true` on the public path. */
   mayHear(name: string): boolean
@@ -66,17 +61,16 @@ function rawEventsOf(ctx: Context): RawEvents | undefined {
   return raw as RawEvents
 }
 
-function hookCount(hooks: RawEvents['_hooks'], name: string | symbol): number {
+function hooked(hooks: RawEvents['_hooks'], name: string | symbol): boolean {
   const list = hooks[name]
   // Not an array: a layout we do not know; count it as a listener (never skip wrongly).
-  return list === undefined ? 0 : Array.isArray(list) ? list.length : 1
+  return list !== undefined && (!Array.isArray(list) || list.length > 0)
 }
 
 /** Whether a dispatch of `name` over `hooks` (contract point 2) could reach anyone; filters are not consulted. */
 export function hasListeners(hooks: RawEvents['_hooks'], name: string | symbol): boolean {
-  if (hookCount(hooks, name) > 0) return true
   const observed = typeof name !== 'string' || !name.startsWith('internal/')
-  return observed && hookCount(hooks, DISPATCH_OBSERVER) > 0
+  return hooked(hooks, name) || (observed && hooked(hooks, DISPATCH_OBSERVER))
 }
 
 /** The bridge of the app `ctx` belongs to; `publicOnly` takes the public path whatever the shapes. */

@@ -7,62 +7,52 @@ import type { AssembleContext, AssembledContext, ToolSchema } from './types.js'
 import type { ScopeView, SectionPlan, VariablePlan } from './view.js'
 
 /**
- * Reads registered providers for one call: section and context texts, variable values and tool
- * results, each type-checked (the error names the entry) and counted in `stats.providerEvaluations`
- * when a function ran. Collected texts and detached tools are reused while every provider returns what it returned last time.
+ * Reads registered providers for one call, each result type-checked (the error names the entry) and
+ * each function call counted in `stats.providerEvaluations`. Collected texts and detached tools are
+ * reused while every provider returns what it returned last time.
  */
 export class Evaluation {
-  readonly #stats: PromptStats
-  readonly #config: ResolvedSystemPromptConfig
   readonly #detacher = new ToolDetacher()
   readonly #collected = new WeakMap<SectionPlan, readonly string[]>()
   /** Keyed by a view's provider list: views without providers of their own share their parent's list, and so its memo. */
   readonly #toolMemos = new WeakMap<readonly ToolEntry[], ToolMemo>()
 
-  constructor(stats: PromptStats, config: ResolvedSystemPromptConfig) {
-    this.#stats = stats
-    this.#config = config
-  }
+  constructor(
+    private readonly stats: PromptStats,
+    private readonly config: ResolvedSystemPromptConfig,
+  ) {}
 
   #read(entry: Source<unknown> | ToolEntry, context: AssembleContext): unknown {
     if (entry.kind === SourceKind.Static) return entry.value
     if (entry.kind === SourceKind.Signal) return entry.signal!.value
-    this.#stats.providerEvaluations++
+    this.stats.providerEvaluations++
     return entry.fn!(context)
   }
 
-  /** The current text of a section or context; a `TypeError` naming the entry when it is not a string. */
-  text(entry: SectionEntry | ContextEntry, context: AssembleContext): string {
-    const text = this.#read(entry, context)
-    if (typeof text === 'string') return text
-    throw new TypeError(
-      `${labelOf(entry)} text ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(text)}; it must be a string`,
-    )
-  }
-
-  /** The current value of a variable; a `TypeError` naming it unless a string or `undefined`. */
-  variable(entry: VariableEntry, context: AssembleContext): string | undefined {
+  /** The current text of a section or context, or (`variable`) a variable's value; a `TypeError` naming the entry otherwise. */
+  text(entry: SectionEntry | ContextEntry, context: AssembleContext): string
+  text(entry: VariableEntry, context: AssembleContext, variable: true): string | undefined
+  text(entry: SectionEntry | ContextEntry | VariableEntry, context: AssembleContext, variable = false): string | undefined {
     const value = this.#read(entry, context)
-    if (value === undefined || typeof value === 'string') return value
-    throw new TypeError(
-      `${labelOf(entry)} ${entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'} ${describeValue(value)}; it must be a string or undefined`,
-    )
+    if (typeof value === 'string' || (variable && value === undefined)) return value
+    const source = entry.kind === SourceKind.Signal ? 'signal holds' : 'provider returned'
+    const got = `${labelOf(entry)} ${variable ? '' : 'text '}${source} ${describeValue(value)}`
+    throw new TypeError(`${got}; it must be a string${variable ? ' or undefined' : ''}`)
   }
 
   /**
-   * A fresh record of every variable of `view`'s current plan by name, and that plan: the plan's
-   * static values, then each dynamic entry read in plan order. A variable a provider
-   * registers meanwhile is read in this same call, as a live iteration of the registry would reach
-   * it; each entry is read once. Throws what `variable` throws.
+   * `view`'s current variable plan and a fresh record of its values by name, each dynamic entry read
+   * once, in plan order. A variable a provider registers meanwhile is read in this same call, as a live
+   * iteration of the registry would reach it. Throws what `text` throws.
    */
   variables(view: ScopeView, context: AssembleContext): { plan: VariablePlan; values: Record<string, string | undefined> } {
     let plan = view.derive('variables')
     let values = { ...plan.values }
-    for (const i of plan.dynamic) values[plan.entries[i]!.name] = this.variable(plan.entries[i]!, context)
+    for (const i of plan.dynamic) values[plan.entries[i]!.name] = this.text(plan.entries[i]!, context, true)
     for (let now = view.derive('variables'); now !== plan; now = view.derive('variables')) {
       const read = new Set(plan.entries)
       const caught: Record<string, string | undefined> = {}
-      for (const entry of now.entries) caught[entry.name] = read.has(entry) ? values[entry.name] : this.variable(entry, context)
+      for (const entry of now.entries) caught[entry.name] = read.has(entry) ? values[entry.name] : this.text(entry, context, true)
       plan = now
       values = caught
     }
@@ -107,8 +97,8 @@ export class Evaluation {
     const memo = this.#toolMemos.get(entries)
     if (memo !== undefined && sameResults(memo.results, memo.snapshot, results)) return memo.tools
     const provided = results.map((result, i) => ({ result, label: toolProviderLabel(entries, i) }))
-    const tools = collectTools(provided, this.#config.toolOrder, this.#detacher)
-    this.#stats.toolClones = this.#detacher.clones
+    const tools = collectTools(provided, this.config.toolOrder, this.#detacher)
+    this.stats.toolClones = this.#detacher.clones
     this.#toolMemos.set(entries, { entries, results, snapshot: results.map(snapshotOf), tools })
     return tools
   }

@@ -1,14 +1,16 @@
 import { labelOf, type SectionEntry } from './entries.js'
-import { viewName } from './errors.js'
-import type { Evaluation } from './evaluation.js'
+import { describeValue, viewName } from './errors.js'
+import { Evaluation } from './evaluation.js'
 import type { CordisBridge } from './cordis-internals.js'
 import { pinRequired, restoreRequired } from './required-sections.js'
-import type { StabilityGuard } from './config.js'
+import type { ResolvedSystemPromptConfig } from './config.js'
+import { Diagnostics } from './diagnostics.js'
 import { assembledFor, recordOf, recordScope, withRecord, type AssemblyProvenance } from './provenance.js'
 import type { AssembleContext, AssembledContext, AssembledSection, PromptAssembly, PromptPreparation, PromptPresentation } from './types.js'
-import type { ViewCache } from './view-cache.js'
-import type { ScopeView } from './view.js'
-import { checkWaterfallResult } from './waterfall-result.js'
+import { Registration } from './registration.js'
+import { createStats } from './stats.js'
+import { ViewCache } from './view-cache.js'
+import type { ContextPlan, ScopeView } from './view.js'
 
 const PREPARE = 'system-prompt/prepare'
 const ASSEMBLE = 'system-prompt/assemble'
@@ -23,6 +25,48 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason
 }
 
+function checkItems(event: string, field: 'sections' | 'contexts', items: readonly unknown[]): void {
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i] as { name?: unknown; text?: unknown } | null | undefined
+    if (typeof item === 'object' && item !== null && typeof item.name === 'string' && typeof item.text === 'string') continue
+    const held =
+      typeof item !== 'object' || item === null || Array.isArray(item)
+        ? describeValue(item)
+        : `{ name: ${describeValue(item.name)}, text: ${describeValue(item.text)} }`
+    const needs = `every ${field.slice(0, -1)} needs a string name and text`
+    throw new Error(`a "${event}" listener returned ${field}[${i}] = ${held}; ${needs}`)
+  }
+}
+
+/**
+ * Throws unless `result` is a preparation (with `sections`, a presentation) whose every section and
+ * context has a string `name` and `text`: a bad listener result fails its call, not a later render.
+ */
+function checkWaterfallResult(event: string, sections: boolean, result: unknown): void {
+  const value = result as { contexts?: unknown; variables?: unknown; sections?: unknown } | null | undefined
+  const missing =
+    typeof value !== 'object' || value === null
+      ? describeValue(value)
+      : !Array.isArray(value.contexts)
+        ? 'an object without a contexts array'
+        : typeof value.variables !== 'object' || value.variables === null
+          ? 'an object without a variables record'
+          : sections && !Array.isArray(value.sections)
+            ? 'an object without a sections array'
+            : undefined
+  if (missing !== undefined) {
+    throw new Error(
+      `a "${event}" listener resolved to ${missing}; return (or resolve to) the value of next(), or a modified copy of it`,
+    )
+  }
+  checkItems(event, 'contexts', value!.contexts as readonly unknown[])
+  if (sections) checkItems(event, 'sections', value!.sections as readonly unknown[])
+}
+
+function requiredOnly(plan: ContextPlan, contexts: AssembledContext[]): AssembledContext[] {
+  return contexts.filter((c) => plan.byName.get(c.name)?.required)
+}
+
 /** Fresh, mutable sections for `entries` with their collected `texts`, index for index. */
 function sectionsOf(entries: readonly SectionEntry[], texts: readonly string[]): AssembledSection[] {
   return entries.map(({ name, order, interpolate, complete }, i) => {
@@ -34,42 +78,41 @@ function sectionsOf(entries: readonly SectionEntry[], texts: readonly string[]):
 }
 
 /**
- * One step's calls over the views: `prepare` (variables and contexts, then the prepare waterfall),
- * `assemble` (sections and tools, then the assemble waterfall, then the complete section and
- * suppression enforced) and `refreshContext`. Every result is recorded with its provenance and its
- * scope's render slot (see provenance.ts).
+ * A service's registry, views and memoized assembly, free of Cordis' proxies. `prepare`, `assemble`
+ * and `refreshContext` have their contracts on `SystemPrompt`; every result is recorded with its
+ * provenance and its scope's render slot (see provenance.ts).
  */
 export class Pipeline {
-  readonly #views: ViewCache
+  readonly stats = createStats()
+  readonly registration = new Registration(this.stats)
+  readonly views: ViewCache
+  readonly diagnostics: Diagnostics
   readonly #evaluation: Evaluation
-  readonly #events: CordisBridge
-  /** Config `stabilityGuard`, carried in every assembly's provenance for the render to enforce. */
-  readonly #stabilityGuard: StabilityGuard
+  /** Set when the service's plugin unloads: a registration would land in a dead registry. */
+  closed = false
 
-  constructor(views: ViewCache, evaluation: Evaluation, events: CordisBridge, stabilityGuard: StabilityGuard) {
-    this.#stabilityGuard = stabilityGuard
-    this.#views = views
-    this.#evaluation = evaluation
-    this.#events = events
+  constructor(
+    readonly config: ResolvedSystemPromptConfig,
+    private readonly events: CordisBridge,
+    carrierBase: object,
+  ) {
+    this.views = new ViewCache(this.registration.store, this.stats, carrierBase, config.renderCacheScopes)
+    this.#evaluation = new Evaluation(this.stats, config)
+    this.diagnostics = new Diagnostics(config.stabilityGuard)
   }
 
   async #waterfall<T extends PromptPreparation | PromptPresentation>(view: ScopeView, name: string, value: T, context: AssembleContext): Promise<T> {
-    const result: unknown = await this.#events.waterfall(view.carrier, name, value, context, () => Promise.resolve(value))
+    const result: unknown = await this.events.waterfall(view.carrier, name, value, context, () => Promise.resolve(value))
     checkWaterfallResult(name, 'sections' in value, result)
     return result as T
   }
 
-  /** See `SystemPrompt.prepare`. */
   async prepare(context: AssembleContext): Promise<PromptPreparation> {
-    const prepared = this.#prepare(this.#views.view(context.scope), context, true)
+    const prepared = this.#prepare(this.views.view(context.scope), context, true)
     return (prepared instanceof Promise ? await prepared : prepared).preparation
   }
 
-  /**
-   * Prepares for `view`: synchronously when nobody listens to the prepare waterfall, else after it.
-   * `recorded`: tie the result to its scope and provenance (not for the preparation `assemble` makes
-   * for itself, which is never handed out).
-   */
+  /** Synchronous when nobody listens to the prepare waterfall; `recorded` unless `assemble` makes it for itself. */
   #prepare(view: ScopeView, context: AssembleContext, recorded: boolean): Prepared | Promise<Prepared> {
     throwIfAborted(context.signal)
     const { plan: variablePlan, values: variables } = this.#evaluation.variables(view, context)
@@ -81,21 +124,19 @@ export class Pipeline {
     // The end of a prepare: the abort check, and suppression as of now (a prepare listener may have registered a suppressor).
     const done = (result: PromptPreparation): Prepared => {
       throwIfAborted(context.signal)
-      const requiredNames = view.derive('contexts').requiredNames
-      const enforced = view.derive('suppressed') ? result.contexts.filter((c) => requiredNames.has(c.name)) : result.contexts
+      const enforced = view.derive('suppressed') ? requiredOnly(view.derive('contexts'), result.contexts) : result.contexts
       const out = result === preparation && enforced === result.contexts ? result : { ...result, contexts: enforced }
       if (!recorded) return { preparation: out, provenance }
       // Only an array this call made is tied to the scope (a listener's might be shared).
       if (out.contexts === preparation.contexts || out.contexts !== result.contexts) recordScope(out.contexts, view.key)
-      return { preparation: withRecord(out, { provenance, slot: this.#views.slots.slotOf(view) }), provenance }
+      return { preparation: withRecord(out, { provenance, slot: this.views.slots.slotOf(view) }), provenance }
     }
-    return this.#events.mayHear(PREPARE) ? this.#waterfall(view, PREPARE, preparation, context).then(done) : done(preparation)
+    return this.events.mayHear(PREPARE) ? this.#waterfall(view, PREPARE, preparation, context).then(done) : done(preparation)
   }
 
-  /** See `SystemPrompt.assemble`. */
   async assemble(context: AssembleContext, preparation?: PromptPreparation): Promise<PromptAssembly> {
-    this.#views.stats.assemblies++
-    const view = this.#views.view(context.scope)
+    this.stats.assemblies++
+    const view = this.views.view(context.scope)
     let prepared: Prepared
     // A preparation made here with nobody listening was seen by no one: the presentation takes it without a copy.
     let unseen = false
@@ -122,12 +163,12 @@ export class Pipeline {
       collected,
       contexts: prepared.provenance?.contexts ?? contextPlan.sources,
       variables: prepared.provenance?.variables ?? view.derive('variables').sources,
-      stabilityGuard: this.#stabilityGuard,
+      stabilityGuard: this.config.stabilityGuard,
     }
-    const slot = this.#views.slots.slotOf(view)
+    const slot = this.views.slots.slotOf(view)
     const sections = sectionsOf(plan.entries, collected)
     const complete = plan.complete.length === 1 ? { ...sections[plan.entries.indexOf(plan.complete[0]!)]! } : undefined
-    const listening = this.#events.mayHear(ASSEMBLE)
+    const listening = this.events.mayHear(ASSEMBLE)
     // Required sections (SPEC §5), copied before any listener can touch them.
     const pinned = listening || complete !== undefined ? pinRequired(plan.entries, sections) : undefined
     const { contexts, variables } = prepared.preparation
@@ -143,7 +184,7 @@ export class Pipeline {
     const assembly: PromptAssembly = {
       ...result,
       sections: required.sections,
-      contexts: suppressed ? result.contexts.filter((c) => contextPlan.requiredNames.has(c.name)) : result.contexts,
+      contexts: suppressed ? requiredOnly(contextPlan, result.contexts) : result.contexts,
       tools: tools.slice(),
     }
     // Only an array this call made is tied to the scope (a listener's might be shared).
@@ -154,10 +195,7 @@ export class Pipeline {
     return withRecord(assembly, { provenance: restored, slot })
   }
 
-  /**
-   * See `SystemPrompt.refreshContext`. Which contexts were registrations travels on the contexts
-   * themselves (`registered: true`), so a refreshed result or any copy refreshes like the original.
-   */
+  /** Which contexts were registrations travels on them (`registered: true`), so any copy refreshes like the original. */
   refreshContext<T extends PromptPreparation>(accepted: T, context: AssembleContext): T {
     const known = assembledFor(accepted)
     if (known !== undefined && known.scope !== context.scope) {
@@ -165,7 +203,7 @@ export class Pipeline {
         `an accepted result assembled for ${viewName(known.scope)} cannot be refreshed for ${viewName(context.scope)}: its contexts would be read from the wrong registry; pass the scope it was assembled for`,
       )
     }
-    const view = this.#views.view(context.scope)
+    const view = this.views.view(context.scope)
     const plan = view.derive('contexts')
     const suppressed = view.derive('suppressed')
     const evaluation = this.#evaluation
@@ -175,7 +213,7 @@ export class Pipeline {
         // Re-read while its registration is effective; dropped once it is gone.
         const entry = plan.byName.get(item.name)
         if (entry !== undefined && (!suppressed || entry.required)) contexts.push(evaluation.context(entry, context))
-      } else if (!suppressed || plan.requiredNames.has(item.name)) {
+      } else if (!suppressed || plan.byName.get(item.name)?.required) {
         // Only a waterfall listener supplied it: keep the accepted text.
         contexts.push({ ...item })
       }

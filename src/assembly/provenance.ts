@@ -10,12 +10,11 @@ import type { StabilityGuard } from './config.js'
 import type { PromptStats } from './stats.js'
 import type { Stability } from './types.js'
 
-/** A registered section as it supplied an assembly. */
+/** A registered section as it supplied an assembly (`stability`: `undefined` when none was declared). */
 export interface SectionSource {
   readonly name: string
   readonly layer: LayerRef
   readonly order: number
-  /** `undefined` when no stability was declared. */
   readonly stability: Stability | undefined
   readonly interpolate: boolean
   readonly complete: boolean
@@ -28,23 +27,19 @@ export interface SectionSource {
 export interface NamedSource {
   readonly name: string
   readonly layer: LayerRef
-  /** `undefined` when no stability was declared. */
   readonly stability: Stability | undefined
 }
 
-/**
- * Sources in plan order. No name index beside `list`: an item is almost always at its own position
- * (`sourceIndex` looks there first), so a per-scope map would cost memory for rare lookups.
- */
+/** Sources in plan order (names are unique; no name index, since an item is almost always at its own position). */
 export interface SourceTable<S extends { readonly name: string }> {
   readonly list: readonly S[]
 }
 
 /** The provenance of one `prepare()` or `assemble()` result. */
 export interface AssemblyProvenance {
-  /** The scope it was made for; `undefined` for the global view. */
+  /** `undefined` for the global view. */
   readonly scope: ScopeKey | undefined
-  /** The effective sections it was built from; absent on a preparation. */
+  /** Absent on a preparation. */
   readonly sections?: SourceTable<SectionSource>
   /** Each section's text as collected before the `system-prompt/assemble` waterfall, by `sections.list` index. */
   readonly collected?: readonly string[]
@@ -61,7 +56,6 @@ export interface RenderSlot {
   readonly stats: PromptStats
 }
 
-/** What is known about a result the engine made: its provenance and its scope's render slot. */
 export interface AssemblyRecord {
   readonly provenance: AssemblyProvenance
   readonly slot: RenderSlot
@@ -91,7 +85,7 @@ export function recordOf(target: object): AssemblyRecord | undefined {
  */
 const scopes = new WeakMap<object, { readonly scope: ScopeKey | undefined }>()
 
-/** Records that the engine-made `contexts` array belongs to a result assembled for `scope`. */
+/** Ties an engine-made `contexts` array to the scope its result was assembled for. */
 export function recordScope(contexts: object, scope: ScopeKey | undefined): void {
   scopes.set(contexts, { scope })
 }
@@ -104,15 +98,11 @@ export function assembledFor(result: { readonly contexts: object }): { readonly 
   return typeof contexts === 'object' && contexts !== null ? scopes.get(contexts) : undefined
 }
 
-/** The index in `table` of the source named `name`, looked for at `near` first, then ever farther on both sides. */
+/** The index in `table` of the source named `name`, looked for at `near` first. */
 export function sourceIndex(table: SourceTable<{ readonly name: string }>, name: string, near = -1): number | undefined {
   const { list } = table
-  const from = near < 0 ? 0 : near
-  if (list[from]?.name === name) return from
-  for (let d = 1; from - d >= 0 || from + d < list.length; d++) {
-    if (list[from + d]?.name === name) return from + d
-    if (list[from - d]?.name === name) return from - d
-  }
+  if (list[near]?.name === name) return near
+  for (let i = 0; i < list.length; i++) if (list[i]!.name === name) return i
   return undefined
 }
 

@@ -20,18 +20,11 @@ import type { SectionEntry } from './entries.js'
 import type { AssembledSection } from './types.js'
 import { sameItems } from './view.js'
 
-/** The required sections of one assembly as collected, copied before any listener could touch them. */
-export interface PinnedSections {
-  /** Fresh copies of the collected required sections, in registry order. */
-  readonly sections: readonly AssembledSection[]
-  /** A required section's rank (0-based) among them, by name. */
-  readonly rank: ReadonlyMap<string, number>
-  /** For every other registry section, how many required sections precede it. */
-  readonly gap: ReadonlyMap<string, number>
-}
+/** The required sections as collected (fresh copies, in registry order), with their `rank` and the others' `gap`. */
+type PinnedSections = NonNullable<ReturnType<typeof pinRequired>>
 
 /** Copies the required sections of `collected` (built from `entries`, index for index); `undefined` when there are none. */
-export function pinRequired(entries: readonly SectionEntry[], collected: readonly AssembledSection[]): PinnedSections | undefined {
+export function pinRequired(entries: readonly SectionEntry[], collected: readonly AssembledSection[]) {
   const sections: AssembledSection[] = []
   const rank = new Map<string, number>()
   const gap = new Map<string, number>()
@@ -53,36 +46,36 @@ function verbatim(item: AssembledSection, pinned: AssembledSection): boolean {
   )
 }
 
-/** The walk described above; `kept` collects the required names the listener returned verbatim and in order. */
-function place(items: readonly AssembledSection[], pinned: PinnedSections, kept: Set<string> | undefined): AssembledSection[] {
-  const { rank, gap, sections: required } = pinned
-  const anchored = new Array<boolean>(required.length).fill(false)
-  const anchors = new Set<AssembledSection>()
+/** The anchor of each required section among `items`, by rank (`undefined`: none). */
+function anchorsOf(items: readonly AssembledSection[], { rank, sections }: PinnedSections): (AssembledSection | undefined)[] {
+  const anchors = new Array<AssembledSection | undefined>(sections.length)
   let last = -1
   for (const item of items) {
     const r = rank.get(item.name)
-    if (r !== undefined && r > last && !anchored[r]) {
-      anchored[r] = true
-      anchors.add(item)
-      last = r
-    }
+    if (r === undefined || r <= last) continue
+    anchors[r] = item
+    last = r
   }
+  return anchors
+}
+
+/** The walk described above. */
+function place(items: readonly AssembledSection[], pinned: PinnedSections): AssembledSection[] {
+  const { rank, gap, sections: required } = pinned
+  const anchors = anchorsOf(items, pinned)
   const out: AssembledSection[] = []
   let placed = 0
   for (const item of items) {
     const r = rank.get(item.name)
     if (r !== undefined) {
-      if (!anchors.has(item)) continue
+      if (anchors[r] !== item) continue
       while (placed < r) out.push(required[placed++]!)
-      if (verbatim(item, required[r]!)) {
-        out.push(item)
-        kept?.add(item.name)
-      } else out.push(required[r]!)
+      out.push(verbatim(item, required[r]!) ? item : required[r]!)
       placed++
       continue
     }
     const g = gap.get(item.name)
-    if (g !== undefined) while (placed < g && !anchored[placed]) out.push(required[placed++]!)
+    if (g !== undefined) while (placed < g && anchors[placed] === undefined) out.push(required[placed++]!)
     out.push(item)
   }
   while (placed < required.length) out.push(required[placed++]!)
@@ -91,24 +84,20 @@ function place(items: readonly AssembledSection[], pinned: PinnedSections, kept:
 
 const NOTHING_RESTORED: readonly string[] = Object.freeze([])
 
-/** The sections of an assembly with its required ones back, and which of them had to be restored. */
-export interface RestoredSections {
-  /** `returned` itself when nothing moved (the common case), else a new array. */
-  readonly sections: AssembledSection[]
-  /** The required sections a listener dropped, edited or moved out of order, in registry order. */
-  readonly restored: readonly string[]
-}
-
 /**
- * Restores the pinned required sections into `returned` (the listener's sections, or `[complete]`).
- * What was restored is judged against `listened`, the sections the listener returned.
+ * Restores the pinned required sections into `returned` (the listener's sections, or `[complete]`):
+ * `returned` itself when nothing moved, else a new array. `restored` names the required sections the
+ * listener (`listened`: what it returned) dropped, edited or moved out of order, in registry order.
  */
-export function restoreRequired(returned: AssembledSection[], listened: readonly AssembledSection[], pinned: PinnedSections | undefined): RestoredSections {
+export function restoreRequired(
+  returned: AssembledSection[],
+  listened: readonly AssembledSection[],
+  pinned: PinnedSections | undefined,
+): { readonly sections: AssembledSection[]; readonly restored: readonly string[] } {
   if (pinned === undefined) return { sections: returned, restored: NOTHING_RESTORED }
-  const kept = new Set<string>()
-  const placed = place(listened, pinned, kept)
-  const sections = returned === listened ? placed : place(returned, pinned, undefined)
-  const restored = pinned.sections.filter((s) => !kept.has(s.name)).map((s) => s.name)
+  const sections = place(returned, pinned)
+  const anchors = anchorsOf(listened, pinned)
+  const restored = pinned.sections.filter((s, r) => anchors[r] === undefined || !verbatim(anchors[r], s)).map((s) => s.name)
   return {
     sections: sameItems(sections, returned) ? returned : sections,
     restored: restored.length === 0 ? NOTHING_RESTORED : restored,

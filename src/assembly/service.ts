@@ -3,18 +3,15 @@ import { Context, Service } from 'cordis'
 import { ownedEffect } from '../signals/tracked.js'
 import type { Undo } from '../scope/layer-entries.js'
 import { SCOPE_TAG, scopeOf, type ScopeKey, type Scoped } from '../scope/scope-key.js'
-import { resolveSystemPromptConfig, SystemPromptConfigSchema, type ResolvedSystemPromptConfig, type SystemPromptConfig } from './config.js'
+import { resolveSystemPromptConfig, SystemPromptConfigSchema, type SystemPromptConfig } from './config.js'
 import { cordisBridgeOf, lightenTracker, releaseOnDispose } from './cordis-internals.js'
-import { Evaluation } from './evaluation.js'
 import { Pipeline } from './pipeline.js'
-import { Registration } from './registration.js'
-import { ViewCache } from './view-cache.js'
 import { toContextEntry, toSectionEntry, toToolEntry, toVariableEntry, type PromptLayer } from './entries.js'
-import { Diagnostics, type DiagnosticsOptions, type PromptDiagnostic } from './diagnostics.js'
-import { inspectView, type PromptInspection } from './inspect.js'
+import type { DiagnosticsOptions, PromptDiagnostic } from './diagnostics.js'
+import { inspectView, type PromptInspection } from './view.js'
 import { CONTEXT_ORDERS, HARNESS_IDENTITY_SECTION, orderOf, PERSONA_PREFIX_SECTION, PERSONA_SUFFIX_SECTION, SECTION_ORDERS } from './orders.js'
 import type { PromptContextOrderName, PromptSectionOrderName } from './orders.js'
-import { createStats, type PromptStats } from './stats.js'
+import type { PromptStats } from './stats.js'
 import type { AssembleContext, PromptAssembly, PromptContext, PromptPreparation, PromptPresentation } from './types.js'
 import type { PromptSection, RegistrationDisposer, ToolProvider, VariableOptions, VariableSource } from './types.js'
 
@@ -45,23 +42,21 @@ declare module 'cordis' {
 
 const CHANGE = 'system-prompt/change'
 
-/**
- * A service's registry and its memoized assembly, free of Cordis' proxies: methods read it once per call.
- *
- *     Registration ──▶ store ──▶ ViewCache (views, render slots)
- *                                    ▲
- *     Pipeline (prepare / assemble / refresh) ──▶ Evaluation (provider reads, tool memos)
- */
-export interface Engine {
-  readonly config: ResolvedSystemPromptConfig
-  readonly stats: PromptStats
-  readonly registration: Registration
-  readonly views: ViewCache
-  readonly pipeline: Pipeline
-  readonly diagnostics: Diagnostics
-  /** Set when the service's plugin unloads: a registration would land in a dead registry. */
-  closed: boolean
+/** The context `assembleContextFor` builds: the agent is both the scope key and `context.agent`. */
+export interface AgentAssembleContext<A extends ScopeKey = ScopeKey> extends AssembleContext {
+  /** The agent the assembly is for, typed as the caller passed it. */
+  agent: A
+  /** The same object as `agent`: the agent is its own scope key. */
+  scope: A
+  signal: AbortSignal | undefined
 }
+
+/** A fresh assemble context `{ agent, scope: agent, signal }`: the agent is the scope key, and plugins read `context.agent`. */
+export function assembleContextFor<A extends ScopeKey>(agent: A, signal?: AbortSignal): AgentAssembleContext<A> {
+  return { agent, scope: agent, signal }
+}
+
+export type { Pipeline as Engine } from './pipeline.js'
 
 /** Where the service keeps its engine; a symbol, because `this` in a method is Cordis' proxy. */
 const ENGINE: unique symbol = Symbol('promptloom.engine')
@@ -69,7 +64,7 @@ const ENGINE: unique symbol = Symbol('promptloom.engine')
 type Registrar = (input: ReadonlySignal<unknown> | undefined, insert: (layer: PromptLayer) => Undo) => RegistrationDisposer
 
 /** Registers through the caller's `ctx` under the label `systemPrompt.<method>()`; throws once the service's plugin was disposed. */
-function registrarOf(engine: Engine, ctx: Context, method: string): Registrar {
+function registrarOf(engine: Pipeline, ctx: Context, method: string): Registrar {
   if (engine.closed) {
     throw new Error(
       `systemPrompt.${method}() cannot register: this "systemPrompt" service is disposed; its plugin was unloaded, so register through the ctx.systemPrompt of a loaded SystemPrompt plugin`,
@@ -100,7 +95,7 @@ export class SystemPrompt extends Service {
   static readonly Config = SystemPromptConfigSchema
 
   /** @internal */
-  readonly [ENGINE]: Engine
+  readonly [ENGINE]: Pipeline
 
   constructor(ctx: Context, config: SystemPromptConfig = {}) {
     super(ctx, 'systemPrompt')
@@ -109,11 +104,8 @@ export class SystemPrompt extends Service {
     const { value } = resolved
     const bridge = cordisBridgeOf(ctx)
     lightenTracker(ctx, bridge, this, 'systemPrompt')
-    const stats = createStats()
-    const registration = new Registration(stats)
-    const views = new ViewCache(registration.store, stats, this, value.renderCacheScopes)
-    const pipeline = new Pipeline(views, new Evaluation(stats, value), bridge, value.stabilityGuard)
-    const engine: Engine = (this[ENGINE] = { config: value, stats, registration, views, pipeline, diagnostics: new Diagnostics(value.stabilityGuard), closed: false })
+    const engine = (this[ENGINE] = new Pipeline(value, bridge, this))
+    const { registration, views } = engine
     // The configured sections live in the global layer even when the service was loaded under a scope.
     const global = ctx.extend({ [SCOPE_TAG]: undefined })
     const configured = (name: string, order: number, text: string): void => {
@@ -201,7 +193,7 @@ export class SystemPrompt extends Service {
    * waterfall, and with a throwing provider's or listener's error.
    */
   prepare(context: AssembleContext = {}): Promise<PromptPreparation> {
-    return this[ENGINE].pipeline.prepare(context)
+    return this[ENGINE].prepare(context)
   }
 
   /**
@@ -217,7 +209,7 @@ export class SystemPrompt extends Service {
    * ```
    */
   assemble(context: AssembleContext = {}, preparation?: PromptPreparation): Promise<PromptAssembly> {
-    return this[ENGINE].pipeline.assemble(context, preparation)
+    return this[ENGINE].assemble(context, preparation)
   }
 
   /**
@@ -226,7 +218,7 @@ export class SystemPrompt extends Service {
    * copies too; throws an `Error` naming both scopes when `accepted` is known to be for another scope.
    */
   refreshContext<T extends PromptPreparation>(accepted: T, context: AssembleContext = {}): T {
-    return this[ENGINE].pipeline.refreshContext(accepted, context)
+    return this[ENGINE].refreshContext(accepted, context)
   }
 
   /** A snapshot of the cumulative counters that prove the memoization. */

@@ -2,9 +2,69 @@ import type { ScopedLayers } from '../scope/scoped-layers.js'
 import type { ScopeKey } from '../scope/scope-key.js'
 import type { PromptLayer } from './entries.js'
 import { describeValue } from './errors.js'
-import { RenderSlots } from './render-slots.js'
+import type { RenderSlot } from './provenance.js'
 import type { PromptStats } from './stats.js'
 import { ScopeView } from './view.js'
+
+/** A view's render slot; under a finite limit also a weak link to its view, its place in the recency order. */
+interface KeptSlot extends RenderSlot {
+  readonly ref?: WeakRef<ScopeView>
+}
+
+/**
+ * The render slots of the engine's views, at most `limit` of them: `slotOf` makes its view the most
+ * recently used, and a slot beyond the limit releases the least recently used view's (and with it the
+ * render memos kept under it). The order holds weak links only, so it keeps no view, slot or render
+ * cache alive. A released view's next assembly renders from scratch: equal output, new objects.
+ *
+ *     order   [a][b][c]   limit 3, d assembles:   [b][c][d]   a released
+ *             ^ least recently used
+ */
+class RenderSlots {
+  #slots = new WeakMap<ScopeView, KeptSlot>()
+  /** Least recent first; a collected view's link stays until it comes up for release. */
+  readonly order = new Set<WeakRef<ScopeView>>()
+  released = 0
+
+  constructor(
+    private readonly limit: number,
+    private readonly stats: PromptStats,
+  ) {}
+
+  /** The render slot of `view`, created on first use (and after a release); makes `view` the most recently used. */
+  slotOf(view: ScopeView): RenderSlot {
+    let slot = this.#slots.get(view)
+    if (slot === undefined) {
+      slot = this.limit === Infinity ? { stats: this.stats } : { stats: this.stats, ref: new WeakRef(view) }
+      this.#slots.set(view, slot)
+    }
+    const { ref } = slot
+    if (ref === undefined) return slot
+    this.order.delete(ref)
+    this.order.add(ref)
+    if (this.order.size > this.limit) {
+      const oldest = this.order.values().next().value!
+      this.order.delete(oldest)
+      const released = oldest.deref()
+      if (released !== undefined && this.#slots.get(released)?.ref === oldest) {
+        this.#slots.delete(released)
+        this.released++
+      }
+    }
+    return slot
+  }
+
+  delete(view: ScopeView): void {
+    const ref = this.#slots.get(view)?.ref
+    this.#slots.delete(view)
+    if (ref !== undefined) this.order.delete(ref)
+  }
+
+  clear(): void {
+    this.#slots = new WeakMap()
+    this.order.clear()
+  }
+}
 
 /**
  * The engine's memoized views, one per scope key (held weakly) plus the global view, and their
@@ -13,9 +73,6 @@ import { ScopeView } from './view.js'
  * generation and drops every view of the old one, so no error outlives the call that met it.
  */
 export class ViewCache {
-  readonly store: ScopedLayers<PromptLayer>
-  readonly stats: PromptStats
-  readonly carrierBase: object
   readonly slots: RenderSlots
   /** Moved only by `view`, after a derivation threw. */
   generation = 0
@@ -24,10 +81,12 @@ export class ViewCache {
   #views = new WeakMap<ScopeKey, ScopeView>()
   #globalView: ScopeView
 
-  constructor(store: ScopedLayers<PromptLayer>, stats: PromptStats, carrierBase: object, renderCacheScopes = Infinity) {
-    this.store = store
-    this.stats = stats
-    this.carrierBase = carrierBase
+  constructor(
+    readonly store: ScopedLayers<PromptLayer>,
+    readonly stats: PromptStats,
+    readonly carrierBase: object,
+    renderCacheScopes = Infinity,
+  ) {
     this.slots = new RenderSlots(renderCacheScopes, stats)
     this.#globalView = new ScopeView(undefined, this)
   }
@@ -67,8 +126,8 @@ export class ViewCache {
     this.#views.delete(scope)
   }
 
-  /** How many views keep a render slot, and how many slots were released for idleness (for tests and benchmarks). */
+  /** How many views keep a render slot under a finite limit (collected ones until they come up), and how many were released. */
   renderSlots(): { readonly kept: number; readonly released: number } {
-    return { kept: this.slots.kept, released: this.slots.released }
+    return { kept: this.slots.order.size, released: this.slots.released }
   }
 }

@@ -1,7 +1,10 @@
 import { computed, untracked, type ReadonlySignal } from '@preact/signals-core'
+import type { NamedEntries } from '../scope/layer-entries.js'
 import { scopeParentOf, scopeTarget } from '../scope/parent-chain.js'
 import type { ScopeKey, Scoped } from '../scope/scope-key.js'
-import { SourceKind, type ContextEntry, type PromptLayer, type SectionEntry, type ToolEntry, type VariableEntry } from './entries.js'
+import { mergeNamed } from '../scope/scoped-layers.js'
+import { layerOf, SourceKind, type ContextEntry, type LayerRef, type PromptLayer } from './entries.js'
+import type { SectionEntry, ToolEntry, VariableEntry } from './entries.js'
 import type { NamedSource, SectionSource, SourceTable } from './provenance.js'
 import type { ViewCache } from './view-cache.js'
 
@@ -9,7 +12,6 @@ import type { ViewCache } from './view-cache.js'
 export interface SectionPlan {
   readonly entries: readonly SectionEntry[]
   readonly complete: readonly SectionEntry[]
-  /** The positions of the entries whose text is a signal or a function (read on every assembly). */
   readonly dynamic: readonly number[]
   /** Each static entry's text by position (`''` at a dynamic position). */
   readonly texts: readonly string[]
@@ -22,7 +24,6 @@ export interface ContextPlan {
   /** The `required: true` subset, in the same order. */
   readonly required: readonly ContextEntry[]
   readonly byName: ReadonlyMap<string, ContextEntry>
-  readonly requiredNames: ReadonlySet<string>
   readonly sources: SourceTable<NamedSource>
 }
 
@@ -32,36 +33,32 @@ export interface VariablePlan {
   readonly byName: ReadonlyMap<string, VariableEntry>
   /** Every static value by name, in plan order (`undefined` for a dynamic entry). */
   readonly values: Readonly<Record<string, string | undefined>>
-  /** The positions of the entries whose value is a signal or a function. */
   readonly dynamic: readonly number[]
   readonly sources: SourceTable<NamedSource>
 }
 
 type ViewFact = 'layers' | 'sections' | 'contexts' | 'variables' | 'tools' | 'suppressed'
-
-type MergedFact = 'sections' | 'contexts' | 'variables' | 'tools'
-
 type ViewFactValue<K extends ViewFact> = ScopeView[K] extends ReadonlySignal<infer T> ? T : never
 
 export function sameItems<E>(a: readonly E[], b: readonly E[]): boolean {
   return a.length === b.length && a.every((item, i) => item === b[i])
 }
 
+/** The positions of the entries whose value is a signal or a function (read on every assembly). */
+function dynamicOf(entries: readonly (SectionEntry | VariableEntry)[]): number[] {
+  return entries.flatMap((entry, i) => (entry.kind === SourceKind.Static ? [] : [i]))
+}
+
 function sectionPlanOf(entries: readonly SectionEntry[]): SectionPlan {
-  const dynamic: number[] = []
-  const texts = entries.map((entry, i) => {
-    if (entry.kind === SourceKind.Static) return entry.value!
-    dynamic.push(i)
-    return ''
-  })
+  const texts = entries.map((entry) => (entry.kind === SourceKind.Static ? entry.value! : ''))
   const sources = { list: entries.map((entry) => entry.source) }
-  return { entries, complete: entries.filter((entry) => entry.complete), dynamic, texts, sources }
+  return { entries, complete: entries.filter((entry) => entry.complete), dynamic: dynamicOf(entries), texts, sources }
 }
 
 type Ordered = { readonly order: number; readonly name: string }
 
 /** The plans' one sort order: by order, then by code-unit name (names are unique within a plan, so it is total). */
-export function byOrderThenName(a: Ordered, b: Ordered): number {
+function byOrderThenName(a: Ordered, b: Ordered): number {
   return a.order - b.order || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
 }
 
@@ -85,11 +82,10 @@ function mergeSorted<E extends Ordered>(base: readonly E[], own: E[]): E[] {
 
 function contextPlanOf(entries: readonly ContextEntry[], base: ContextPlan): ContextPlan {
   const byName = new Map(entries.map((entry) => [entry.name, entry]))
-  const sources = { list: entries.map((entry) => entry.source) }
   const required = entries.filter((entry) => entry.required)
-  // Own contexts that leave the required ones as they were share the parent's (nothing per agent).
-  if (sameItems(required, base.required)) return { entries, required: base.required, byName, requiredNames: base.requiredNames, sources }
-  return { entries, required, byName, requiredNames: new Set(required.map((entry) => entry.name)), sources }
+  // Own contexts that leave the required ones as they were share the parent's list (nothing per agent).
+  const sources = { list: entries.map((entry) => entry.source) }
+  return { entries, required: sameItems(required, base.required) ? base.required : required, byName, sources }
 }
 
 function mergeVariables(base: VariablePlan, layer: PromptLayer): VariablePlan {
@@ -106,23 +102,18 @@ function mergeVariables(base: VariablePlan, layer: PromptLayer): VariablePlan {
 }
 
 function variablePlanOf(entries: readonly VariableEntry[], byName: ReadonlyMap<string, VariableEntry>): VariablePlan {
-  const values: Record<string, string | undefined> = {}
-  const dynamic: number[] = []
-  entries.forEach((entry, i) => {
-    values[entry.name] = entry.kind === SourceKind.Static ? entry.value : undefined
-    if (entry.kind !== SourceKind.Static) dynamic.push(i)
-  })
-  return { entries, byName, values, dynamic, sources: { list: entries.map((entry) => entry.source) } }
+  const values = Object.fromEntries(entries.map((e) => [e.name, e.kind === SourceKind.Static ? e.value : undefined]))
+  return { entries, byName, values, dynamic: dynamicOf(entries), sources: { list: entries.map((entry) => entry.source) } }
 }
 
 const NO_SECTIONS: SectionPlan = sectionPlanOf([])
-const NO_CONTEXTS: ContextPlan = { entries: [], required: [], byName: new Map(), requiredNames: new Set(), sources: { list: [] } }
+const NO_CONTEXTS: ContextPlan = { entries: [], required: [], byName: new Map(), sources: { list: [] } }
 const NO_VARIABLES: VariablePlan = variablePlanOf([], new Map())
 
 /**
- * The memoized graph of one scope (or of the global view). Each derived fact is its own `computed`,
- * built on the parent view's, so siblings share their parent's work and a change re-derives only
- * what depends on it. A scope without entries of a kind shares its parent's plan object for it.
+ * The memoized graph of one scope (or of the global view): each fact is a `computed` built on the
+ * parent view's, so siblings share their parent's work, a change re-derives only what depends on it,
+ * and a scope without entries of a kind shares its parent's plan object.
  *
  *     global view      layer ─┐
  *          ▲                  ▼
@@ -131,8 +122,8 @@ const NO_VARIABLES: VariablePlan = variablePlanOf([], new Map())
  *     agent view   = parent ⊕ own layer
  *
  * The parent is read through the scope's parent link, so a rebind re-derives exactly the views below
- * it. Unread computeds subscribe to nothing, so a view is garbage with its scope key and its
- * descendants' views. Read a fact through `derive`, never `.value` directly.
+ * it; unread computeds subscribe to nothing, so a view is garbage with its scope key. Read a fact
+ * through `derive`, never `.value`.
  */
 export class ScopeView {
   readonly key: ScopeKey | undefined
@@ -175,7 +166,11 @@ export class ScopeView {
   }
 
   /** The parent's `kind` plan, or `merge` of it and the own layer when that layer has entries of the kind. */
-  #inherit<K extends MergedFact>(kind: K, empty: ViewFactValue<K>, merge: (base: ViewFactValue<K>, layer: PromptLayer) => ViewFactValue<K>) {
+  #inherit<K extends 'sections' | 'contexts' | 'variables' | 'tools'>(
+    kind: K,
+    empty: ViewFactValue<K>,
+    merge: (base: ViewFactValue<K>, layer: PromptLayer) => ViewFactValue<K>,
+  ) {
     const stats = this.#cache.stats
     return computed(() => {
       const parent = this.parent.value
@@ -188,15 +183,12 @@ export class ScopeView {
   }
 
   /**
-   * The current value of `fact`, read without subscribing the caller. preact refreshes a stale
-   * computed's sources recursively, so reading a view N scopes deep would nest N refreshes. Instead
-   * the chain is refreshed farthest ancestor first, in a loop; each refresh finds its parent fresh:
+   * The current value of `fact`, untracked (an effect subscribed to a view would be notified along the
+   * chain recursively, and keep it alive). preact refreshes a stale computed's sources recursively, so
+   * the chain is refreshed farthest ancestor first, in a loop, each refresh finding its parent fresh:
    *
    *     global ─▶ root ─▶ … ─▶ parent ─▶ this      refreshed in this order,
    *     (1)       (2)          (N)       read      each one frame deep
-   *
-   * Untracked, so no caller's effect subscribes to a view (preact would then subscribe and notify
-   * along the chain recursively, and keep it alive).
    */
   derive<K extends ViewFact>(fact: K): ViewFactValue<K> {
     const cache = this.#cache
@@ -212,4 +204,71 @@ export class ScopeView {
     cache.deriving = false
     return value
   }
+}
+
+export type { LayerRef }
+
+/** One effective named entry of a view, with where it came from. */
+export interface InspectedEntry {
+  readonly name: string
+  /** The layer that supplies it: `'global'` or the supplying scope key. */
+  readonly layer: LayerRef
+  /** The layers whose same-named entries it hides, farthest first. */
+  readonly shadows: readonly LayerRef[]
+  /** `true` on a section registered with `required: true` (no assemble listener can remove or change it). */
+  readonly required?: true
+}
+
+/** One contributing tool provider of a view. */
+export interface InspectedTools {
+  /** The layer the provider is registered in: `'global'` or its scope key. */
+  readonly layer: LayerRef
+  /** The provider's position among its layer's providers. */
+  readonly index: number
+}
+
+/** The effective entries of one view (see `SystemPrompt.inspect`). */
+export interface PromptInspection {
+  /** Sections in assembly order (order, then code-unit name). */
+  readonly sections: readonly InspectedEntry[]
+  /** Runtime contexts in assembly order, suppressed or not. */
+  readonly contexts: readonly InspectedEntry[]
+  /** Variables in merge order. */
+  readonly variables: readonly InspectedEntry[]
+  /** Contributing tool providers, farthest layer first, in registration order within a layer. */
+  readonly tools: readonly InspectedTools[]
+}
+
+function shadowsIn<V extends { readonly scope: ScopeKey | undefined }>(
+  layers: readonly PromptLayer[],
+  pick: (layer: PromptLayer) => NamedEntries<V>,
+): Map<string, InspectedEntry> {
+  const out = new Map<string, InspectedEntry>()
+  for (const [name, { value, shadows }] of mergeNamed(layers, pick)) {
+    out.set(name, { name, layer: layerOf(value.scope), shadows: shadows.map((entry) => layerOf(entry.scope)) })
+  }
+  return out
+}
+
+/** Builds the inspection of `view` from its current layers; reads without subscribing. */
+export function inspectView(view: ScopeView): PromptInspection {
+  return untracked(() => {
+    const layers = view.derive('layers')
+    const sections = shadowsIn(layers, (layer) => layer.sections)
+    const contexts = shadowsIn(layers, (layer) => layer.contexts)
+    const variables = shadowsIn(layers, (layer) => layer.variables)
+    const tools: InspectedTools[] = []
+    for (const layer of layers) {
+      layer.tools.forEach((entry, index) => tools.push({ layer: layerOf(entry.scope), index }))
+    }
+    return {
+      sections: view.derive('sections').entries.map((entry) => {
+        const inspected = sections.get(entry.name)!
+        return entry.required ? { ...inspected, required: true as const } : inspected
+      }),
+      contexts: view.derive('contexts').entries.map((entry) => contexts.get(entry.name)!),
+      variables: [...variables.values()],
+      tools,
+    }
+  })
 }
