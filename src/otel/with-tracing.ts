@@ -62,20 +62,16 @@ export function withTracing(surface: StepSurface, options: TracingOptions = {}):
     throw new TypeError(`withTracing options must be an object (got ${describeValue(options)})`)
   }
   const { tracer, agent, recordContent, activeSpan = 'child' } = options
+  const bad = (name: string, rule: string, value: unknown, hint = ''): TypeError =>
+    new TypeError(`withTracing option "${name}" must be ${rule} (got ${describeValue(value)})${hint}`)
   if (tracer !== undefined && (typeof tracer !== 'object' || tracer === null || typeof tracer.startSpan !== 'function')) {
-    throw new TypeError(`withTracing option "tracer" must be an OpenTelemetry Tracer with startSpan() (got ${describeValue(tracer)}); get one with trace.getTracer(name)`)
+    throw bad('tracer', 'an OpenTelemetry Tracer with startSpan()', tracer, '; get one with trace.getTracer(name)')
   }
-  if (agent !== undefined && (typeof agent !== 'string' || agent === '')) {
-    throw new TypeError(`withTracing option "agent" must be a non-empty string (got ${describeValue(agent)})`)
-  }
-  if (recordContent !== undefined && typeof recordContent !== 'boolean') {
-    throw new TypeError(`withTracing option "recordContent" must be a boolean (got ${describeValue(recordContent)})`)
-  }
-  if (activeSpan !== 'child' && activeSpan !== 'events') {
-    throw new TypeError(`withTracing option "activeSpan" must be 'child' or 'events' (got ${describeValue(activeSpan)})`)
-  }
+  if (agent !== undefined && (typeof agent !== 'string' || agent === '')) throw bad('agent', 'a non-empty string', agent)
+  if (recordContent !== undefined && typeof recordContent !== 'boolean') throw bad('recordContent', 'a boolean', recordContent)
+  if (activeSpan !== 'child' && activeSpan !== 'events') throw bad('activeSpan', "'child' or 'events'", activeSpan)
   const spanTracer = tracer ?? trace.getTracer('promptloom')
-  const instructions = new SystemInstructions(recordContent === true)
+  const instructions = systemInstructions(recordContent === true)
   let off = false
   /** The latest step's target while it waits for its usage. */
   let open: (Target & { readonly step: number }) | undefined
@@ -136,7 +132,7 @@ export function withTracing(surface: StepSurface, options: TracingOptions = {}):
       guard(() => {
         // The previous step's span ends; this one waits for its usage.
         if (target.span.isRecording()) {
-          const attributes = stepAttributes(result, agent, instructions.of(result.rendered))
+          const attributes = stepAttributes(result, agent, instructions(result.rendered))
           if (target.own) target.span.setAttributes(attributes)
           else target.span.addEvent(STEP_SPAN, attributes)
         }
@@ -205,38 +201,33 @@ function usageAttributes(record: UsageRecord): Attributes {
 }
 
 /**
- * The `gen_ai.system_instructions` of the prompts one traced surface records: one part per rendered section, as a JSON
- * string (the JavaScript API takes no structured attribute values). An unchanged section's part is the same frozen object
- * in the next prompt, so its item is kept beside it; a new part whose text equals the previous prompt's part of the same
- * name reuses its hash. A step thus hashes only changed texts.
+ * Returns the `gen_ai.system_instructions` of a prompt: one JSON part per rendered section in prompt order (texts only with
+ * `recordContent`), as a string (the JavaScript API takes no structured attribute values). An unchanged section's part is
+ * the same frozen object in the next prompt, so its item is kept beside it; a new part whose text equals the previous
+ * prompt's part of the same name reuses its hash. A step thus hashes only changed texts.
  */
-class SystemInstructions {
-  readonly #entries = new WeakMap<RenderedPart, { readonly item: string; readonly hash: string }>()
-  #prompt: RenderedPrompt | undefined
-  #previous = new Map<string, RenderedPart>()
-  #text = ''
-
-  constructor(private readonly recordContent: boolean) {}
-
-  /** The JSON list of `rendered`'s parts, in prompt order; part texts only with `recordContent`. */
-  of(rendered: RenderedPrompt): string {
-    if (rendered === this.#prompt) return this.#text
+function systemInstructions(recordContent: boolean): (rendered: RenderedPrompt) => string {
+  const entries = new WeakMap<RenderedPart, { readonly item: string; readonly hash: string }>()
+  let last: RenderedPrompt | undefined
+  let previous = new Map<string, RenderedPart>()
+  let text = ''
+  return (rendered) => {
+    if (rendered === last) return text
     const named = new Map<string, RenderedPart>()
     const items = rendered.parts.map((part) => {
       named.set(part.name, part)
-      let entry = this.#entries.get(part)
+      let entry = entries.get(part)
       if (entry === undefined) {
-        const before = this.#previous.get(part.name)
-        const hash = before?.text === part.text ? this.#entries.get(before)!.hash : fnv1a64(new TextEncoder().encode(part.text))
-        entry = { item: itemOf(part, hash, this.recordContent), hash }
-        this.#entries.set(part, entry)
+        const before = previous.get(part.name)
+        const hash = before?.text === part.text ? entries.get(before)!.hash : fnv1a64(new TextEncoder().encode(part.text))
+        entry = { item: itemOf(part, hash, recordContent), hash }
+        entries.set(part, entry)
       }
       return entry.item
     })
-    this.#prompt = rendered
-    this.#previous = named
-    this.#text = `[${items.join(',')}]`
-    return this.#text
+    last = rendered
+    previous = named
+    return (text = `[${items.join(',')}]`)
   }
 }
 

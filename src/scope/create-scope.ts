@@ -19,10 +19,9 @@ export interface CreateScopeOptions {
   readonly parent?: ScopeKey
 }
 
-// The no-op plugin every scope fiber runs.
 function scope(): void {}
 
-// Scope fibers by key, so a registry can release per-scope caches when Cordis disposes the fiber.
+// The key of each scope fiber, so a registry can release per-scope caches when Cordis disposes the fiber.
 const mintedFibers = new WeakMap<object, ScopeKey>()
 
 // Apps whose root already holds the listener below: one per app.

@@ -1,7 +1,4 @@
-/**
- * The session log on disk: the `node:fs` writer and reader of the JSONL format in `session-log.ts`. Exported only from
- * `promptloom/node`, so the package root stays free of Node built-ins and loads in browsers and edge runtimes.
- */
+// The session log on disk: the `node:fs` writer and reader of the JSONL format in `session-log.ts` (`promptloom/node`).
 
 import { appendFileSync, closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs'
 import { SessionLogError, SessionLogReplayer, type SessionLogReplay } from './session-log-replay.js'

@@ -12,7 +12,6 @@ import { readRecord, type SessionLogStepRecord } from './session-log.js'
 import type { SurfaceEvent } from './surface-events.js'
 import type { UsageRecord } from './usage-record.js'
 
-/** Step-record fields that logs written before them lack; replay fills them in. */
 type Defaulted = 'toolsChanged' | 'configChanged' | 'reusablePrefixLength' | 'reusablePrefixBytes'
 
 /**

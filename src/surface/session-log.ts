@@ -41,20 +41,14 @@ export interface SessionLogStepRecord
   readonly cacheBreak?: SessionLogCacheBreak
 }
 
-/** A `CacheBreak` as logged: the layer becomes `'global'` or the scope's label. */
-export type SessionLogCacheBreak = Omit<CacheBreak, 'layer'> & {
-  /** `'global'` or the supplying scope's label; absent when unknown. */
-  readonly layer?: string
-}
+/** A `CacheBreak` as logged: the layer becomes `'global'` or the scope's label (absent when unknown). */
+export type SessionLogCacheBreak = Omit<CacheBreak, 'layer'> & { readonly layer?: string }
 
 /** A step warning as logged: a stability finding with its layer as a label, or a budget finding as it is. */
 export type SessionLogWarning = SessionLogStabilityWarning | BudgetWarning
 
-/** A `StabilityWarning` as logged: the layer becomes `'global'` or the scope's label. */
-export type SessionLogStabilityWarning = Omit<StabilityWarning, 'layer'> & {
-  /** `'global'` or the supplying scope's label; absent when unknown. */
-  readonly layer?: string
-}
+/** A `StabilityWarning` as logged: the layer becomes `'global'` or the scope's label (absent when unknown). */
+export type SessionLogStabilityWarning = Omit<StabilityWarning, 'layer'> & { readonly layer?: string }
 
 /** One line of the session log. */
 export type SessionLogRecord = SessionLogStepRecord | SurfaceEvent | UsageRecord
@@ -64,34 +58,21 @@ export type SessionLogRecord = SessionLogStepRecord | SurfaceEvent | UsageRecord
  * `promptloom/node`'s `SessionLogWriter` appends; pure, so any runtime can ship them elsewhere).
  */
 export function serializeStep(result: StepResult): string {
-  // JSON.stringify leaves out the fields a result lacks (undefined).
-  const record: SessionLogStepRecord = {
-    type: 'step',
-    step: result.step,
-    compacted: result.compacted,
-    stablePrefixLength: result.stablePrefixLength,
-    stablePrefixBytes: result.stablePrefixBytes,
-    changedSections: result.changedSections,
-    firstChangedSection: result.firstChangedSection,
+  const { parts } = result.rendered
+  const logged: Readonly<Record<string, unknown>> = {
     warnings: result.warnings.map((warning) => ('section' in warning ? withLayerLabel(warning) : warning)),
-    toolsChanged: result.toolsChanged,
-    configChanged: result.configChanged,
-    reusablePrefixLength: result.reusablePrefixLength,
-    reusablePrefixBytes: result.reusablePrefixBytes,
-    stablePrefixTokens: result.stablePrefixTokens,
-    reusablePrefixTokens: result.reusablePrefixTokens,
-    promptTokens: result.promptTokens,
-    sections: result.rendered.parts.map((part) => part.name),
-    sectionLengths: result.rendered.parts.map((part) => part.text.length),
-    sectionLayers: result.rendered.parts.map((part) => (part.layer === undefined ? null : layerLabel(part.layer))),
+    sections: parts.map((part) => part.name),
+    sectionLengths: parts.map((part) => part.text.length),
+    sectionLayers: parts.map((part) => (part.layer === undefined ? null : layerLabel(part.layer))),
     sectionTokens: result.partTokens,
-    withheld: result.withheld,
     overBudget: result.withheld === undefined ? undefined : result.overBudget === true,
-    expectedCachedTokens: result.expectedCachedTokens,
-    cacheNote: result.cacheNote,
     cacheBreak: result.cacheBreak === undefined ? undefined : withLayerLabel(result.cacheBreak),
-  }
-  return [record, ...result.events].map((line) => JSON.stringify(line) + '\n').join('')
+  } satisfies Partial<SessionLogStepRecord>
+  // In `STEP_FIELDS` order, each field as `logged` has it or else as the result does; JSON.stringify leaves out undefined.
+  const record = Object.fromEntries(
+    Object.keys(STEP_FIELDS).map((key) => [key, key in logged ? logged[key] : result[key as keyof StepResult]]),
+  )
+  return [{ type: 'step', ...record }, ...result.events].map((line) => JSON.stringify(line) + '\n').join('')
 }
 
 /** The line `writeUsage` appends for `record`, ending in `\n`. Throws a `TypeError` for a record that is not a usage record. */
@@ -114,7 +95,7 @@ function withLayerLabel<T extends { readonly layer?: LayerRef }>(value: T): Omit
 
 // The record schema as data, one table of field checks per record type. Reading a record keeps exactly the known
 // fields, checked (a newer writer's extra fields are ignored). A new field is one edit: add it to the record's
-// interface above and the compiler asks for its entry here.
+// interface above and the compiler asks for its entry here (`serializeStep` writes a step field of a result's name).
 
 /** Reports the first rule a record breaks; the reader's throws, adding the file and line. */
 type Fail = (rule: string) => never
@@ -185,16 +166,17 @@ const warnings = listOf(objectOf<unknown>(WARNING_FIELDS, 'an object with string
 
 const NO_WARNINGS: readonly SessionLogWarning[] = Object.freeze([])
 
-const TOOL_NAME_FIELDS: FieldTable<NonNullable<SessionLogCacheBreak['tools']>> = { added: strings, removed: strings, changed: strings }
-
 const CACHE_BREAK_FIELDS: FieldTable<SessionLogCacheBreak> = {
   cause: oneOf('tools', 'config', 'withheld', 'restored', 'section', 'removed', 'added'),
   section: optional(string),
   layer: optional(string),
   variable: optional(string),
-  tools: optional(objectOf(TOOL_NAME_FIELDS, 'an object with "added", "removed" and "changed" name lists')),
+  tools: optional(
+    objectOf({ added: strings, removed: strings, changed: strings }, 'an object with "added", "removed" and "changed" name lists'),
+  ),
 }
 
+/** Also the order `serializeStep` writes the fields in. */
 const STEP_FIELDS: FieldTable<SessionLogStepRecord> = {
   step: stepNumber,
   compacted: boolean,
