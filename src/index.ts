@@ -102,7 +102,6 @@ export {
 } from './surface/session-log-replay.js'
 // The node:fs writer and reader (createSessionLogWriter, readSessionLog) are in src/node.ts, the promptloom/node subpath.
 export {
-  ANTHROPIC_MAX_CACHE_MARKERS,
   toAnthropic,
   type AnthropicCacheControl,
   type AnthropicContentBlockLike,
@@ -113,7 +112,7 @@ export {
   type AnthropicTextBlock,
   type AnthropicTool,
 } from './providers/anthropic.js'
-export { type CacheTtl, type CacheTtlOption } from './providers/cache-markers.js'
+export { ANTHROPIC_MAX_CACHE_MARKERS, type CacheTtl, type CacheTtlOption } from './providers/cache-markers.js'
 export { historyOf, type HistoryOptions } from './providers/request.js'
 export {
   toOpenAIChat,

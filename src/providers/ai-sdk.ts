@@ -1,16 +1,12 @@
 /** `toAISDK` (SPEC §4.2, §4.3): `system` and `messages` for a Vercel AI SDK call, with Anthropic's cache markers. */
 
-import { resolveMarkedRequest, type CacheTtlOption, type MarkerFormat, type MarkerPlace } from './cache-markers.js'
+import { resolveMarkedRequest, type CacheTtlOption, type MarkerFormat } from './cache-markers.js'
 import type { AnthropicCacheControl } from './anthropic.js'
 import type { OpenAIChatSnapshotMessage } from './openai.js'
 import { HISTORIES, type RequestOptions } from './request.js'
 
 /** The Anthropic provider option that marks a cache breakpoint (no `ttl`: 5 minutes). */
-export type AISDKCacheControlOptions = {
-  anthropic: {
-    cacheControl: AnthropicCacheControl
-  }
-}
+export type AISDKCacheControlOptions = { anthropic: { cacheControl: AnthropicCacheControl } }
 
 /** A system model message (the AI SDK's `SystemModelMessage` shape). */
 export type AISDKSystemMessage = {
@@ -52,16 +48,6 @@ function markerIn(providerOptions: unknown): unknown {
   return anthropic?.cacheControl ?? anthropic?.cache_control
 }
 
-/** The last message of `history[0…end)` with content, as the history marker's place; `undefined` when it is marked already. */
-function historyTarget(history: readonly AISDKMessageLike[], end: number): MarkerPlace | undefined {
-  const message = history.slice(0, end).findLastIndex(({ content }) => Boolean(content?.length))
-  if (message === -1) return undefined
-  // Marked itself, or on its last part, where its own marker would land.
-  const { content, providerOptions } = history[message]!
-  const lastPart = Array.isArray(content) ? (content.at(-1) as { providerOptions?: unknown } | null) : undefined
-  return markerIn(providerOptions) != null || markerIn(lastPart?.providerOptions) != null ? undefined : { message, block: Infinity }
-}
-
 /** Markers sit in `providerOptions` (of a message or a part); a tool call's `input` and a JSON output's `value` are data. */
 const MARKERS: MarkerFormat<AISDKMessageLike> = {
   markerOf: (node) => markerIn((node as { providerOptions?: unknown }).providerOptions),
@@ -71,7 +57,15 @@ const MARKERS: MarkerFormat<AISDKMessageLike> = {
   },
   onMessage: true,
   marksTools: false,
-  historyTarget,
+  // The last message with content, unless marked itself or on its last part, where its own marker would land.
+  historyTarget: (history, end) => {
+    const message = history.slice(0, end).findLastIndex(({ content }) => Boolean(content?.length))
+    if (message === -1) return undefined
+    const { content, providerOptions } = history[message]!
+    const lastPart = Array.isArray(content) ? (content.at(-1) as { providerOptions?: unknown } | null) : undefined
+    const marked = markerIn(providerOptions) != null || markerIn(lastPart?.providerOptions) != null
+    return marked ? undefined : { message, block: Infinity }
+  },
 }
 
 function objectOr(value: unknown): Record<string, unknown> {

@@ -2,10 +2,8 @@
 
 import { describeValue } from '../assembly/errors.js'
 import { resolveMarkedRequest } from './cache-markers.js'
-import type { CacheTtlOption, MarkerFormat, MarkerPlace, OwnMarker } from './cache-markers.js'
+import type { CacheTtlOption, MarkerFormat, OwnMarker } from './cache-markers.js'
 import { HISTORIES, type RequestOptions } from './request.js'
-
-export { ANTHROPIC_MAX_CACHE_MARKERS } from './cache-markers.js'
 
 /** Caches the request prefix through the block that carries it; no `ttl`: Anthropic's 5 minutes. */
 export type AnthropicCacheControl = {
@@ -80,23 +78,21 @@ function blocksOf(content: AnthropicMessageLike['content']): unknown[] {
   return typeof content === 'string' ? [{ type: 'text', text: content }] : [...content]
 }
 
-/** The last markable block of `history[0…end)`, as message and block index; `undefined` when it is marked already. */
-function historyTarget(history: readonly AnthropicMessageLike[], end: number): MarkerPlace | undefined {
-  for (let message = end - 1; message >= 0; message--) {
-    const blocks = blocksOf(history[message]!.content)
-    const block = blocks.findLastIndex(markable)
-    if (block !== -1) return (blocks[block] as AnthropicContentBlockLike).cache_control == null ? { message, block } : undefined
-  }
-  return undefined
-}
-
 /** A marker at any depth of a message's content; a tool's `input` is data, never a marker. */
 const MARKERS: MarkerFormat<AnthropicMessageLike> = {
   markerOf: (node) => (node as { cache_control?: unknown }).cache_control,
   skip: (_node, key) => key === 'input' || key === 'cache_control',
   onMessage: false,
   marksTools: true,
-  historyTarget,
+  // The last markable block.
+  historyTarget: (history, end) => {
+    for (let message = end - 1; message >= 0; message--) {
+      const blocks = blocksOf(history[message]!.content)
+      const block = blocks.findLastIndex(markable)
+      if (block !== -1) return (blocks[block] as AnthropicContentBlockLike).cache_control == null ? { message, block } : undefined
+    }
+    return undefined
+  },
 }
 
 /**
@@ -120,6 +116,22 @@ const MARKERS: MarkerFormat<AnthropicMessageLike> = {
 export function toAnthropic<M extends AnthropicMessageLike>(options: AnthropicRequestOptions<M>): AnthropicRequest<M> {
   const { rendered, tools, snapshot, history, split, own, target } = resolveMarkedRequest('toAnthropic', options, MARKERS)
   const marking = (place: OwnMarker) => (own.has(place) ? { cache_control: own.get(place)! } : {})
+  // The history with `marker` on the target and the snapshot at `split`: into the user turn before it, else a new user message.
+  const placed = (marker: AnthropicCacheControl | undefined): (M | AnthropicSnapshotMessage)[] => {
+    const messages: (M | AnthropicSnapshotMessage)[] = history.slice()
+    if (target !== undefined) {
+      const message = history[target.message]!
+      const blocks = blocksOf(message.content)
+      if (marker !== undefined) blocks[target.block] = { ...(blocks[target.block] as object), cache_control: marker }
+      messages[target.message] = { ...message, content: blocks } as M
+    }
+    if (snapshot === '') return messages
+    const block: AnthropicTextBlock = { type: 'text', text: snapshot }
+    const last = messages[split - 1]
+    if (last?.role === 'user') messages[split - 1] = { ...last, content: [...blocksOf(last.content), block] } as M
+    else messages.splice(split, 0, { role: 'user', content: [block] })
+    return messages
+  }
 
   const system = rendered.blocks.map(({ text }, index): AnthropicTextBlock => ({ type: 'text', text, ...marking(index) }))
   const out = tools.map((tool, index): AnthropicTool => ({
@@ -128,34 +140,10 @@ export function toAnthropic<M extends AnthropicMessageLike>(options: AnthropicRe
     input_schema: inputSchemaOf(tool.name, tool.parameters),
     ...(index === tools.length - 1 ? marking('tools') : {}),
   }))
-  const messages = placed(history, split, snapshot, target, own.get('history'))
-  const request: AnthropicRequest<M> = { system, tools: out, messages }
+  const request: AnthropicRequest<M> = { system, tools: out, messages: placed(own.get('history')) }
   // What was sent, without the marker: a marked string content stays one text block.
-  HISTORIES.set(request, { withSnapshot: placed(history, split, snapshot, target, undefined), caller: history.slice() })
+  HISTORIES.set(request, { withSnapshot: placed(undefined), caller: history.slice() })
   return request
-}
-
-/** `history` with `marker` on `marked` and the snapshot placed at `split`: into the user turn before it, else a new user message. */
-function placed<M extends AnthropicMessageLike>(
-  history: readonly M[],
-  split: number,
-  snapshot: string,
-  marked: MarkerPlace | undefined,
-  marker: AnthropicCacheControl | undefined,
-): (M | AnthropicSnapshotMessage)[] {
-  const messages: (M | AnthropicSnapshotMessage)[] = history.slice()
-  if (marked !== undefined) {
-    const message = history[marked.message]!
-    const blocks = blocksOf(message.content)
-    if (marker !== undefined) blocks[marked.block] = { ...(blocks[marked.block] as object), cache_control: marker }
-    messages[marked.message] = { ...message, content: blocks } as M
-  }
-  if (snapshot === '') return messages
-  const block: AnthropicTextBlock = { type: 'text', text: snapshot }
-  const last = messages[split - 1]
-  if (last !== undefined && last.role === 'user') messages[split - 1] = { ...last, content: [...blocksOf(last.content), block] } as M
-  else messages.splice(split, 0, { role: 'user', content: [block] })
-  return messages
 }
 
 /** The Messages API requires an object schema: `type: 'object'` is added when missing; another type is an error. */

@@ -1,10 +1,7 @@
-/**
- * Anthropic's cache markers as `toAnthropic` and `toAISDK` place them (SPEC §4.3): the caller's, counted at any depth, never
- * change; promptloom's take what is left of `ANTHROPIC_MAX_CACHE_MARKERS` in priority order (history, system latest first, tools).
- */
+// Anthropic's cache markers as `toAnthropic` and `toAISDK` place them (SPEC §4.3): the caller's, counted at any depth, never
+// change; promptloom's take what is left of `ANTHROPIC_MAX_CACHE_MARKERS` by priority (history, system latest first, tools).
 
 import { describeValue } from '../assembly/errors.js'
-import type { PromptBlock } from '../render/rendered-prompt.js'
 import { resolveRequest, trailingInstructionsStart, type RequestOptions } from './request.js'
 
 /** Anthropic's limit on `cache_control` markers in one request (tools, system and messages together). */
@@ -49,25 +46,6 @@ export interface CallerMarker extends MarkerPlace {
   readonly ttl: CacheTtl
 }
 
-/** The TTL a caller's marker asks for: `'1h'`, or Anthropic's 5-minute default. */
-function callerTtl(marker: unknown): CacheTtl {
-  return typeof marker === 'object' && marker !== null && (marker as { ttl?: unknown }).ttl === '1h' ? '1h' : '5m'
-}
-
-/** Throws a `TypeError` when the caller's markers put a longer TTL after a shorter one, which Anthropic rejects. */
-function checkCallerOrder(fn: string, markers: readonly CallerMarker[]): void {
-  let last5m: CallerMarker | undefined
-  for (const marker of markers) {
-    if (marker.ttl === '5m') last5m = marker
-    else if (last5m !== undefined) {
-      throw new TypeError(
-        `${fn} option "messages" has a cache marker with ttl '1h' at index ${marker.message} after a 5-minute one at index ${last5m.message}; ` +
-          `Anthropic rejects a longer-lived marker after a shorter-lived one — give the later marker the shorter TTL or the earlier one '1h'`,
-      )
-    }
-  }
-}
-
 /** Where a history holds markers: `markerOf` a node; `skip`, the keys that hold data; `onMessage`: on a message itself too. */
 export interface MarkerFormat<M> {
   readonly markerOf: (node: object) => unknown
@@ -79,18 +57,32 @@ export interface MarkerFormat<M> {
   readonly historyTarget: (history: readonly M[], end: number) => MarkerPlace | undefined
 }
 
-/** The caller's markers in prefix order: each content part's, at any depth, before its message's own. */
-function callerMarkersOf(history: readonly unknown[], format: MarkerFormat<never>): CallerMarker[] {
+/**
+ * The caller's markers in prefix order: each content part's, at any depth, before its message's own. Throws a `TypeError`
+ * at one that puts a longer TTL after a shorter one, which Anthropic rejects.
+ */
+function callerMarkersOf(fn: string, history: readonly unknown[], format: MarkerFormat<never>): CallerMarker[] {
   const markers: CallerMarker[] = []
+  let last5m: CallerMarker | undefined
+  const add = (message: number, block: number, marker: unknown): void => {
+    // Without `ttl: '1h'`, Anthropic's 5-minute default.
+    const found: CallerMarker = { message, block, ttl: (marker as { ttl?: unknown }).ttl === '1h' ? '1h' : '5m' }
+    if (found.ttl === '5m') last5m = found
+    else if (last5m !== undefined) {
+      throw new TypeError(
+        `${fn} option "messages" has a cache marker with ttl '1h' at index ${message} after a 5-minute one at index ${last5m.message}; ` +
+          `Anthropic rejects a longer-lived marker after a shorter-lived one — give the later marker the shorter TTL or the earlier one '1h'`,
+      )
+    }
+    markers.push(found)
+  }
   history.forEach((message, index) => {
     const { content } = message as { content?: unknown }
     if (Array.isArray(content)) {
-      content.forEach((part: unknown, block) =>
-        walkMarkers(part, format, (marker) => markers.push({ message: index, block, ttl: callerTtl(marker) })),
-      )
+      content.forEach((part: unknown, block) => walkMarkers(part, format, (marker) => add(index, block, marker)))
     }
     const own = format.onMessage ? format.markerOf(message as object) : undefined
-    if (own != null) markers.push({ message: index, block: Infinity, ttl: callerTtl(own) })
+    if (own != null) add(index, Infinity, own)
   })
   return markers
 }
@@ -111,38 +103,17 @@ export function resolveMarkedRequest<M>(
     throw new TypeError(`${fn} option "historyBreakpoint" must be a boolean (got ${describeValue(historyBreakpoint)})`)
   }
   const ttl = ttlPlanOf(fn, options.ttl)
-  const callers = callerMarkersOf(history, format)
-  checkCallerOrder(fn, callers)
+  const callers = callerMarkersOf(fn, history, format)
   const split = resolved.snapshot === '' ? history.length : trailingInstructionsStart(history, ['system'])
-  const target = historyBreakpoint ? format.historyTarget(history, split) : undefined
-  const own = placeOwnMarkers(resolved.rendered.blocks, format.marksTools && resolved.tools.length > 0, target, callers, ttl)
-  return { ...resolved, history, split, own, target: own.has('history') ? target : undefined }
-}
+  const at = historyBreakpoint ? format.historyTarget(history, split) : undefined
 
-/** A place promptloom may mark: a system block by index, the tools or the history. */
-export type OwnMarker = 'tools' | 'history' | number
-
-/** A place in the history: a message and its top-level content block (`Infinity`: the message itself). */
-export interface MarkerPlace {
-  readonly message: number
-  readonly block: number
-}
-
-/**
- * promptloom's markers for one request, each as the `cache_control` to write (no `ttl`: 5 minutes); a tools marker only beside
- * a system breakpoint, a history marker only `at` a place. Anthropic rejects a longer TTL after a shorter one, so each is raised
- * to the longest TTL after it, then lowered to the shortest caller TTL before it.
- */
-function placeOwnMarkers(
-  blocks: readonly PromptBlock[],
-  tools: boolean,
-  at: MarkerPlace | undefined,
-  callers: readonly CallerMarker[],
-  ttl: TtlPlan,
-): Map<OwnMarker, { type: 'ephemeral'; ttl?: CacheTtl }> {
+  // promptloom's markers, each as the `cache_control` to write (no `ttl`: 5 minutes); a tools marker only beside a system
+  // breakpoint, a history marker only `at` a place. Anthropic rejects a longer TTL after a shorter one, so each is raised to
+  // the longest TTL after it, then lowered to the shortest caller TTL before it.
+  const { blocks } = resolved.rendered
   const systemLatestFirst = blocks.flatMap((block, index) => (block.cacheBreakpoint ? [index] : [])).reverse()
   const candidates: OwnMarker[] = [...(at ? ['history' as const] : []), ...systemLatestFirst]
-  if (tools && systemLatestFirst.length > 0) candidates.push('tools')
+  if (format.marksTools && resolved.tools.length > 0 && systemLatestFirst.length > 0) candidates.push('tools')
   const kept = new Set(candidates.slice(0, Math.max(0, ANTHROPIC_MAX_CACHE_MARKERS - callers.length)))
 
   // Every marker of the request in prefix order: tools, system blocks, then the history with the caller's around it.
@@ -159,13 +130,22 @@ function placeOwnMarkers(
 
   const last1h = planned.findLastIndex((marker) => marker.ttl === '1h')
   const firstCaller5m = planned.findIndex((marker) => marker.own === undefined && marker.ttl === '5m')
-  const out = new Map<OwnMarker, { type: 'ephemeral'; ttl?: CacheTtl }>()
-  planned.forEach(({ own, ttl }, i) => {
+  const own = new Map<OwnMarker, { type: 'ephemeral'; ttl?: CacheTtl }>()
+  planned.forEach(({ own: place, ttl }, i) => {
     const raised = i < last1h ? '1h' : ttl
     const written = raised === '1h' && firstCaller5m !== -1 && firstCaller5m < i ? '5m' : raised
-    if (own !== undefined) out.set(own, written === undefined ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: written })
+    if (place !== undefined) own.set(place, written === undefined ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: written })
   })
-  return out
+  return { ...resolved, history, split, own, target: own.has('history') ? at : undefined }
+}
+
+/** A place promptloom may mark: a system block by index, the tools or the history. */
+export type OwnMarker = 'tools' | 'history' | number
+
+/** A place in the history: a message and its top-level content block (`Infinity`: the message itself). */
+export interface MarkerPlace {
+  readonly message: number
+  readonly block: number
 }
 
 /**

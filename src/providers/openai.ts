@@ -1,8 +1,4 @@
-/**
- * `toOpenAIChat` and `toOpenAIResponses` (SPEC §4.2, §4.3): the fields promptloom owns; OpenAI caches prefixes without
- * markers. The `prompt_cache_key` digest is 64-bit FNV-1a, written here: synchronous (Web Crypto's is async), no Node
- * built-in (the package root runs anywhere); the key only routes requests, so a non-cryptographic hash will do.
- */
+/** `toOpenAIChat` and `toOpenAIResponses` (SPEC §4.2, §4.3): the fields promptloom owns; OpenAI caches without markers. */
 
 import { describeValue } from '../assembly/errors.js'
 import type { ToolSchema } from '../assembly/types.js'
@@ -10,19 +6,10 @@ import type { RenderedPrompt } from '../render/rendered-prompt.js'
 import { HISTORIES, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request.js'
 
 /** The leading message: `'system'`, or `'developer'` for reasoning models that take instructions that way. */
-export type OpenAIChatInstructionMessage = {
-  role: 'system'
-  content: string
-} | {
-  role: 'developer'
-  content: string
-}
+export type OpenAIChatInstructionMessage = { role: 'system'; content: string } | { role: 'developer'; content: string }
 
 /** The snapshot message promptloom adds after the history. */
-export type OpenAIChatSnapshotMessage = {
-  role: 'user'
-  content: string
-}
+export type OpenAIChatSnapshotMessage = { role: 'user'; content: string }
 
 /** Any message of the caller's history (the SDK's `ChatCompletionMessageParam` fits). */
 export type OpenAIChatMessageLike = {
@@ -86,16 +73,14 @@ export interface OpenAIResponsesRequest<I extends object> {
   prompt_cache_key?: string
 }
 
-const PROMPT_CACHE_KEY_MAX_LENGTH = 64
+const MAX_KEY_LENGTH = 64
 
-/** The FNV prime 0x100000001b3 is 2^40 + 0x1b3. */
-const PRIME_LOW = 0x1b3
+const PRIME_LOW = 0x1b3 // the FNV prime 0x100000001b3 is 2^40 + 0x1b3
 
 /**
- * 64-bit FNV-1a of `bytes` as 16 hex digits, on four 16-bit limbs (h3 h2 h1 h0) so every product
- * and carry stays a small integer:
- *
- *   h · prime = h · 0x1b3 + (h << 40)      (h << 40 adds h0 << 8 to limb 2 and h1 << 8 to limb 3)
+ * 64-bit FNV-1a of `bytes` as 16 hex digits: synchronous (Web Crypto's digest is async) and without Node built-ins; the
+ * key only routes requests, so a non-cryptographic hash will do. Four 16-bit limbs (h3 h2 h1 h0) keep every product
+ * small: h · prime = h · 0x1b3 + (h << 40), and h << 40 adds h0 << 8 to limb 2 and h1 << 8 to limb 3.
  */
 export function fnv1a64(bytes: Uint8Array): string {
   let h0 = 0x2325
@@ -115,21 +100,18 @@ export function fnv1a64(bytes: Uint8Array): string {
   return [h3, h2, h1, h0].map((limb) => limb.toString(16).padStart(4, '0')).join('')
 }
 
-/**
- * Resolves the `promptCacheKey` option of the builder `fn`: `undefined` for none; for `true`, `'pl-'` + the digest of the tools
- * (names, descriptions, parameters, in order) and the blocks before the first volatile one. Throws a `TypeError` naming it.
- */
-function promptCacheKeyOf(fn: string, option: unknown, tools: readonly ToolSchema[], rendered: RenderedPrompt): string | undefined {
-  if (option === undefined) return undefined
+/** The `prompt_cache_key` field for `fn`'s `promptCacheKey` (`true`: `'pl-'` + a digest of the tools and stable blocks). */
+function promptCacheKeyOf(fn: string, option: unknown, tools: readonly ToolSchema[], rendered: RenderedPrompt) {
+  if (option === undefined) return {}
   if (option === true) {
     const declared = JSON.stringify(tools.map((tool) => [tool.name, tool.description, tool.parameters]))
     const volatile = rendered.blocks.findIndex((block) => block.stability === 'volatile')
     const stableRun = rendered.blocks.slice(0, volatile === -1 ? undefined : volatile).map((block) => block.text).join('\n\n')
-    return `pl-${fnv1a64(new TextEncoder().encode(`${declared}\u0000${stableRun}`))}`
+    return { prompt_cache_key: `pl-${fnv1a64(new TextEncoder().encode(`${declared}\u0000${stableRun}`))}` }
   }
-  if (typeof option === 'string' && option !== '' && option.length <= PROMPT_CACHE_KEY_MAX_LENGTH) return option
+  if (typeof option === 'string' && option !== '' && option.length <= MAX_KEY_LENGTH) return { prompt_cache_key: option }
   throw new TypeError(
-    `${fn} option "promptCacheKey" must be true (derive it from the tools and the stable prompt) or a non-empty string of at most ${PROMPT_CACHE_KEY_MAX_LENGTH} characters (got ${typeof option === 'string' ? `a string of ${option.length} characters` : describeValue(option)})`,
+    `${fn} option "promptCacheKey" must be true (derive it from the tools and the stable prompt) or a non-empty string of at most ${MAX_KEY_LENGTH} characters (got ${typeof option === 'string' ? `a string of ${option.length} characters` : describeValue(option)})`,
   )
 }
 
@@ -161,18 +143,16 @@ function withSnapshot<T>(history: readonly T[], snapshot: string): (T | OpenAICh
  * ```
  */
 export function toOpenAIChat<M extends OpenAIChatMessageLike>(options: OpenAIChatRequestOptions<M>): OpenAIChatRequest<M> {
-  const fn = 'toOpenAIChat'
-  const { rendered, tools, snapshot } = resolveRequest(fn, options, options?.messages, 'messages', 'optional')
+  const { rendered, tools, snapshot } = resolveRequest('toOpenAIChat', options, options?.messages, 'messages', 'optional')
   const role = options.role ?? 'system'
   if (role !== 'system' && role !== 'developer') {
     throw new TypeError(`toOpenAIChat option "role" must be 'system' or 'developer' (got ${describeValue(role)})`)
   }
-  const key = promptCacheKeyOf(fn, options.promptCacheKey, tools, rendered)
   const history = withSnapshot(options.messages, snapshot)
   const request: OpenAIChatRequest<M> = {
     messages: [{ role, content: rendered.text }, ...history],
     tools: tools.map(({ name, description, parameters }) => ({ type: 'function', function: { name, description, parameters } })),
-    ...(key === undefined ? {} : { prompt_cache_key: key }),
+    ...promptCacheKeyOf('toOpenAIChat', options.promptCacheKey, tools, rendered),
   }
   HISTORIES.set(request, { withSnapshot: history, caller: options.messages.slice() })
   return request
@@ -196,15 +176,13 @@ export function toOpenAIChat<M extends OpenAIChatMessageLike>(options: OpenAICha
  * ```
  */
 export function toOpenAIResponses<I extends object>(options: OpenAIResponsesRequestOptions<I>): OpenAIResponsesRequest<I> {
-  const fn = 'toOpenAIResponses'
-  const { rendered, tools, snapshot } = resolveRequest(fn, options, options?.input, 'input', 'optional')
-  const key = promptCacheKeyOf(fn, options.promptCacheKey, tools, rendered)
+  const { rendered, tools, snapshot } = resolveRequest('toOpenAIResponses', options, options?.input, 'input', 'optional')
   const input = withSnapshot(options.input, snapshot)
   const request: OpenAIResponsesRequest<I> = {
     instructions: rendered.text,
     input,
     tools: tools.map(({ name, description, parameters }) => ({ type: 'function', name, description, parameters, strict: false })),
-    ...(key === undefined ? {} : { prompt_cache_key: key }),
+    ...promptCacheKeyOf('toOpenAIResponses', options.promptCacheKey, tools, rendered),
   }
   HISTORIES.set(request, { withSnapshot: input.slice(), caller: options.input.slice() })
   return request

@@ -1,7 +1,5 @@
-/**
- * What every request builder shares: validating and resolving its options, and `historyOf` (SPEC §4.3), the conversation to
- * keep without promptloom's history marker (old markers would pile up past Anthropic's limit).
- */
+// What every request builder shares: its options resolved, and `historyOf` (SPEC §4.3), the conversation to keep without
+// promptloom's history marker (old markers would pile up past Anthropic's limit).
 
 import { describeValue } from '../assembly/errors.js'
 import { TOOL_ORDER_REST } from '../assembly/orders.js'
@@ -92,10 +90,7 @@ export interface HistoryOptions {
   readonly snapshot?: boolean
 }
 
-/**
- * Set by each builder on its result (a copy of a request has none): the caller's history with the snapshot placed as in the
- * request, no promptloom marker; and the history as passed.
- */
+/** Per builder result (a copy has none): the caller's history with the snapshot placed, no promptloom marker; and as passed. */
 export const HISTORIES = new WeakMap<object, { readonly withSnapshot: readonly unknown[]; readonly caller: readonly unknown[] }>()
 
 /**

@@ -29,10 +29,7 @@ export type OpenAIChatUsageLike = {
 export type OpenAIResponsesUsageLike = {
   /** All input tokens, the cached ones included. */
   readonly input_tokens: number
-  readonly input_tokens_details?: {
-    readonly cached_tokens?: number | null
-    readonly cache_write_tokens?: number | null
-  } | null
+  readonly input_tokens_details?: OpenAIChatUsageLike['prompt_tokens_details']
 }
 
 /** DeepSeek's `usage` (Chat Completions format with its cache fields). */

@@ -22,8 +22,8 @@ export interface PromptComparison {
   readonly firstDifferentPart?: { readonly a: string; readonly b: string }
 }
 
-/** The index of the part whose `[start, end)` holds `offset`, or -1 (a separator, or out of range). */
-function partIndexAt(parts: readonly RenderedPart[], offset: number): number {
+/** The part whose `[start, end)` holds `offset`; `undefined` for a separator or out of range. */
+function partAt(parts: readonly RenderedPart[], offset: number): RenderedPart | undefined {
   let low = 0
   let high = parts.length - 1
   while (low <= high) {
@@ -31,21 +31,18 @@ function partIndexAt(parts: readonly RenderedPart[], offset: number): number {
     const part = parts[mid]!
     if (offset < part.start) high = mid - 1
     else if (offset >= part.end) low = mid + 1
-    else return mid
+    else return part
   }
-  return -1
+  return undefined
 }
 
 /**
- * Which part (and, inside a substituted value, which variable) produced the
- * character at `offset` of `rendered.text`; `undefined` for a separator or an
- * offset outside the text (or not an integer).
+ * Which part (and, inside a substituted value, which variable) produced the character at `offset` of `rendered.text`;
+ * `undefined` for a separator or an offset outside the text (or not an integer).
  */
 export function explain(rendered: RenderedPrompt, offset: number): PromptExplanation | undefined {
-  if (!Number.isInteger(offset)) return undefined
-  const index = partIndexAt(rendered.parts, offset)
-  if (index < 0) return undefined
-  const part = rendered.parts[index]!
+  const part = Number.isInteger(offset) ? partAt(rendered.parts, offset) : undefined
+  if (part === undefined) return undefined
   const offsetInPart = offset - part.start
   for (const substitution of part.substitutions) {
     if (offsetInPart < substitution.start) break
@@ -54,26 +51,19 @@ export function explain(rendered: RenderedPrompt, offset: number): PromptExplana
   return { part, offsetInPart }
 }
 
-/**
- * The identical prefix of `a` and `b` (two agents, say) and the parts where
- * they first diverge. Leading identical parts are skipped whole, so a long
- * shared prefix compares cheaply.
- */
+/** The identical prefix of `a` and `b` (two agents, say) and the parts where they first diverge. */
 export function comparePrompts(a: RenderedPrompt, b: RenderedPrompt): PromptComparison {
-  const textA = a.text
-  const textB = b.text
+  // Leading identical parts are skipped whole, so a long shared prefix compares cheaply.
   let from = 0
-  const shared = Math.min(a.parts.length, b.parts.length)
-  for (let i = 0; i < shared; i++) {
+  for (let i = 0; i < Math.min(a.parts.length, b.parts.length); i++) {
     const partA = a.parts[i]!
-    const partB = b.parts[i]!
-    if (partA.start !== partB.start || partA.text !== partB.text) break
+    if (partA.start !== b.parts[i]!.start || partA.text !== b.parts[i]!.text) break
     from = partA.end
   }
-  const length = commonPrefixLength(textA, textB, from)
-  const bytes = utf8Length(textA, 0, wholeCodePoints(textA, textB, length))
-  const inA = partIndexAt(a.parts, length)
-  const inB = partIndexAt(b.parts, length)
-  if (inA < 0 || inB < 0) return { length, bytes }
-  return { length, bytes, firstDifferentPart: { a: a.parts[inA]!.name, b: b.parts[inB]!.name } }
+  const length = commonPrefixLength(a.text, b.text, from)
+  const bytes = utf8Length(a.text, 0, wholeCodePoints(a.text, b.text, length))
+  const inA = partAt(a.parts, length)
+  const inB = partAt(b.parts, length)
+  if (inA === undefined || inB === undefined) return { length, bytes }
+  return { length, bytes, firstDifferentPart: { a: inA.name, b: inB.name } }
 }

@@ -1,15 +1,10 @@
-/**
- * The parts of a render, one per non-empty fill, labelled from the assembly's
- * provenance. A part equal to the previous prompt's at its position, or to the
- * last one made for its registration in any scope, is that same frozen object.
- */
+// The parts of a render, one per non-empty fill, labelled from the assembly's provenance.
 
 import { sourceIndex, sourceNamed, type AssemblyRecord, type SectionSource } from '../assembly/provenance.js'
 import type { Template } from '../assembly/template.js'
-import type { Fill } from './render-memo.js'
+import { NONE, type Fill } from './render-memo.js'
 import { PART_SEPARATOR, type RenderedPart, type RenderedVariable } from './rendered-prompt.js'
 
-const NONE: readonly never[] = Object.freeze([])
 /** A template's distinct reference names in first-use order, shared by every part filled from it. */
 const namesByTemplate = new WeakMap<Template, readonly string[]>()
 
@@ -51,9 +46,8 @@ function samePart(
 }
 
 /**
- * The placed, frozen parts of the non-empty `fills`, in order, labelled from
- * `record` (none: a copy, rendered without layers). A part equal to
- * `previous`'s at its position, or to its registration's shared part, is that object.
+ * The placed, frozen parts of the non-empty `fills`, labelled from `record` (none: a copy, rendered without layers). A
+ * part equal to `previous`'s at its position, or to the last one made for its registration in any scope, is that object.
  */
 export function partsOf(fills: readonly Fill[], record: AssemblyRecord | undefined, previous?: readonly RenderedPart[]): RenderedPart[] {
   const provenance = record?.provenance

@@ -1,8 +1,7 @@
 /**
- * Rendering one item (a section or a runtime context), and the memo of one
- * scope's items. Its rule: an item with the same text and interpolation flag,
- * whose referenced variables hold the same values, keeps its `Fill` object, so
- * what is derived from a fill (a part, a block, the text) is reused by identity.
+ * Rendering one item (a section or a runtime context), and the memo of one scope's items. Its rule: an item with the same
+ * text and interpolation flag, whose referenced variables hold the same values, keeps its `Fill` object, so what is
+ * derived from a fill (a part, a block, the text) is reused by identity.
  */
 
 import { sourceNamed, type SourceTable } from '../assembly/provenance.js'
@@ -12,7 +11,6 @@ import type { RenderedSubstitution } from './rendered-prompt.js'
 
 type Variables = Readonly<Record<string, string | undefined>>
 
-/** A section or context as it reaches the renderer. */
 export interface RenderItem {
   readonly name: string
   readonly text: string
@@ -35,7 +33,7 @@ export interface Fill {
 /** Names item `name` in errors, e.g. `prompt section "intro" in scope "agent-1"`. */
 export type RenderOwner = (name: string) => string
 
-const NONE: readonly never[] = Object.freeze([])
+export const NONE: readonly never[] = Object.freeze([])
 
 function substitutionsOf(template: Template, values: readonly string[]): readonly RenderedSubstitution[] {
   const out: RenderedSubstitution[] = []
@@ -49,9 +47,8 @@ function substitutionsOf(template: Template, values: readonly string[]): readonl
 }
 
 /**
- * Renders `item` against `variables`, reusing `previous`'s template for the
- * same text. Throws a `TypeError` for a non-string text, and the template's
- * errors (malformed, unknown or valueless reference) naming the item.
+ * Renders `item` against `variables`, reusing `previous`'s template for the same text. Throws a `TypeError` for a
+ * non-string text, and the template's errors (malformed, unknown or valueless reference) naming the item.
  */
 export function fillOf(item: RenderItem, variables: Variables, owner: RenderOwner, previous?: Fill): Fill {
   const { name, text } = item
@@ -106,9 +103,8 @@ export class RenderMemo {
   }
 
   /**
-   * The fills of `items`, reusing every fill that still fits (the same array
-   * when all did, in place), counted in `stats`. Commits nothing when an item
-   * throws. `sources` names the registration each item may share a fill with.
+   * The fills of `items`, reusing every fill that still fits (the same array when all did), counted in `stats`. Commits
+   * nothing when an item throws. `sources` names the registration each item may share a fill with.
    */
   render(items: readonly RenderItem[], variables: Variables, owner: RenderOwner, stats: PromptStats, sources?: SourceTable<{ readonly name: string }>): readonly Fill[] {
     const last = this.#fills

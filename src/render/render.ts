@@ -1,14 +1,13 @@
+import { volatileReferenceError } from '../assembly/diagnostics.js'
 import { labelInLayer } from '../assembly/entries.js'
 import { recordOf, sourceNamed, type AssemblyRecord, type RenderSlot, type SourceTable } from '../assembly/provenance.js'
 import type { PromptPresentation } from '../assembly/types.js'
 import { partsOf, variablesOf } from './prompt-parts.js'
 import { fillOf, RenderMemo, type Fill, type RenderItem, type RenderOwner } from './render-memo.js'
 import { PART_SEPARATOR, promptOf, type RenderedPrompt } from './rendered-prompt.js'
-import { guardStability } from './stability-guard.js'
 
 /** The header that opens every runtime-context snapshot. */
-export const RUNTIME_CONTEXT_HEADER =
-  'Current runtime context. This snapshot supersedes earlier runtime-context snapshots.'
+export const RUNTIME_CONTEXT_HEADER = 'Current runtime context. This snapshot supersedes earlier runtime-context snapshots.'
 
 /** One rendered runtime-context section; `text` is its interpolated, non-empty text. */
 export interface RenderedContextSection {
@@ -16,18 +15,11 @@ export interface RenderedContextSection {
   text: string
 }
 
-/** The last prompt of a scope, with everything it was made from (compared by identity). */
-interface LastPrompt {
-  readonly all: readonly Fill[]
-  readonly record: AssemblyRecord
-  readonly prompt: RenderedPrompt
-}
-
-/** What the render layer keeps per scope. */
 interface SlotCache {
   readonly sections: RenderMemo
   readonly contexts: RenderMemo
-  prompt: LastPrompt | undefined
+  /** The last prompt, with what it was made from (compared by identity). */
+  prompt: { readonly all: readonly Fill[]; readonly record: AssemblyRecord; readonly prompt: RenderedPrompt } | undefined
   snapshot: { readonly fills: readonly Fill[]; readonly text: string } | undefined
 }
 
@@ -47,7 +39,7 @@ function ownerIn(table: SourceTable<{ readonly name: string; readonly layer: 'gl
 }
 
 /** Whether `last` was rendered from the same fills and the same provenance, so it is this render's prompt too. */
-function sameAsLast(last: LastPrompt | undefined, fills: readonly Fill[], record: AssemblyRecord): boolean {
+function sameAsLast(last: SlotCache['prompt'], fills: readonly Fill[], record: AssemblyRecord): boolean {
   if (last === undefined || last.all !== fills) return false
   const a = last.record.provenance
   const b = record.provenance
@@ -60,12 +52,9 @@ function sameAsLast(last: LastPrompt | undefined, fills: readonly Fill[], record
 }
 
 /**
- * The rendered system prompt of `assembly` as data (SPEC §4.1): text, parts
- * with their provenance, and cache blocks. Strict like `renderPrompt`.
- * Memoized for results of `assemble()`: an unchanged section is not rendered
- * again, an unchanged assembly returns the same frozen `RenderedPrompt`, and a
- * changed one keeps the parts before the change. Any other object (a copy)
- * renders from scratch, its parts without layers.
+ * The rendered system prompt of `assembly` as data (SPEC §4.1), strict like `renderPrompt`. Memoized for results of
+ * `assemble()`: an unchanged assembly returns the same frozen `RenderedPrompt`, a changed one keeps the parts before the
+ * change. Any other object (a copy) renders from scratch, its parts without layers.
  *
  * @example
  * ```ts
@@ -97,9 +86,23 @@ export function render(assembly: Pick<PromptPresentation, 'sections' | 'variable
 }
 
 /**
- * The system prompt text: each section interpolated (unless `interpolate:
- * false`), empty ones dropped, joined by a blank line; `render(assembly).text`.
- * An unknown, valueless or malformed reference throws an `Error` naming the section.
+ * Config `stabilityGuard: 'error'` (SPEC §5): throws the hazard's `Error` for the first part, in prompt order, that is
+ * not volatile and references a volatile variable. The mode travels in the provenance, so a copy is not guarded.
+ */
+function guardStability({ parts, variables }: RenderedPrompt): void {
+  if (!variables.some((variable) => variable.stability === 'volatile')) return
+  for (const part of parts) {
+    if (part.stability === 'volatile') continue
+    for (const name of part.variables) {
+      const variable = variables.find((v) => v.name === name)
+      if (variable?.stability === 'volatile') throw volatileReferenceError(part.name, part.layer, name, variable.layer)
+    }
+  }
+}
+
+/**
+ * The system prompt text, `render(assembly).text`: each section interpolated (unless `interpolate: false`), empty ones
+ * dropped, joined by a blank line. An unknown, valueless or malformed reference throws an `Error` naming the section.
  */
 export function renderPrompt(assembly: Pick<PromptPresentation, 'sections' | 'variables'>): string {
   return render(assembly).text

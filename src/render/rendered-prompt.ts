@@ -1,8 +1,4 @@
-/**
- * The rendered system prompt as a frozen plain object (SPEC §4.1): the text,
- * one part per non-empty section with where it came from, and cache blocks
- * (prompt-blocks.ts).
- */
+// The rendered system prompt as a frozen plain object (SPEC §4.1); its cache blocks are cut in prompt-blocks.ts.
 
 import type { LayerRef } from '../assembly/entries.js'
 import type { Stability } from '../assembly/types.js'
@@ -83,10 +79,9 @@ export interface RenderedPrompt {
 export type PartInput = Omit<RenderedPart, 'start' | 'end' | 'restored'> & { readonly restored?: boolean }
 
 /**
- * Places `inputs` (in prompt order) into one frozen `RenderedPrompt`, keeping
- * only the `variables` the parts reference. A frozen part already at its
- * offset, and a block equal to `previous`'s at its position, is kept as the
- * same object. Throws a `TypeError` for an empty part text.
+ * Places `inputs` (in prompt order) into one frozen `RenderedPrompt`, keeping only the `variables` the parts reference.
+ * A frozen part already at its offset, and a block equal to `previous`'s at its position, is kept as the same object.
+ * Throws a `TypeError` for an empty part text.
  */
 export function buildRenderedPrompt(
   inputs: readonly (PartInput | RenderedPart)[],
@@ -103,16 +98,12 @@ export function buildRenderedPrompt(
     parts[i] = part
     offset = part.end
   }
-  const referenced = new Set<string>()
-  for (const part of parts) for (const name of part.variables) referenced.add(name)
+  const referenced = new Set(parts.flatMap((part) => part.variables))
   const kept = variables.filter((variable) => referenced.has(variable.name)).map((variable) => (Object.isFrozen(variable) ? variable : Object.freeze({ ...variable })))
   return promptOf(parts, kept, previous)
 }
 
-/**
- * The frozen prompt of placed, frozen, non-empty `parts` and the frozen
- * `variables` they reference (see `buildRenderedPrompt`).
- */
+/** The frozen prompt of placed, frozen, non-empty `parts` and the frozen `variables` they reference. */
 export function promptOf(parts: RenderedPart[], variables: RenderedVariable[], previous?: RenderedPrompt): RenderedPrompt {
   const blocks = blocksOf(parts, previous)
   // Concatenated (a rope), as block texts are: a reader of the blocks never copies the whole prompt.

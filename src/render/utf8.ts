@@ -1,12 +1,7 @@
 // UTF-8 byte counts as an encoder makes them (a lone surrogate becomes U+FFFD), without Node's `Buffer`.
 
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff
-}
+const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff
+const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff
 
 /** UTF-8 bytes of `text.slice(start, end)`; a pair split by either bound counts as lone surrogates. */
 export function utf8Length(text: string, start = 0, end = text.length): number {
@@ -33,8 +28,6 @@ export function commonPrefixLength(a: string, b: string, from = 0): number {
 
 /** `length` cut back so a common prefix does not end between the halves of a surrogate pair in `a` or `b`. */
 export function wholeCodePoints(a: string, b: string, length: number): number {
-  if (length > 0 && isHighSurrogate(a.charCodeAt(length - 1))) {
-    if (isLowSurrogate(a.charCodeAt(length)) || isLowSurrogate(b.charCodeAt(length))) return length - 1
-  }
-  return length
+  const splitsPair = length > 0 && isHighSurrogate(a.charCodeAt(length - 1))
+  return splitsPair && (isLowSurrogate(a.charCodeAt(length)) || isLowSurrogate(b.charCodeAt(length))) ? length - 1 : length
 }
