@@ -1,6 +1,6 @@
 import type { ToolSchema } from '../assembly/types.js'
 import { commonPrefixLength, wholeCodePoints } from '../render/utf8.js'
-import { headerStateOf, toolDiff, type ToolDiff } from '../surface/request-header.js'
+import { headerStateOf, toolDiff, type ToolDiff } from '../surface/cache-break.js'
 import type { ReplayedStep } from '../surface/session-log-replay.js'
 import type { RequestHeaderEvent } from '../surface/surface-events.js'
 import type { UsageRecord } from '../surface/usage-record.js'

@@ -46,19 +46,11 @@ export function sharedPrefixCount(rendered: RenderedPrompt, own: ScopeKey): numb
   return index === -1 ? rendered.parts.length : index
 }
 
-/** Same names, priorities and flags at every position: the checks and the withhold order carry over. */
-export function sameLayoutAs(parts: readonly RenderedPart[], previous: readonly RenderedPart[]): boolean {
-  return (
-    parts.length === previous.length &&
-    parts.every(({ name, priority, required, complete }, i) => {
-      const b = previous[i]!
-      return name === b.name && priority === b.priority && required === b.required && complete === b.complete
-    })
-  )
-}
+/** The fields whose equality at every position lets the checks and the withhold order carry over. */
+export const LAYOUT_FIELDS = Object.freeze(['name', 'priority', 'required', 'complete'] as const)
 
 /**
- * Every `PartInput` field `sameParts` compares (offsets follow from the texts).
+ * Every `PartInput` field two equal parts share (offsets follow from the texts).
  * test/surface/budget.test.ts checks it against the builder's input, so a new field cannot be skipped (a stale reuse).
  */
 export const COMPARED_PART_FIELDS = Object.freeze([
@@ -66,30 +58,33 @@ export const COMPARED_PART_FIELDS = Object.freeze([
   'cacheBreakpoint', 'required', 'complete', 'priority', 'substitutions',
 ] as const satisfies readonly (keyof PartInput)[])
 
+const VARIABLE_FIELDS = ['name', 'layer', 'stability'] as const
+
 /**
  * The prompt of `kept` (a subsequence of the step's parts, in order) with the step's `variables` (the builder
  * keeps those the kept parts reference): `previous` when its parts and variables equal those, else a new frozen
  * prompt, so an unchanged step hands back the same object.
  */
 export function keptPrompt(kept: readonly RenderedPart[], variables: readonly RenderedVariable[], previous: RenderedPrompt | undefined): RenderedPrompt {
-  if (previous !== undefined && sameParts(kept, previous.parts)) {
-    const referenced = new Set(kept.flatMap((part) => part.variables))
-    if (sameVariables(variables.filter((variable) => referenced.has(variable.name)), previous.variables)) return previous
-  }
+  const referenced = new Set(kept.flatMap((part) => part.variables))
+  const sent = { parts: kept, variables: variables.filter(({ name }) => referenced.has(name)) }
+  if (previous !== undefined && samePrompt(sent, previous)) return previous
   return buildRenderedPrompt(
     kept.map(({ start: _start, end: _end, ...input }) => input),
     variables,
   )
 }
 
-/** Whether two variable lists name the same variables with the same layer and stability, in order. */
-export function sameVariables(a: readonly RenderedVariable[], b: readonly RenderedVariable[]): boolean {
-  return a === b || (a.length === b.length && a.every((x, i) => x.name === b[i]!.name && x.layer === b[i]!.layer && x.stability === b[i]!.stability))
+/** Whether `a` and `b` hold equal parts (every compared field) and the same variables by name, layer and stability, in order. */
+export function samePrompt(a: Pick<RenderedPrompt, 'parts' | 'variables'>, b: RenderedPrompt): boolean {
+  const strict = (x: unknown, y: unknown): boolean => x === y
+  if (a === b) return true
+  return sameFields(a.parts, b.parts, COMPARED_PART_FIELDS) && sameFields(a.variables, b.variables, VARIABLE_FIELDS, strict)
 }
 
-/** Whether `a` and `b` hold equal parts in the same order (every compared field; offsets follow). */
-export function sameParts(a: readonly RenderedPart[], b: readonly RenderedPart[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i] || COMPARED_PART_FIELDS.every((field) => sameValue(x[field], b[i]![field])))
+/** Whether `a` and `b` agree on `fields` at every position by `same` (default `sameValue`). */
+export function sameFields<T>(a: readonly T[], b: readonly T[], fields: readonly (keyof T)[], same = sameValue): boolean {
+  return a === b || (a.length === b.length && a.every((x, i) => x === b[i] || fields.every((key) => same(x[key], b[i]![key]))))
 }
 
 /** Strict equality, element by element for arrays, and field by field for the plain records inside them (substitutions). */

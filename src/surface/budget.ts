@@ -7,7 +7,7 @@ import { describeValue } from '../assembly/errors.js'
 import { PART_SEPARATOR, type RenderedPart, type RenderedPrompt } from '../render/rendered-prompt.js'
 import type { ScopeKey } from '../scope/scope-key.js'
 import {
-  budgetWarnings, checkParts, keptPrompt, sameLayoutAs, sameParts, sameVariables, sharedPrefixCount, withholdOrder,
+  budgetWarnings, checkParts, keptPrompt, LAYOUT_FIELDS, sameFields, samePrompt, sharedPrefixCount, withholdOrder,
 } from './budget-parts.js'
 import { BUDGET_COUNTER, countWith, promptTokenSum } from './step-tokens.js'
 
@@ -149,11 +149,7 @@ export class TokenBudget {
     const scope = this.#options.shared === 'prefer-unshared' ? own : undefined
     // The committed step's input again, or an equal one: the decision is a function
     // of (withheld set, prompt, scope), and committing it made the set a fixed point.
-    if (
-      last !== undefined &&
-      scope === before.own &&
-      (rendered === before.input || (sameParts(rendered.parts, before.input!.parts) && sameVariables(rendered.variables, before.input!.variables)))
-    ) {
+    if (last !== undefined && scope === before.own && samePrompt(rendered, before.input!)) {
       const warnings = last.warnings.filter((warning) => warning.kind === 'over-budget')
       const output = last.withheld.length === 0 ? rendered : last.rendered
       const plan: BudgetPlan = Object.freeze({ ...last, rendered: output, warnings: Object.freeze(warnings) })
@@ -162,7 +158,7 @@ export class TokenBudget {
     }
     const parts = rendered.parts
     const sharedCount = scope === undefined ? parts.length : sharedPrefixCount(rendered, scope)
-    const sameLayout = before.input !== undefined && sameLayoutAs(parts, before.input.parts)
+    const sameLayout = before.input !== undefined && sameFields(parts, before.input.parts, LAYOUT_FIELDS)
     if (!sameLayout) checkParts(parts)
     const { counts, separator } = this.#measure(parts)
     const { maxTokens, restoreTokens } = this.#options
@@ -177,8 +173,8 @@ export class TokenBudget {
     const withhold = (i: number): void => {
       out[i] = 1
       kept--
-      tokens.subtract(counts[i]!)
-      if (kept > 0) tokens.subtract(separator)
+      tokens.add(-counts[i]!)
+      if (kept > 0) tokens.add(-separator)
     }
     const restore = (i: number): void => {
       out[i] = 0
@@ -203,21 +199,20 @@ export class TokenBudget {
     }
     const promptTokens = tokens.value
 
-    const withheld = parts.filter((_, i) => out[i] === 1).map((part) => part.name)
-    const keptParts = parts.filter((_, i) => out[i] === 0)
-    const output = withheld.length === 0 ? rendered : keptPrompt(keptParts, rendered.variables, last?.rendered)
-    const withheldSet = new Set(withheld)
-    const restored = parts.filter((part) => before.withheld.has(part.name) && !withheldSet.has(part.name)).map((part) => part.name)
+    const sent = (_: unknown, i: number): boolean => out[i] === 0
+    const withheld = parts.filter((part, i) => !sent(part, i)).map((part) => part.name)
+    const output = withheld.length === 0 ? rendered : keptPrompt(parts.filter(sent), rendered.variables, last?.rendered)
+    const restored = parts.filter((part, i) => sent(part, i) && before.withheld.has(part.name)).map((part) => part.name)
     const plan: BudgetPlan = Object.freeze({
       rendered: output,
       withheld: Object.freeze(withheld),
       overBudget,
       promptTokens,
-      partTokens: Object.freeze(counts.filter((_, i) => out[i] === 0)),
+      partTokens: Object.freeze(counts.filter(sent)),
       separatorTokens: separator,
       warnings: Object.freeze(budgetWarnings(this.#options, before.withheld, withheld, restored, overBudget, promptTokens)),
     })
-    const decision = { input: rendered, withheld: withheldSet, order, sharedCount, own: scope, counts, separator }
+    const decision = { input: rendered, withheld: new Set(withheld), order, sharedCount, own: scope, counts, separator }
     this.#plans.set(plan, { ...decision, base: last })
     return plan
   }

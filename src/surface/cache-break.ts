@@ -1,6 +1,6 @@
 /**
  * The step's prompt compared with the previous step's: the KV-cache prefix report, and why a step lost reuse
- * (SPEC §3 "Why the cache broke"), from the two prompts and the request header:
+ * (SPEC §3 "Why the cache broke"), from the two prompts and the request header (config and tools compared by their JSON):
  *
  *   tools → config → system prompt          (the order providers cache in)
  *                      │
@@ -129,10 +129,7 @@ export function cacheBreakOf(input: CacheBreakInput): CacheBreak | undefined {
   const gone = before[i]!
   const came = after.findLast((part) => part.start <= stableLength)
   if (came !== undefined && came.name === gone.name) {
-    if (came.text !== gone.text) {
-      const variable = changedVariable(gone, came)
-      return variable === undefined ? located('section', came) : Object.freeze({ ...located('section', came), variable })
-    }
+    if (came.text !== gone.text) return located('section', came, changedVariable(gone, came))
     // The same text ends here in both, and only the previous prompt goes on: what followed it left.
     const next = before[i + 1]
     if (next === undefined) return located('section', gone)
@@ -153,8 +150,9 @@ function departed(part: RenderedPart, input: CacheBreakInput): CacheBreak | unde
   return undefined
 }
 
-function located(cause: CacheBreakCause, part: RenderedPart): CacheBreak {
-  return Object.freeze(part.layer === undefined ? { cause, section: part.name } : { cause, section: part.name, layer: part.layer })
+function located(cause: CacheBreakCause, { name, layer }: RenderedPart, variable?: string): CacheBreak {
+  const where = layer === undefined ? { section: name } : { section: name, layer }
+  return Object.freeze(variable === undefined ? { cause, ...where } : { cause, ...where, variable })
 }
 
 /** The first variable (in first-use order) whose value changed the part; `undefined` when the template changed. */
@@ -176,4 +174,73 @@ function changedVariable(before: RenderedPart, after: RenderedPart): string | un
   }
   if (before.text.slice(endA) !== after.text.slice(endB)) return undefined
   return changed
+}
+
+/** The config and tools of the last step, serialized; `tools` keeps the objects for the identity shortcut. */
+export interface HeaderState {
+  readonly configJson: string
+  readonly tools: readonly unknown[]
+  readonly toolJson: readonly string[]
+  readonly names: readonly string[]
+}
+
+/**
+ * Serializes the step's tools, reusing the JSON of a tool that is the same frozen object as last time
+ * (`assemble()` hands back the same deep-frozen clone while a provider's schema is unchanged).
+ */
+export function headerStateOf(tools: readonly unknown[], configJson: string, previous: HeaderState | undefined): HeaderState {
+  const toolJson = tools.map((tool, index) => {
+    if (previous !== undefined && previous.tools[index] === tool && Object.isFrozen(tool)) {
+      return previous.toolJson[index]!
+    }
+    try {
+      return JSON.stringify(tool)
+    } catch (error) {
+      throw new TypeError(`tool at position ${index} must be JSON-serializable for the session log (${String(error)})`)
+    }
+  })
+  const names = tools.map((tool) => String((tool as { name?: unknown } | null)?.name))
+  return { configJson, tools: tools.slice(), toolJson, names }
+}
+
+/**
+ * How the tools changed between two headers, by name (a repeated name counts once, as first declared): names `added` and
+ * `changed` (JSON differs) in their new order, `removed` in their old, and whether the names in both were `reordered`.
+ */
+export function toolDiff(before: HeaderState, after: HeaderState) {
+  const was = new Map<string, string>()
+  before.names.forEach((name, i) => was.has(name) || was.set(name, before.toolJson[i]!))
+  const now = new Map<string, string>()
+  after.names.forEach((name, i) => now.has(name) || now.set(name, after.toolJson[i]!))
+  const added = [...now.keys()].filter((name) => !was.has(name))
+  const removed = [...was.keys()].filter((name) => !now.has(name))
+  const changed = [...now.keys()].filter((name) => was.has(name) && was.get(name) !== now.get(name))
+  const keptBefore = [...was.keys()].filter((name) => now.has(name))
+  const keptAfter = [...now.keys()].filter((name) => was.has(name))
+  return { added, removed, changed, reordered: keptBefore.some((name, i) => keptAfter[i] !== name) }
+}
+
+/** What `toolDiff` returns. */
+export type ToolDiff = ReturnType<typeof toolDiff>
+
+/**
+ * Compares two headers by their serialization: `reason` is `'initial'` on the first step, `undefined` when config and tools
+ * serialize the same; `tools` holds the tools' names by change (frozen) when the tools changed.
+ */
+export function headerChange(before: HeaderState | undefined, after: HeaderState) {
+  if (before === undefined) return { toolsChanged: false, configChanged: false, reason: 'initial' }
+  const toolsChanged = before.toolJson.length !== after.toolJson.length || before.toolJson.some((json, i) => json !== after.toolJson[i])
+  const configChanged = before.configJson !== after.configJson
+  const reasons: string[] = []
+  let tools: CacheBreak['tools']
+  if (toolsChanged) {
+    const { added, removed, changed, reordered } = toolDiff(before, after)
+    tools = Object.freeze({ added: Object.freeze(added), removed: Object.freeze(removed), changed: Object.freeze(changed) })
+    const lists = Object.entries({ added, removed, changed }).filter(([, names]) => names.length > 0)
+    const details = lists.map(([label, names]) => `${label} ${names.join(', ')}`)
+    if (reordered) details.push('reordered')
+    reasons.push(details.length === 0 ? 'tools changed' : `tools changed (${details.join('; ')})`)
+  }
+  if (configChanged) reasons.push('config changed')
+  return { toolsChanged, configChanged, reason: reasons.length === 0 ? undefined : reasons.join('; '), ...(tools && { tools }) }
 }

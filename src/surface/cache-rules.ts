@@ -34,11 +34,6 @@ const ANTHROPIC_MINIMUMS: readonly (readonly [minimumTokens: number, models: rea
 /** The most conservative (largest) minimum of the table: what an unknown model gets. */
 const ANTHROPIC_UNKNOWN_MODEL_MINIMUM = Math.max(...ANTHROPIC_MINIMUMS.map(([minimum]) => minimum))
 
-// OpenAI's prompt caching guide: from 1024 tokens, in steps of 128. DeepSeek's context caching guide: 64-token units.
-const OPENAI_MINIMUM = 1024
-const OPENAI_GRANULARITY = 128
-const DEEPSEEK_UNIT = 64
-
 /**
  * The minimum of the table key `model` names, or `undefined`. A provider prefix (`anthropic.`,
  * `us.anthropic.`, `anthropic/`) is dropped and `4.5` reads as `4-5`; after the key may only come
@@ -80,18 +75,18 @@ export const cacheRules = Object.freeze({
     const minimum = minimumOption(fn, minimumTokens) ?? anthropicMinimumOf(model) ?? ANTHROPIC_UNKNOWN_MODEL_MINIMUM
     return Object.freeze({ provider: 'anthropic', minimumTokens: minimum, granularity: 1, breakpoints: true })
   },
-  /** OpenAI's rules: from 1024 tokens in 128-token steps, no markers (`model` is accepted for symmetry). */
+  /** OpenAI's rules (prompt caching guide): from 1024 tokens in 128-token steps, no markers; `model` is for symmetry. */
   openai(options?: { readonly model?: string; readonly minimumTokens?: number }): CacheRules {
     const fn = 'cacheRules.openai'
     const { model, minimumTokens } = optionsObject(fn, options)
     if (model !== undefined && typeof model !== 'string') throw new TypeError(`${fn} option "model" must be a string (got ${describeValue(model)})`)
-    return Object.freeze({ provider: 'openai', minimumTokens: minimumOption(fn, minimumTokens) ?? OPENAI_MINIMUM, granularity: OPENAI_GRANULARITY, breakpoints: false })
+    return Object.freeze({ provider: 'openai', minimumTokens: minimumOption(fn, minimumTokens) ?? 1024, granularity: 128, breakpoints: false })
   },
-  /** DeepSeek's rules: 64-token units from 64 tokens, no markers. */
+  /** DeepSeek's rules (context caching guide): 64-token units from 64 tokens, no markers. */
   deepseek(options?: { readonly minimumTokens?: number }): CacheRules {
     const fn = 'cacheRules.deepseek'
     const { minimumTokens } = optionsObject(fn, options)
-    return Object.freeze({ provider: 'deepseek', minimumTokens: minimumOption(fn, minimumTokens) ?? DEEPSEEK_UNIT, granularity: DEEPSEEK_UNIT, breakpoints: false })
+    return Object.freeze({ provider: 'deepseek', minimumTokens: minimumOption(fn, minimumTokens) ?? 64, granularity: 64, breakpoints: false })
   },
 })
 
@@ -103,13 +98,12 @@ export function checkCacheRules(value: unknown): CacheRules {
     throw new TypeError(`${label} must be a CacheRules object from cacheRules.anthropic/openai/deepseek (got ${describeValue(value)})`)
   }
   const { minimumTokens, granularity, breakpoints } = rules
-  if (typeof minimumTokens !== 'number' || !Number.isInteger(minimumTokens) || minimumTokens < 0) {
-    throw new TypeError(`${label} field "minimumTokens" must be a non-negative integer (got ${describeValue(minimumTokens)})`)
+  const bad = (field: string, rule: string, got: unknown): never => {
+    throw new TypeError(`${label} field "${field}" must be ${rule} (got ${describeValue(got)})`)
   }
-  if (typeof granularity !== 'number' || !Number.isInteger(granularity) || granularity < 1) {
-    throw new TypeError(`${label} field "granularity" must be a positive integer (got ${describeValue(granularity)})`)
-  }
-  if (typeof breakpoints !== 'boolean') throw new TypeError(`${label} field "breakpoints" must be a boolean (got ${describeValue(breakpoints)})`)
+  if (!Number.isInteger(minimumTokens) || minimumTokens! < 0) bad('minimumTokens', 'a non-negative integer', minimumTokens)
+  if (!Number.isInteger(granularity) || granularity! < 1) bad('granularity', 'a positive integer', granularity)
+  if (typeof breakpoints !== 'boolean') bad('breakpoints', 'a boolean', breakpoints)
   return rules as CacheRules
 }
 

@@ -32,19 +32,19 @@ export class ReportedWarnings {
   readonly #byLayer = new WeakMap<object, Set<string>>()
 
   has(warning: StabilityWarning): boolean {
-    return this.#byLayer.get(layerKey(warning))?.has(findingKey(warning)) === true
+    return this.#keys(warning).has(findingKey(warning))
   }
 
   commit(warnings: readonly StabilityWarning[]): void {
-    for (const warning of warnings) {
-      const set = this.#byLayer.get(layerKey(warning)) ?? new Set()
-      this.#byLayer.set(layerKey(warning), set.add(findingKey(warning)))
-    }
+    for (const warning of warnings) this.#keys(warning).add(findingKey(warning))
   }
-}
 
-function layerKey({ layer }: StabilityWarning): object {
-  return layer === 'global' ? GLOBAL_LAYER : (layer ?? UNKNOWN_LAYER)
+  #keys({ layer }: StabilityWarning): Set<string> {
+    const key = layer === 'global' ? GLOBAL_LAYER : (layer ?? UNKNOWN_LAYER)
+    const keys = this.#byLayer.get(key) ?? new Set<string>()
+    this.#byLayer.set(key, keys)
+    return keys
+  }
 }
 
 function findingKey({ kind, section, variable }: StabilityWarning): string {
@@ -74,8 +74,7 @@ export function lintStability(
   const volatile = rendered.variables.filter((variable) => variable.stability === 'volatile')
   for (const part of parts) {
     if (part.stability === 'volatile') continue
-    for (const variable of volatile) {
-      if (!part.variables.includes(variable.name)) continue
+    for (const variable of volatile.filter(({ name }) => part.variables.includes(name))) {
       const message = `${labelInLayer('prompt section', part.name, part.layer)} references volatile ${labelInLayer('prompt variable', variable.name, variable.layer)}; a value that changes every step invalidates the cached prompt from this section on — move it into a runtime context`
       add('volatile-variable', part, variable.name, message)
     }
@@ -90,17 +89,9 @@ export function lintStability(
   }
 
   if (changedBefore !== undefined && changedBefore.size > 0 && changed.size > 0) {
-    const flagged: RenderedPart[] = []
-    let stableAfter = false
-    for (let j = parts.length - 1; j >= 0; j--) {
-      const part = parts[j]!
-      if (changed.has(part.name) && changedBefore.has(part.name)) {
-        if (stableAfter) flagged.push(part)
-      } else if (!changed.has(part.name) && !changedBefore.has(part.name)) {
-        stableAfter = true
-      }
-    }
-    for (const part of flagged.reverse()) {
+    const lastStable = parts.findLastIndex(({ name }) => !changed.has(name) && !changedBefore.has(name))
+    for (const part of parts.slice(0, Math.max(lastStable, 0))) {
+      if (!changed.has(part.name) || !changedBefore.has(part.name)) continue
       const message = `${labelInLayer('prompt section', part.name, part.layer)} changed in two consecutive steps while later sections stayed the same; a per-step value this early in the prompt invalidates the cache of everything after it — move it into a runtime context or give the section a later order`
       add('unstable-section', part, undefined, message)
     }

@@ -4,9 +4,8 @@ import { assembledFor } from '../assembly/provenance.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
 import { render, renderContextSections, renderContextSnapshot } from '../render/render.js'
 import { createTokenBudget, type BudgetOptions } from './budget.js'
-import { cacheBreakOf, NO_PROMPT, prefixReportOf } from './cache-break.js'
+import { cacheBreakOf, headerChange, headerStateOf, NO_PROMPT, prefixReportOf, type HeaderState } from './cache-break.js'
 import { checkCacheRules, type CacheRules } from './cache-rules.js'
-import { headerChange, headerStateOf, type HeaderState } from './request-header.js'
 import { lintStability, ReportedWarnings } from './stability-lint.js'
 import { StepCounts, type CountedFields } from './step-tokens.js'
 import type { StepResult } from './step-result.js'
@@ -173,8 +172,8 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
         stableLength: compared.length,
         tools,
         configChanged,
-        withheldBefore: budget?.withheld ?? NO_NAMES,
-        withheldNow: plan?.withheld ?? NO_NAMES,
+        withheldBefore: budget?.withheld ?? [],
+        withheldNow: plan?.withheld ?? [],
       })
       if (reason !== undefined) {
         events.push({
@@ -227,8 +226,6 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
     },
   }
 }
-
-const NO_NAMES: readonly string[] = Object.freeze([])
 
 function updateMode(what: string, value: unknown): SystemPromptUpdate | undefined {
   if (value === undefined || value === 'replace' || value === 'in-history') return value

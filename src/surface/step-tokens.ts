@@ -58,10 +58,6 @@ export class TokenSum {
     terms.push(x)
   }
 
-  subtract(count: number): void {
-    this.add(-count)
-  }
-
   get value(): number {
     const terms = this.#terms
     let n = terms.length
@@ -123,13 +119,6 @@ export interface CountedStep {
   readonly toolsJson: string
 }
 
-/** What the next step's expectation compares with: where this step's marked blocks end, and the last tools count. */
-interface ExpectationState {
-  readonly markedEnds: readonly number[]
-  readonly toolsJson: string | undefined
-  readonly toolsTokens: number
-}
-
 /** The token figures and expected cache reuse of one surface's steps. */
 export class StepCounts {
   readonly #count: ((text: string) => number) | undefined
@@ -138,7 +127,11 @@ export class StepCounts {
   readonly #fromBudget: boolean
   readonly #rules: CacheRules | undefined
   #memo: { readonly text: string; readonly tokens: number } | undefined
-  #expectation: ExpectationState = { markedEnds: [], toolsJson: undefined, toolsTokens: 0 }
+  /** What the next step's expectation compares with: where this step's marked blocks end, and the last tools count. */
+  #expectation: { readonly markedEnds: readonly number[]; readonly toolsJson?: string; readonly toolsTokens: number } = {
+    markedEnds: [],
+    toolsTokens: 0,
+  }
 
   constructor(countTokens: ((text: string) => number) | undefined, budgetCount: ((text: string) => number) | undefined, rules: CacheRules | undefined) {
     this.#count = countTokens ?? budgetCount
@@ -174,17 +167,12 @@ export class StepCounts {
     const { rendered, partTokens, separatorTokens, promptTokens } = plan!
     if (stableLength >= rendered.text.length) return [promptTokens, promptTokens]
     const { parts } = rendered
-    const sum = new TokenSum()
-    let end = 0
-    let i = 0
-    for (; i < parts.length && parts[i]!.end <= stableLength; i++) {
-      if (i > 0) sum.add(separatorTokens)
-      sum.add(partTokens[i]!)
-      end = parts[i]!.end
-    }
+    // The parts wholly in the prefix, then the slice of part i (or of the separator before it) up to stableLength.
+    const i = parts.findIndex((part) => part.end > stableLength)
+    const sum = promptTokenSum(partTokens.slice(0, i), separatorTokens, BUDGET_COUNTER)
+    const end = i === 0 ? 0 : parts[i - 1]!.end
     if (stableLength > end) {
-      const subject = `the stable prefix's end in rendered part "${parts[i]?.name ?? parts[i - 1]!.name}"`
-      // Only this slice can pass MAX_SAFE_INTEGER: the whole parts sum to at most promptTokens.
+      const subject = `the stable prefix's end in rendered part "${parts[i]!.name}"`
       addSafely(sum, countWith(this.#count!, rendered.text.slice(end, stableLength), BUDGET_COUNTER, subject), BUDGET_COUNTER)
     }
     return [sum.value, promptTokens]
@@ -225,7 +213,7 @@ export class StepCounts {
       })
     }
     const toolsTokens = toolsJson === state.toolsJson ? state.toolsTokens : count(toolsJson, 'the tools (JSON.stringify(tools))')
-    const next: ExpectationState = { markedEnds, toolsJson, toolsTokens }
+    const next = { markedEnds, toolsJson, toolsTokens }
     if (fresh || figures.reusablePrefixTokens === 0) return { fields: { expectedCachedTokens: 0 }, next }
     let tokens = Math.floor(figures.reusablePrefixTokens / rules.granularity) * rules.granularity
     if (rules.breakpoints) {

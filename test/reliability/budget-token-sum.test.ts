@@ -20,7 +20,7 @@ describe('TokenSum', () => {
 
   test('subtracting what was added leaves exactly 0 (no residue)', () => {
     const sum = sumOf(0.1, 0.2, 0.7)
-    for (const count of [0.2, 0.7, 0.1]) sum.subtract(count)
+    for (const count of [0.2, 0.7, 0.1]) sum.add(-count)
     expect(sum.value).toBe(0)
   })
 
@@ -30,7 +30,7 @@ describe('TokenSum', () => {
 
   test('keeps a small count beside a large one that is later taken away', () => {
     const sum = sumOf(1e16, 1, 0.5)
-    sum.subtract(1e16)
+    sum.add(-1e16)
     expect(sum.value).toBe(1.5)
   })
 

@@ -3,9 +3,9 @@ import { buildRenderedPrompt, type PartInput, type RenderedPrompt } from '../../
 import { COMPARED_PART_FIELDS } from '../../src/surface/budget-parts.js'
 import { createTokenBudget, validateBudgetOptions, type BudgetPlan, type TokenBudget } from '../../src/surface/budget.js'
 
-// The token budget on its own (an internal module until the step surface
-// takes `budget`): prompts are built with the real builder; a token is a
-// word, so the blank-line separator costs nothing unless a test says so.
+// The token budget on its own (the step surface's `budget` option drives it):
+// prompts are built with the real builder; a token is a word, so the
+// blank-line separator costs nothing unless a test says so.
 
 interface Spec {
   readonly words?: number
