@@ -12,9 +12,8 @@ export function agentNameOf(file: string): string {
 }
 
 /**
- * Reads the log at `file` with the library's reader. Throws its `SessionLogError`
- * for a malformed line, and a `CliError` naming the file when it cannot be read or
- * holds no step record.
+ * Reads the log at `file` with the library's reader. Throws its `SessionLogError` for a malformed line,
+ * and a `CliError` naming the file when it cannot be read or holds no step record.
  */
 export function readAgentLog(file: string) {
   let replay
@@ -28,15 +27,12 @@ export function readAgentLog(file: string) {
   if (replay.steps.length === 0) {
     throw new CliError(`session log "${file}" holds no step records; a session log starts with {"type":"step",…} (is it empty?)`)
   }
-  // `warnings`: what the reader skipped (a torn line).
   return { name: agentNameOf(file), file, steps: replay.steps, warnings: replay.warnings }
 }
 
 /**
- * The logs with their agents named after the files: with several logs, a dotted
- * prefix they all share is dropped (`session.agent-1.jsonl` and
- * `session.agent-2.jsonl` → `agent-1`, `agent-2`); agents whose names still
- * collide are named by their path.
+ * The logs with agents named after the files: with several logs, a dotted prefix they all share is dropped
+ * (`session.agent-1.jsonl`, `session.agent-2.jsonl` → `agent-1`, `agent-2`); names that still collide become paths.
  */
 export function agentNames(logs: readonly AgentLog[]): AgentLog[] {
   const names = logs.map((log) => log.name)

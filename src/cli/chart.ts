@@ -5,19 +5,10 @@ const WIDTH = 560
 const HEIGHT = 220
 const PAD = { left: 44, right: 14, top: 14, bottom: 30 }
 
-interface Series {
-  readonly key: 'stable' | 'reusable' | 'observed'
-  readonly label: string
-  readonly points: readonly { index: number; step: number; share: number; note: string; first?: boolean }[]
-}
-
 /**
- * One agent's prefix-share chart (at least one row) as inline SVG, so the report needs
- * no script: x is the step (rows evenly spaced, so several sessions read left to right),
- * y the share of the system prompt. Series: the stable system prefix (solid), the
- * reusable request prefix (dashed) and the observed cache share from usage records
- * (diamonds, when any). Every plotted point is a `circle.point` / `rect.point` with a
- * `<title>` tooltip.
+ * One agent's prefix-share chart (at least one row) as inline SVG (no script): x is the step (rows evenly spaced,
+ * sessions left to right), y the share of the system prompt. Series: the stable system prefix (solid), the reusable
+ * request prefix (dashed), the observed cache share (diamonds, when logged); each point is a `.point` with a `<title>`.
  */
 export function prefixChart(agent: string, rows: readonly StepRow[]): Html {
   const series = seriesOf(rows)
@@ -43,49 +34,42 @@ export function prefixChart(agent: string, rows: readonly StepRow[]): Html {
 
   const plotted = series.map((s) => {
     // A session's first step has nothing to reuse: a hollow mark at 0, left out of the line so it does not read as a drop.
-    let path = ''
-    let move = true
-    for (const p of s.key === 'observed' ? [] : s.points) {
-      if (p.first === true) move = true
-      else {
-        path += `${path === '' ? '' : ' '}${move ? 'M' : 'L'}${fmt(x(p.index))},${fmt(y(p.share))}`
-        move = false
-      }
-    }
+    const path = (s.key === 'observed' ? [] : s.points)
+      .map((p, i) => (p.first ? '' : `${i === 0 || s.points[i - 1]!.first ? 'M' : 'L'}${fmt(x(p.index))},${fmt(y(p.share))}`))
+      .filter((command) => command !== '')
+      .join(' ')
     const marks = s.points.map((p) => {
       const title = html`<title>step ${p.step} · ${s.label}: ${percent(p.share)}${p.note === '' ? '' : ` · ${p.note}`}</title>`
       return s.key === 'observed'
         ? html`<rect class="point ${s.key}" data-step="${p.step}" x="${fmt(x(p.index) - 4)}" y="${fmt(y(p.share) - 4)}" width="8" height="8" transform="rotate(45 ${fmt(x(p.index))} ${fmt(y(p.share))})">${title}</rect>`
-        : html`<circle class="point ${s.key}${p.first === true ? ' first' : ''}" data-step="${p.step}" cx="${fmt(x(p.index))}" cy="${fmt(y(p.share))}" r="${s.key === 'stable' ? 3.5 : 2.5}">${title}</circle>`
+        : html`<circle class="point ${s.key}${p.first ? ' first' : ''}" data-step="${p.step}" cx="${fmt(x(p.index))}" cy="${fmt(y(p.share))}" r="${s.key === 'stable' ? 3.5 : 2.5}">${title}</circle>`
     })
     return html`<g class="series ${s.key}">${path === '' ? '' : html`<path class="line ${s.key}" d="${path}"/>`}${marks}</g>`
   })
 
-  const legend = series.map((s) => html`<span class="key ${s.key}"><i></i>${s.label}</span>`)
   return html`<figure class="chart-wrap">
 <svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${agent}: prefix share per step">
 <g class="grid">${grid}</g><g class="ticks">${ticks}</g>${compactions}${plotted}
 <text class="axis" x="${PAD.left - 6}" y="${HEIGHT - PAD.bottom + 16}" text-anchor="end">step</text>
 </svg>
-<figcaption class="legend">${legend}</figcaption>
+<figcaption class="legend">${series.map((s) => html`<span class="key ${s.key}"><i></i>${s.label}</span>`)}</figcaption>
 </figure>`
 }
 
-function seriesOf(rows: readonly StepRow[]): Series[] {
+function seriesOf(rows: readonly StepRow[]) {
   const tokens = (row: StepRow): string =>
     row.stablePrefixTokens === undefined ? `${row.stablePrefixLength}/${row.promptLength} chars` : `${row.stablePrefixTokens}/${row.promptTokens ?? '?'} tokens`
-  const stable = rows.map((row, index) =>
-    row.first
-      ? { index, step: row.step, share: 0, note: 'first step, nothing to reuse', first: true }
-      : { index, step: row.step, share: row.stableShare, note: tokens(row) },
+  const point = (index: number, share: number, note: string) => ({ index, step: rows[index]!.step, share, note, first: false })
+  const stable = rows.map((row, i) =>
+    row.first ? { ...point(i, 0, 'first step, nothing to reuse'), first: true } : point(i, row.stableShare, tokens(row)),
   )
-  const reusable = rows.map((row, index) => ({ index, step: row.step, share: row.reusableShare, note: `${row.reusablePrefixLength} chars` }))
-  const observed = rows.flatMap(({ step, usage }, index) =>
-    usage === undefined ? [] : [{ index, step, share: usage.observedShare, note: `${usage.cachedInputTokens}/${usage.inputTokens} tokens` }],
+  const reusable = rows.map((row, i) => point(i, row.reusableShare, `${row.reusablePrefixLength} chars`))
+  const observed = rows.flatMap(({ usage: u }, i) =>
+    u === undefined ? [] : [point(i, u.observedShare, `${u.cachedInputTokens}/${u.inputTokens} tokens`)],
   )
   return [
     { key: 'stable', label: 'stable system prefix', points: stable },
     { key: 'reusable', label: 'reusable request prefix', points: reusable },
-    ...(observed.length === 0 ? [] : [{ key: 'observed', label: 'observed cache (cached / input tokens)', points: observed } as const]),
+    ...(observed.length === 0 ? [] : [{ key: 'observed', label: 'observed cache (cached / input tokens)', points: observed }]),
   ]
 }

@@ -1,16 +1,13 @@
-/** HTML escaping for the report: section names, prompts, warnings and file names are user data. */
-
 const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 
-/** Escapes `& < > " '` so `text` reads literally in HTML text and in double- or single-quoted attributes. */
+/** Escapes `& < > " '` so `text` (user data from a log) reads literally in HTML text and in quoted attributes. */
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ENTITIES[c]!)
 }
 
 /**
- * A tagged template that escapes every interpolated value except an `Html` fragment
- * (built by `html` itself or `raw`); arrays are joined, and `undefined`, `null` and
- * `false` render as nothing.
+ * A tagged template that escapes every interpolated value except an `Html` fragment (built by `html` or `raw`);
+ * arrays are joined, and `undefined`, `null` and `false` render as nothing.
  */
 export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
   return new Html(String.raw({ raw: strings }, ...values.map(fragment)))

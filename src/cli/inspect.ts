@@ -4,41 +4,37 @@ import { agentModel, percent, plural, type AgentModel, type StepRow } from './re
 import { terminalSafe } from './terminal.js'
 
 /**
- * `promptloom inspect`: one agent's steps as a compact plain-text table for a
- * terminal. Optional columns (tokens, cache, withheld, where reuse was lost) appear
- * only when the log has their fields; warnings follow their step's row, indented.
- * Every string from the log is passed through `terminalSafe`.
- *
- *   step  prompt  stable  reusable  withheld  changes
- *      1    1204   first      0.0%         0  first render (6 sections); initial header
- *      4    1270   91.2%      0.0%         1  +web:surface; withheld tools:guidance (budget); tools +browse
+ * `promptloom inspect`: one agent's steps as a plain-text table. Optional columns (tokens, cache, withheld,
+ * where reuse was lost) appear only when the log has their fields; warnings follow their step's row, indented.
+ * Every string from the log goes through `terminalSafe`.
  */
 export function renderInspectTable(agent: AgentModel): string {
   const rows = agent.rows
-  const columns: { readonly title: string; readonly right: boolean; readonly cell: (row: StepRow) => string }[] = [
-    { title: 'step', right: true, cell: (row) => `${row.step}${row.compacted ? '*' : ''}` },
-    { title: 'prompt', right: true, cell: (row) => String(row.promptLength) },
-    { title: 'stable', right: true, cell: (row) => (row.first ? 'first' : percent(row.stableShare)) },
-    { title: 'reusable', right: true, cell: (row) => percent(row.reusableShare) },
-  ]
-  if (rows.some((row) => row.promptTokens !== undefined)) {
-    columns.push({ title: 'tokens', right: true, cell: (row) => (row.promptTokens === undefined ? '-' : `${row.stablePrefixTokens ?? '?'}/${row.promptTokens}`) })
-  }
-  if (rows.some((row) => row.usage !== undefined)) {
-    columns.push({
+  type Column = { title: string; left?: true; empty?: string; cell: (row: StepRow) => string }
+  // An optional column (one with an `empty` cell) shows only when some row's cell differs from it.
+  const all: Column[] = [
+    { title: 'step', cell: (row) => `${row.step}${row.compacted ? '*' : ''}` },
+    { title: 'prompt', cell: (row) => String(row.promptLength) },
+    { title: 'stable', cell: (row) => (row.first ? 'first' : percent(row.stableShare)) },
+    { title: 'reusable', cell: (row) => percent(row.reusableShare) },
+    {
+      title: 'tokens',
+      empty: '-',
+      cell: (row) => (row.promptTokens === undefined ? '-' : `${row.stablePrefixTokens ?? '?'}/${row.promptTokens}`),
+    },
+    {
       title: 'cached/input (pred)',
-      right: true,
-      cell: (row) =>
-        row.usage === undefined ? '-' : `${row.usage.cachedInputTokens}/${row.usage.inputTokens}${row.usage.predictedTokens === undefined ? '' : ` (${row.usage.predictedTokens})`}`,
-    })
-  }
-  if (rows.some((row) => row.withheld.length > 0 || row.overBudget)) {
-    columns.push({ title: 'withheld', right: true, cell: (row) => `${row.withheld.length}${row.overBudget ? ' over' : ''}` })
-  }
-  if (rows.some((row) => row.cacheBreak !== undefined)) {
-    columns.push({ title: 'lost at', right: false, cell: (row) => (row.cacheBreak === undefined ? '-' : breakText(row.cacheBreak)) })
-  }
-  columns.push({ title: 'changes', right: false, cell: changesOf })
+      empty: '-',
+      cell: ({ usage: u }) =>
+        u === undefined
+          ? '-'
+          : `${u.cachedInputTokens}/${u.inputTokens}${u.predictedTokens === undefined ? '' : ` (${u.predictedTokens})`}`,
+    },
+    { title: 'withheld', empty: '0', cell: (row) => `${row.withheld.length}${row.overBudget ? ' over' : ''}` },
+    { title: 'lost at', left: true, empty: '-', cell: (row) => (row.cacheBreak === undefined ? '-' : breakText(row.cacheBreak)) },
+    { title: 'changes', left: true, cell: changesOf },
+  ]
+  const columns = all.filter((column) => column.empty === undefined || rows.some((row) => column.cell(row) !== column.empty))
 
   const cells = rows.map((row) => columns.map((column) => terminalSafe(column.cell(row))))
   // A loop, not Math.max(...cells): spreading one argument per step overflows the stack on long logs.
@@ -46,7 +42,7 @@ export function renderInspectTable(agent: AgentModel): string {
   for (const line of cells) for (let i = 0; i < line.length; i++) widths[i] = Math.max(widths[i]!, line[i]!.length)
   const format = (values: readonly string[]): string =>
     values
-      .map((value, i) => (columns[i]!.right ? value.padStart(widths[i]!) : i === values.length - 1 ? value : value.padEnd(widths[i]!)))
+      .map((value, i) => (i === values.length - 1 ? value : value[columns[i]!.left ? 'padEnd' : 'padStart'](widths[i]!)))
       .join('  ')
       .trimEnd()
 
@@ -76,12 +72,8 @@ function changesOf(row: StepRow): string {
 }
 
 /**
- * One line of plain text for a logged cache break, for the terminal (`inspect`,
- * `check`): the cause, then the section, its layer and the variable, or the tool
- * names. Callers pass it through `terminalSafe`.
- *
- *   section "env" (layer global) variable "branch"
- *   tools +grep -ls ~read
+ * One plain-text line for a logged cache break (`inspect`, `check`), such as `section "env" (layer global)
+ * variable "branch"` or `tools +grep -ls ~read`; callers pass it through `terminalSafe`.
  */
 export function breakText(cause: SessionLogCacheBreak): string {
   if (cause.cause === 'tools') {
@@ -100,22 +92,8 @@ function signedNames(names: { readonly added: readonly string[]; readonly remove
   return [...names.added.map((n) => `+${n}`), ...names.removed.map((n) => `-${n}`), ...names.changed.map((n) => `~${n}`)]
 }
 
-/**
- * `promptloom check`: a CI gate over session logs (SPEC §6). A log passes when its
- * mean reusable share over the steps after the first (of each session) is at
- * least `minReusable` and at most `maxBreaks` of its steps have a `cacheBreak`.
- *
- *   promptloom check: 2 logs, min reusable 90.0%, max breaks 3
- *   ok    logs/a.jsonl: reusable 97.2% over 19 steps, 1 cache break
- *   FAIL  logs/b.jsonl: reusable 41.0% over 4 steps (below 90.0%), 4 cache breaks (over 3)
- *           step 2: section "env" (layer global) variable "branch"
- */
-
 /** The thresholds of `check`: `minReusable` in [0, 1]; `maxBreaks` `undefined` for no limit. */
-export interface CheckThresholds {
-  readonly minReusable: number
-  readonly maxBreaks: number | undefined
-}
+export type CheckThresholds = { readonly minReusable: number; readonly maxBreaks: number | undefined }
 
 /** The default `--min-reusable`. */
 export const DEFAULT_MIN_REUSABLE = 0.9
@@ -123,7 +101,10 @@ export const DEFAULT_MIN_REUSABLE = 0.9
 /** What `check` found in one log; `meanReusable` is `undefined` when it has no step after the first. */
 export type CheckedLog = ReturnType<typeof checkLog>
 
-/** Checks one log against the thresholds. */
+/**
+ * `promptloom check` on one log (SPEC §6): it passes when its mean reusable share over the steps
+ * after the first (of each session) is at least `minReusable` and at most `maxBreaks` steps have a `cacheBreak`.
+ */
 export function checkLog(log: AgentLog, thresholds: CheckThresholds) {
   const model = agentModel(log)
   const later = model.rows.filter((row) => !row.first)

@@ -1,11 +1,9 @@
 import type { StepPart } from './report-model.js'
 
-/**
- * Which agents share which parts of their latest prompts: a prefix tree over
- * the parts (a part is its section name and text), with runs of parts shared
- * by the same agents merged into one node, and the scoped sections that split
- * an agent's prompt from its siblings' (SPEC §5 'shared-prefix-split'), with
- * the tokens each costs. Plain data for the report.
+/*
+ * Which agents share which parts (section name and text) of their latest prompts: a prefix tree whose runs
+ * shared by the same agents merge into one node, and the scoped sections that split an agent's prompt from
+ * its siblings' (SPEC §5 'shared-prefix-split') with the tokens each costs.
  *
  *   identity · persona ─┬─ tools · suffix(1)      agent-1
  *   (agent-1, agent-3)  └─ plan · tools · …       agent-3
@@ -24,9 +22,8 @@ export interface TreeAgent {
 export type TreePart = ReturnType<typeof treePart>
 
 /**
- * A run of consecutive parts that exactly `agents` share (in report order): its
- * characters with the separators between parts, its tokens (absent when a count is
- * unknown) and `prefixTokens`, the tokens from the start of the prompt through it.
+ * A run of consecutive parts that exactly `agents` share (in report order): its characters with separators,
+ * its tokens (absent when a count is unknown) and `prefixTokens`, the tokens from the prompt's start through it.
  */
 export interface TreeNode {
   readonly parts: readonly TreePart[]
@@ -38,7 +35,8 @@ export interface TreeNode {
   readonly children: readonly TreeNode[]
 }
 
-const SEPARATOR_CHARS = 2
+/** What the rendered prompt puts between two parts. */
+export const SEPARATOR = '\n\n'
 
 interface Trie {
   readonly part: StepPart
@@ -84,7 +82,7 @@ function compress(node: Trie, before: number | undefined): TreeNode {
     last = last.children[0]!
     run.push(treePart(last))
   }
-  const chars = run.reduce((sum, part) => sum + part.chars, 0) + SEPARATOR_CHARS * (run.length - 1)
+  const chars = run.reduce((sum, part) => sum + part.chars, 0) + SEPARATOR.length * (run.length - 1)
   const tokens = total(run.map((part) => part.tokens))
   const prefixTokens = tokens === undefined || before === undefined ? undefined : before + tokens
   const children = last.children.map((child) => compress(child, prefixTokens))
@@ -92,10 +90,9 @@ function compress(node: Trie, before: number | undefined): TreeNode {
 }
 
 /**
- * The scoped sections (layer neither `'global'` nor unknown) that come before a global part
- * in an agent's latest prompt. `splits`: those some siblings do not send (with this text),
- * with their `cost`, the parts after it that a sibling also sends (what the agent could
- * otherwise share). `sharedByAll`: those every agent sends alike (a preset's, say).
+ * The scoped sections (layer neither `'global'` nor unknown) before a global part in an agent's latest prompt.
+ * `splits`: those some siblings do not send (with this text), with their `cost`, the later parts a sibling also
+ * sends (what the agent could otherwise share). `sharedByAll`: those every agent sends alike (a preset's, say).
  */
 export function prefixSplits(agents: readonly TreeAgent[]) {
   const sends = agents.map((agent) => new Set(agent.parts.map(keyOf)))

@@ -2,19 +2,16 @@ import { prefixChart } from './chart.js'
 import { html, raw, type Html } from './html.js'
 import { REPORT_CSS } from './report-css.js'
 import type { TreeNode } from './prefix-tree.js'
-import { percent, plural, type AgentModel, type ReportModel, type SharedPrefix, type StepRow } from './report-model.js'
+import { changedAny, percent, plural, type AgentModel, type ReportModel, type SharedPrefix } from './report-model.js'
+import type { StepRow } from './report-model.js'
 import { diffTexts } from './text-diff.js'
-
-type Sharing = NonNullable<ReportModel['sharing']>
 
 const num = (n: number): string => n.toLocaleString('en-US')
 
 /**
- * The report model as one self-contained HTML page: inline styles and SVG, no
- * script, no external URL (its CSP `default-src 'none'` refuses any fetch). Every
- * piece of log data is escaped by the `html` template. Runs of unchanged steps
- * fold into one row a checkbox expands (CSS only); a step's anchor
- * (`#agent-1-step-4`) shows its row even inside a folded run.
+ * The report model as one self-contained HTML page: inline styles and SVG, no script, no external URL (its CSP
+ * `default-src 'none'` refuses any fetch); the `html` template escapes all log data. Runs of unchanged steps fold
+ * into one row a checkbox expands (CSS only); a step's anchor (`#agent-1-step-4`) shows its row even when folded.
  */
 export function renderReportHtml(model: ReportModel): string {
   const steps = model.agents.reduce((sum, agent) => sum + agent.rows.length, 0)
@@ -61,13 +58,13 @@ function sharedPanel(shared: SharedPrefix): Html {
 </section>`
 }
 
-function sharingPanel({ tree, splits, sharedByAll }: Sharing): Html {
+function sharingPanel({ tree, splits, sharedByAll }: NonNullable<ReportModel['sharing']>): Html {
   const costs =
     splits.length === 0
       ? html`<p class="muted">None costs anything among these agents.</p>`
       : html`<ul class="splits">${splits.map(
           (split) =>
-            html`<li class="split" data-agent="${split.agent}" data-section="${split.section}"><span class="chip agent">${split.agent}</span> <code>${split.section}</code> <span class="muted">(layer ${split.layer})</span> comes before global <code>${split.before}</code>: it costs ${split.cost.tokens === undefined ? `${split.cost.chars.toLocaleString('en-US')} chars` : `${split.cost.estimated ? '≈' : ''}${split.cost.tokens.toLocaleString('en-US')} tokens`} it could otherwise share with ${split.siblings.join(', ')}</li>`,
+            html`<li class="split" data-agent="${split.agent}" data-section="${split.section}"><span class="chip agent">${split.agent}</span> <code>${split.section}</code> <span class="muted">(layer ${split.layer})</span> comes before global <code>${split.before}</code>: it costs ${split.cost.tokens === undefined ? `${num(split.cost.chars)} chars` : `${split.cost.estimated ? '≈' : ''}${num(split.cost.tokens)} tokens`} it could otherwise share with ${split.siblings.join(', ')}</li>`,
         )}</ul>`
   const alike =
     sharedByAll.length === 0
@@ -83,9 +80,9 @@ ${costs}${alike}`}
 }
 
 function treeNode(node: TreeNode): Html {
-  const tokens = node.tokens === undefined ? '' : ` · ${node.estimated ? '≈' : ''}${node.tokens.toLocaleString('en-US')} tok`
-  const through = node.prefixTokens === undefined || node.prefixTokens === node.tokens ? '' : html`<span class="muted"> (${node.estimated ? '≈' : ''}${node.prefixTokens.toLocaleString('en-US')} tok from the start)</span>`
-  return html`<li class="node" data-agents="${node.agents.join(' ')}"><div class="node-head"><span class="agents">${node.agents.map((agent) => html`<span class="chip agent">${agent}</span>`)}</span><span class="size">${node.chars.toLocaleString('en-US')} chars${tokens}</span>${through}</div>
+  const tokens = node.tokens === undefined ? '' : ` · ${node.estimated ? '≈' : ''}${num(node.tokens)} tok`
+  const through = node.prefixTokens === undefined || node.prefixTokens === node.tokens ? '' : html`<span class="muted"> (${node.estimated ? '≈' : ''}${num(node.prefixTokens)} tok from the start)</span>`
+  return html`<li class="node" data-agents="${node.agents.join(' ')}"><div class="node-head"><span class="agents">${node.agents.map((agent) => html`<span class="chip agent">${agent}</span>`)}</span><span class="size">${num(node.chars)} chars${tokens}</span>${through}</div>
 <div class="node-parts">${node.parts.map((part) => html`<span class="part" title="${part.layer === undefined ? 'layer unknown' : `layer ${part.layer}`} · ${part.chars} chars${part.tokens === undefined ? '' : ` · ${part.estimated ? '≈' : ''}${part.tokens} tokens`}">${part.name}${part.layer !== undefined && part.layer !== 'global' ? html`<span class="layer">${part.layer}</span>` : ''}</span>`)}</div>
 ${node.children.length === 0 ? '' : html`<ul>${node.children.map(treeNode)}</ul>`}</li>`
 }
@@ -151,7 +148,7 @@ function stepRow(row: StepRow, hasUsage: boolean, columns: number): Html {
   return html`<tr class="step-row${row.quiet ? ' quiet' : ''}${row.cacheBreak === undefined ? '' : ' lost'}" id="${row.anchor}" data-step="${row.step}">
 <td class="n"><a class="anchor" href="#${row.anchor}">${row.step}</a>${row.first && row.session > 1 ? html`<span class="badge session" title="a new surface appended to this log from here">session ${row.session}</span>` : ''}${row.compacted ? html`<span class="badge compacted" title="compaction rewrote the history before this step">compacted</span>` : ''}</td>
 <td class="n">${num(row.promptLength)}${row.promptTokens === undefined ? '' : html`<div class="muted">${num(row.promptTokens)} tok</div>`}</td>
-<td class="prefix">${row.first ? html`<span class="muted">first step</span>` : html`${bar(row.stableShare, 'stable')}<span class="num">${percent(row.stableShare)}</span><span class="muted"> ${row.stablePrefixLength.toLocaleString('en-US')}${row.stablePrefixTokens === undefined ? '' : ` · ${row.stablePrefixTokens} tok`}</span>`}</td>
+<td class="prefix">${row.first ? html`<span class="muted">first step</span>` : html`${bar(row.stableShare, 'stable')}<span class="num">${percent(row.stableShare)}</span><span class="muted"> ${num(row.stablePrefixLength)}${row.stablePrefixTokens === undefined ? '' : ` · ${row.stablePrefixTokens} tok`}</span>`}</td>
 <td class="n">${percent(row.reusableShare)}</td>
 <td class="why-cell">${whyCell(row)}</td>
 <td>${sectionCell(row)}</td>
@@ -161,8 +158,10 @@ ${hasUsage ? html`<td class="usage">${usageCell(row)}</td>` : ''}
 </tr>${row.cacheBreak === undefined ? '' : whyRow(row, columns)}`
 }
 
-/** What happened at the section, by cause, after "Step N lost reuse first at section X (layer L): ". */
-const SECTION_CAUSE: Readonly<Record<string, string>> = {
+/** What happened, by cause, after "Step N lost reuse first at " (and, for a section, "section X (layer L): "). */
+const CAUSE_TEXT: Readonly<Record<string, string>> = {
+  tools: 'the request header: the tool declarations changed',
+  config: 'the request header: the request config changed',
   withheld: 'the token budget withheld it',
   restored: 'the token budget restored it',
   section: 'its text changed',
@@ -173,11 +172,10 @@ const SECTION_CAUSE: Readonly<Record<string, string>> = {
 function whyCell(row: StepRow): Html {
   const cause = row.cacheBreak
   if (cause === undefined) return html`<span class="muted">${row.first ? '—' : 'nothing lost'}</span>`
-  const tools = cause.tools
   return html`<span class="cause" data-cause="${cause.cause}">${cause.cause}</span>${cause.section === undefined ? '' : html`<code class="section">${cause.section}</code>`}${
     cause.layer === undefined ? '' : html`<span class="label">layer</span><span class="layer">${cause.layer}</span>`
   }${cause.variable === undefined ? '' : html`<span class="label">variable</span><code class="variable">${cause.variable}</code>`}${
-    tools === undefined ? '' : changeChips(tools)
+    cause.tools === undefined ? '' : changeChips(cause.tools)
   }`
 }
 
@@ -185,13 +183,11 @@ function whyCell(row: StepRow): Html {
 function whyRow(row: StepRow, columns: number): Html {
   const cause = row.cacheBreak!
   const what =
-    cause.cause === 'tools'
-      ? html`the request header: the tool declarations changed`
-      : cause.cause === 'config'
-        ? html`the request header: the request config changed`
-        : html`section <code>${cause.section ?? '?'}</code>${cause.layer === undefined ? '' : html` (layer ${cause.layer})`}: ${
-            cause.variable === undefined ? SECTION_CAUSE[cause.cause] : html`its template is unchanged; the value of variable <code>${cause.variable}</code> changed`
-          }`
+    cause.cause === 'tools' || cause.cause === 'config'
+      ? CAUSE_TEXT[cause.cause]
+      : html`section <code>${cause.section ?? '?'}</code>${cause.layer === undefined ? '' : html` (layer ${cause.layer})`}: ${
+          cause.variable === undefined ? CAUSE_TEXT[cause.cause] : html`its template is unchanged; the value of variable <code>${cause.variable}</code> changed`
+        }`
   const expected = row.usage?.expectedTokens ?? row.expectedCachedTokens
   const observed = row.usage
   const figures: Html[] = []
@@ -219,13 +215,13 @@ function diffBlock(row: StepRow): Html {
 }
 
 function sectionCell(row: StepRow): Html {
-  const { changed, added, removed, withheld, restored, classified } = row.sections
+  const { added, withheld, restored, classified } = row.sections
   // A section the budget withheld or restored changed the prompt too: it gets its own chip.
   const budget = html`${withheld.map((name) => chip('withheld', '⊘', name, 'withheld by the token budget'))}${restored.map((name) =>
     chip('restored', '↺', name, 'restored by the token budget'),
   )}`
   if (row.first) return html`<span class="muted">first render${added.length > 0 ? ` · ${added.length} sections` : ''}</span>${withheld.length > 0 ? html` ${budget}` : ''}`
-  if (changed.length + added.length + removed.length + withheld.length + restored.length === 0) return html`<span class="muted">unchanged</span>`
+  if (!changedAny(row.sections)) return html`<span class="muted">unchanged</span>`
   return html`${changeChips(row.sections)}${budget}${classified ? '' : html`<span class="muted" title="this log has no section lists, so additions and removals show as changes"> (unclassified)</span>`}`
 }
 
@@ -250,16 +246,16 @@ function notesCell(row: StepRow): Html {
 function usageCell(row: StepRow): Html {
   const usage = row.usage
   const expected = usage?.expectedTokens ?? row.expectedCachedTokens
-  if (usage === undefined) return expected === undefined ? html`<span class="muted">—</span>` : html`<span class="muted">expected ${expected.toLocaleString('en-US')}</span>`
+  if (usage === undefined) return expected === undefined ? html`<span class="muted">—</span>` : html`<span class="muted">expected ${num(expected)}</span>`
   const predicted = usage.predictedTokens
   const delta = predicted === undefined ? undefined : usage.cachedInputTokens - predicted
   return html`${bar(usage.observedShare, 'observed')}<span class="num">${percent(usage.observedShare)}</span>
-<div class="muted">${usage.cachedInputTokens.toLocaleString('en-US')} / ${usage.inputTokens.toLocaleString('en-US')} cached${usage.cacheWriteTokens === undefined ? '' : ` · ${usage.cacheWriteTokens} written`}</div>${
-    expected === undefined ? '' : html`<div class="muted expected">expected ${expected.toLocaleString('en-US')}</div>`
+<div class="muted">${num(usage.cachedInputTokens)} / ${num(usage.inputTokens)} cached${usage.cacheWriteTokens === undefined ? '' : ` · ${usage.cacheWriteTokens} written`}</div>${
+    expected === undefined ? '' : html`<div class="muted expected">expected ${num(expected)}</div>`
   }${
     predicted === undefined
       ? ''
-      : html`<div class="${delta! < 0 ? 'short' : 'muted'}">predicted ${predicted.toLocaleString('en-US')}${delta === 0 ? ' (as predicted)' : ` (${delta! > 0 ? '+' : ''}${delta})`}</div>`
+      : html`<div class="${delta! < 0 ? 'short' : 'muted'}">predicted ${num(predicted)}${delta === 0 ? ' (as predicted)' : ` (${delta! > 0 ? '+' : ''}${delta})`}</div>`
   }`
 }
 

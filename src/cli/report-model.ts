@@ -5,17 +5,7 @@ import type { ReplayedStep } from '../surface/session-log-replay.js'
 import type { RequestHeaderEvent } from '../surface/surface-events.js'
 import type { UsageRecord } from '../surface/usage-record.js'
 import type { AgentLog } from './agent-log.js'
-import { prefixSplits, prefixTree, type TreeAgent } from './prefix-tree.js'
-
-/**
- * What the report and `inspect` show, derived from the library's replay of each
- * log: one row per step and, across agents, the prefix their latest prompts share
- * and the prefix tree; per step, its prompt cut into parts and what changed against the
- * previous step of its session. Plain data; the HTML and terminal renderers only format it.
- */
-
-/** The usage record's figures with `observedShare`: `cachedInputTokens / inputTokens` (0 when no input). */
-export type UsageFigures = Omit<UsageRecord, 'type' | 'step'> & { readonly observedShare: number }
+import { prefixSplits, prefixTree, SEPARATOR, type TreeAgent } from './prefix-tree.js'
 
 /** One step of one agent. Shares are of the prompt the model holds after the step, in UTF-16 code units (0 when empty). */
 export type StepRow = ReturnType<typeof stepRow>
@@ -83,11 +73,10 @@ export function stepAnchor(agent: string, session: number, step: number): string
 /** The break's section text before and after the step, when the log can cut both prompts into parts. */
 function changedTextOf(step: ReplayedStep, previous: ReplayedStep | undefined) {
   const section = step.cacheBreak?.section
-  if (section === undefined || previous === undefined) return undefined
-  const beforeParts = stepParts(previous)
-  const afterParts = stepParts(step)
-  if (beforeParts === undefined || afterParts === undefined) return undefined
-  return { before: beforeParts.find((part) => part.name === section)?.text, after: afterParts.find((part) => part.name === section)?.text }
+  const before = section === undefined || previous === undefined ? undefined : stepParts(previous)
+  const after = before && stepParts(step)
+  const text = (parts: StepPart[]): string | undefined => parts.find((part) => part.name === section)?.text
+  return before && after && { before: text(before), after: text(after) }
 }
 
 /** One row; `previous` is the step before it in the same session (none for a session's first step). */
@@ -97,17 +86,9 @@ function stepRow(agent: string, step: ReplayedStep, previous: ReplayedStep | und
   const header = step.events.find((event): event is RequestHeaderEvent => event.type === 'request/header')
   const config = previous !== undefined && header !== undefined ? configChanges(previous.config, header.config) : undefined
   const sections = sectionChanges(step, previous)
-  const { changed, added, removed, withheld, restored } = sections
-  const quiet =
-    previous !== undefined &&
-    step.cacheBreak === undefined &&
-    changed.length + added.length + removed.length + withheld.length + restored.length === 0 &&
-    header === undefined &&
-    step.warnings.length === 0
   return {
     step: step.step,
     anchor: stepAnchor(agent, step.session, step.step),
-    // Which surface wrote the step.
     session: step.session,
     compacted: step.compacted,
     promptLength,
@@ -131,13 +112,15 @@ function stepRow(agent: string, step: ReplayedStep, previous: ReplayedStep | und
     changedText: changedTextOf(step, previous),
     expectedCachedTokens: step.expectedCachedTokens,
     // Nothing happened: not a first step, no break, no change, header, warning or budget move.
-    quiet,
+    quiet:
+      previous !== undefined && step.cacheBreak === undefined && header === undefined &&
+      !changedAny(sections) && step.warnings.length === 0,
   }
 }
 
-function usageFigures(usage: UsageRecord): UsageFigures {
-  const { type: _type, step: _step, ...figures } = usage
-  return { ...figures, observedShare: usage.inputTokens === 0 ? 0 : usage.cachedInputTokens / usage.inputTokens }
+/** The usage record's figures with `observedShare`: `cachedInputTokens / inputTokens` (0 when no input). */
+function usageFigures({ type: _type, step: _step, ...figures }: UsageRecord) {
+  return { ...figures, observedShare: figures.inputTokens === 0 ? 0 : figures.cachedInputTokens / figures.inputTokens }
 }
 
 /** The longest common prefix of the agents' latest prompts, in UTF-16 code units, cut back to whole code points. */
@@ -177,13 +160,10 @@ export interface StepPart {
   readonly tokens: number | undefined
 }
 
-const SEPARATOR = '\n\n'
 
 /**
- * The parts of `step.prompt` from its `sections` and `sectionLengths`, or
- * `undefined` when the log cannot say: no lengths, lists of different lengths, or
- * lengths that do not add up to the prompt (an in-history step whose prompt was
- * empty keeps the previous text).
+ * The parts of `step.prompt` from its `sections` and `sectionLengths`, or `undefined` when the lengths are
+ * missing, mismatched or do not add up to the prompt (an in-history step whose prompt was empty keeps the previous text).
  */
 export function stepParts(step: Pick<ReplayedStep, 'prompt' | 'sections' | 'sectionLengths' | 'sectionLayers' | 'sectionTokens'>): StepPart[] | undefined {
   const { prompt, sections, sectionLengths: lengths } = step
@@ -193,24 +173,20 @@ export function stepParts(step: Pick<ReplayedStep, 'prompt' | 'sections' | 'sect
   const parts: StepPart[] = []
   let at = 0
   for (let i = 0; i < sections.length; i++) {
-    if (i > 0) {
-      if (!prompt.startsWith(SEPARATOR, at)) return undefined
-      at += SEPARATOR.length
-    }
-    const end = at + lengths[i]!
+    if (i > 0 && !prompt.startsWith(SEPARATOR, at)) return undefined
+    const start = i === 0 ? at : at + SEPARATOR.length
+    const end = start + lengths[i]!
     if (end > prompt.length) return undefined
-    parts.push({ name: sections[i]!, text: prompt.slice(at, end), layer: layers?.[i] ?? undefined, tokens: tokens?.[i] })
+    parts.push({ name: sections[i]!, text: prompt.slice(start, end), layer: layers?.[i] ?? undefined, tokens: tokens?.[i] })
     at = end
   }
   return at === prompt.length ? parts : undefined
 }
 
 /**
- * How a step's sections changed against the previous step: `changedSections` split into
- * changed, added and removed by the two steps' `sections` lists (`classified` is `false`
- * without both, and everything stays "changed"). `withheld`: sent by the previous step but
- * withheld by the budget now (on the first step: every withheld one); `restored`: sent again
- * after the budget withheld them; neither counts as removed or added.
+ * How a step's sections changed against the previous step: `changedSections` split into changed, added and removed
+ * by both steps' `sections` (`classified` is `false` without both: everything stays "changed"). `withheld`: sent before,
+ * withheld by the budget now (on the first step: every withheld one); `restored`: sent again; neither counts as removed or added.
  */
 export function sectionChanges(
   step: Pick<ReplayedStep, 'changedSections' | 'sections' | 'withheld'>,
@@ -232,6 +208,12 @@ export function sectionChanges(
   const removed = previous.sections.filter((name) => !now.has(name) && !budgeted(name))
   const changed = step.changedSections.filter((name) => now.has(name) && before.has(name))
   return { changed, added, removed, withheld, restored, classified: true }
+}
+
+/** Whether any section changed, entered, left, or was withheld or restored by the budget. */
+export function changedAny(sections: ReturnType<typeof sectionChanges>): boolean {
+  const { changed, added, removed, withheld, restored } = sections
+  return changed.length + added.length + removed.length + withheld.length + restored.length > 0
 }
 
 /** The tool changes between two steps' declarations (the step surface's own comparison); `undefined` when identical. */

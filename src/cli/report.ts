@@ -6,17 +6,14 @@ import { renderReportHtml } from './report-html.js'
 import { buildReport } from './report-model.js'
 
 /**
- * `promptloom report`: writes the report for `files` (one log per agent) to `output`
- * and returns the absolute path written; `onWarning` receives each line a reader
- * skipped (a torn line). Throws before writing anything when no log is given, a log
- * is bad (`SessionLogError`), or `output` cannot take the report (`CliError`): it is
- * the same file as an input (by device and inode, so symlinks and hard links count),
- * a directory, or in a folder that does not exist.
+ * `promptloom report`: writes the report for `files` (one log per agent) to `output` and returns the absolute
+ * path written; `onWarning` receives each line a reader skipped. Throws before writing when no log is given,
+ * a log is bad (`SessionLogError`), or `output` cannot take the report (`CliError`): it is an input (by device
+ * and inode, so symlinks and hard links count), a directory, or in a folder that does not exist.
  */
 export function writeReport(files: readonly string[], output: string, onWarning: (message: string) => void = () => {}): string {
   if (files.length === 0) throw new CliError('report needs at least one session log; usage: promptloom report <log.jsonl…> [-o report.html]')
   const target = resolve(output)
-  // Refuse an output that would destroy an input or cannot be written, before any log is read.
   const existing = statOf(target)
   if (existing === undefined) {
     const folder = statOf(dirname(target))

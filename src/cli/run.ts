@@ -53,10 +53,9 @@ arguments (with a usage line) and for a log it cannot read.
 const CHECK_USAGE = 'usage: promptloom check <log.jsonl…> [--min-reusable F] [--max-breaks N]'
 
 /**
- * Runs the CLI with `argv` (without node and the script) and returns the exit code:
- * 0 on success, 1 for a bad log, bad usage or an unwritable output (one line on
- * `stderr`, prefixed `promptloom: `), 2 when `check` cannot check. Everything printed
- * from a log or a path is passed through `terminalSafe`. Unexpected errors are rethrown.
+ * Runs the CLI with `argv` (without node and the script) and returns the exit code: 0 on success, 1 for a bad log,
+ * bad usage or an unwritable output (one `promptloom: ` line on `stderr`), 2 when `check` cannot check.
+ * Everything printed from a log or a path goes through `terminalSafe`. Unexpected errors are rethrown.
  */
 export function runCli(argv: readonly string[], out: CliOutput): number {
   // check is a CI gate: "could not check" (2) must differ from "checked and failed" (1).

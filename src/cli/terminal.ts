@@ -3,10 +3,8 @@
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
 
 /**
- * `text` with every control character shown as an escape (`\x1b`, `\u009b`, `\u202e`),
- * so the terminal prints it and obeys none of it: text from a log could otherwise move
- * the cursor, set the window title or, with OSC 52, write the clipboard. Every string
- * the CLI prints from a log or a path goes through it.
+ * `text` with every control character shown as an escape (`\x1b`, `\u009b`, `\u202e`), so the terminal obeys none:
+ * log text could otherwise move the cursor, set the window title or, with OSC 52, write the clipboard.
  */
 export function terminalSafe(text: string): string {
   return text.replace(CONTROL, (c) => {

@@ -13,10 +13,9 @@ const CONTEXT = 2
 const LCS_LIMIT = 250_000
 
 /**
- * A readable diff of a section's text before and after a step (either `undefined`
- * when it entered or left the prompt): line by line (a longest common subsequence of
- * lines), unchanged runs folded to `CONTEXT` lines around each change, and the
- * characters that differ marked inside a changed line that replaces another.
+ * A line diff (longest common subsequence) of a section's text before and after a step (either `undefined` when
+ * it entered or left the prompt): unchanged runs folded to `CONTEXT` lines around each change, and the characters
+ * that differ marked inside a changed line that replaces another.
  */
 export function diffTexts(before: string | undefined, after: string | undefined): (DiffLine | DiffGap)[] {
   const a = before === undefined ? [] : before.split('\n')
@@ -40,7 +39,6 @@ function lineDiff(a: readonly string[], b: readonly string[]): DiffLine[] {
   const y = b.slice(head, b.length - tail)
   const n = x.length
   const m = y.length
-  // Past LCS_LIMIT pairs the middle shows whole (every removal, then every addition).
   const whole = n * m > LCS_LIMIT
   // lengths[i * (m + 1) + j]: the LCS length of x[i..] and y[j..].
   const lengths = new Uint32Array(whole ? 0 : (n + 1) * (m + 1))
@@ -86,19 +84,13 @@ function marked(lines: DiffLine[]): DiffLine[] {
 
 const WORD = /[\p{L}\p{N}_]/u
 
-/**
- * The differing middles of two lines, after their common prefix and suffix,
- * widened to whole words (`main` → `feature/login`, not `ma` → `feature/log`).
- */
+/** The differing middles of two lines, widened to whole words (`main` → `feature/login`, not `ma` → `feature/log`). */
 function changedRanges(a: string, b: string): [[number, number], [number, number]] {
   let [head, tail] = commonEnds(a, b)
   // The prefix and suffix are common, so widening them moves both ranges alike.
   while (head > 0 && WORD.test(a[head - 1]!)) head--
   while (tail > 0 && WORD.test(a[a.length - tail]!)) tail--
-  return [
-    [head, a.length - tail],
-    [head, b.length - tail],
-  ]
+  return [[head, a.length - tail], [head, b.length - tail]]
 }
 
 function folded(lines: readonly DiffLine[]): (DiffLine | DiffGap)[] {
