@@ -40,6 +40,7 @@ export type {
   PromptPreparation,
   PromptPresentation,
   PromptSection,
+  PromptStats,
   RegistrationDisposer,
   Stability,
   TextSource,
@@ -49,8 +50,8 @@ export type {
   VariableOptions,
   VariableSource,
 } from './assembly/types.js'
-export type { PromptStats } from './assembly/stats.js'
-export type { InspectedEntry, InspectedTools, LayerRef, PromptInspection } from './assembly/view.js'
+export type { LayerRef } from './assembly/entries.js'
+export type { InspectedEntry, InspectedTools, PromptInspection } from './assembly/view.js'
 export type { DiagnosticsOptions, PromptDiagnostic, PromptDiagnosticKind } from './assembly/diagnostics.js'
 export type { StabilityGuard } from './assembly/config.js'
 export {

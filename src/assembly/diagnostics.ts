@@ -10,13 +10,11 @@
  *     contexts ─┼─▶ diagnostics of the view ─▶ checked (no 'unchecked')
  *     variables ┤        ▲
  *     suppressed┘   signal texts' scans, signal variables' values
- *
- * An unchanged registry, or a change that leaves the findings equal, returns the same frozen array.
  */
 
 import { computed, untracked, type ReadonlySignal } from '@preact/signals-core'
-import { labelInLayer, labelOf, layerOf, scopeOfLayer, SourceKind, type ContextEntry, type LayerRef, type SectionEntry } from './entries.js'
-import { describeValue, layerPhrase } from './errors.js'
+import { labelOf, layerOf, SourceKind, type ContextEntry, type LayerRef, type SectionEntry } from './entries.js'
+import { describeValue, entryLabel, layerPhrase } from './errors.js'
 import type { StabilityGuard } from './config.js'
 import { malformedReference, missingValue, scanGroups, unknownVariable, type TemplateGroup } from './template.js'
 import type { ScopeView, VariablePlan } from './view.js'
@@ -102,7 +100,8 @@ function findingsOf(entry: TextEntry, entryKind: 'section' | 'context', plan: Va
   const layer = layerOf(entry.scope)
   const owner = labelOf(entry)
   const push = (kind: PromptDiagnosticKind, variable: string | undefined, message: string): void => {
-    out.push(Object.freeze(variable === undefined ? { kind, entry: entry.name, entryKind, layer, message } : { kind, entry: entry.name, entryKind, layer, variable, message }))
+    const named = variable === undefined ? {} : { variable }
+    out.push(Object.freeze({ kind, entry: entry.name, entryKind, layer, ...named, message }))
   }
   if (entry.kind === SourceKind.Provider) {
     return push('unchecked', undefined, `${owner} text is a function provider, so its references are checked only when it renders (diagnostics never call providers)`)
@@ -143,9 +142,9 @@ function volatileReferenceMessage(guard: StabilityGuard, ...reference: VolatileR
     guard === 'error'
       ? "which config stabilityGuard 'error' forbids"
       : "which the step surface warns about (config stabilityGuard 'warn'; 'error' makes it fail the render)"
-  const where = variableLayer === undefined ? '' : ` ${layerPhrase(scopeOfLayer(variableLayer))}`
+  const where = variableLayer === undefined ? '' : ` ${layerPhrase(variableLayer)}`
   return (
-    `${labelInLayer('prompt section', section, sectionLayer)} references volatile prompt variable "${variable}"${where}, ${consequence}: ` +
+    `${entryLabel('prompt section', section, sectionLayer)} references volatile prompt variable "${variable}"${where}, ${consequence}: ` +
     'a value that changes every step invalidates the cached prompt from this section on; ' +
     'move it into a runtime context (systemPrompt.context()), or into a tail section registered with ' +
     "stability: 'volatile'"
@@ -159,8 +158,8 @@ export function volatileReferenceError(...reference: VolatileReference): Error {
 
 /** Why a `cacheBreakpoint` section at or after the first volatile one gets no cache marker (SPEC §4.1). */
 export function breakpointAfterVolatileMessage(section: string, layer: Layer, volatile: string, volatileLayer: Layer): string {
-  const marked = labelInLayer('prompt section', section, layer)
-  const at = section === volatile ? 'is itself volatile' : `is ordered after volatile ${labelInLayer('prompt section', volatile, volatileLayer)}`
+  const marked = entryLabel('prompt section', section, layer)
+  const at = section === volatile ? 'is itself volatile' : `is ordered after volatile ${entryLabel('prompt section', volatile, volatileLayer)}`
   return `${marked} has cacheBreakpoint: true but ${at}; no cache marker is placed at or after volatile text (that prefix changes every step, so a marker could only pay for cache writes) — order it before the volatile section, or move the per-step text into a runtime context`
 }
 
@@ -192,7 +191,7 @@ function sharedPrefixFindings(entries: readonly SectionEntry[], out: PromptDiagn
     if (before === undefined) continue
     const layer = layerOf(entry.scope)
     const message =
-      `${labelInLayer('prompt section', entry.name, layer)} is ordered before global prompt section "${before.name}", so every global section from there on ` +
+      `${entryLabel('prompt section', entry.name, layer)} is ordered before global prompt section "${before.name}", so every global section from there on ` +
       `is no longer part of a prefix this agent shares with its siblings (their cached prefix ends where this section starts) — ` +
       `order it after the global sections (e.g. at SECTION_ORDERS.DEPLOYMENT_PERSONA_SUFFIX or later), or register it globally`
     found.push(Object.freeze({ kind: 'shared-prefix-split', entry: entry.name, entryKind: 'section', layer, before: before.name, message }))
@@ -201,9 +200,17 @@ function sharedPrefixFindings(entries: readonly SectionEntry[], out: PromptDiagn
 }
 
 const FIELDS = ['kind', 'entry', 'entryKind', 'layer', 'variable', 'before', 'message'] as const
+const NONE: readonly PromptDiagnostic[] = Object.freeze([])
 
-function sameDiagnostics(a: readonly PromptDiagnostic[], b: readonly PromptDiagnostic[]): boolean {
-  return a.length === b.length && a.every((x, i) => FIELDS.every((field) => x[field] === b[i]![field]))
+/** A computed of `find`'s findings that holds the same frozen array while they stay equal field by field. */
+function findings(find: () => PromptDiagnostic[]): ReadonlySignal<readonly PromptDiagnostic[]> {
+  let last = NONE
+  return computed(() => {
+    const found = find()
+    const same = found.length === last.length && found.every((x, i) => FIELDS.every((field) => x[field] === last[i]![field]))
+    if (!same) last = Object.freeze(found)
+    return last
+  })
 }
 
 /** One service's diagnostics: each view's memo (every finding, and the checked ones), and each entry's scan. */
@@ -232,9 +239,7 @@ export class Diagnostics {
     if (memo !== undefined) return memo
     const { guard } = this
     const scans = this.#scans
-    let lastAll: readonly PromptDiagnostic[] = Object.freeze([])
-    let lastChecked: readonly PromptDiagnostic[] = lastAll
-    const all = computed(() => {
+    const all = findings(() => {
       const variables = view.variables.value
       const out: PromptDiagnostic[] = []
       const sections = view.sections.value.entries
@@ -242,15 +247,11 @@ export class Diagnostics {
       breakpointFindings(sections, out)
       sharedPrefixFindings(sections, out)
       const contexts = view.contexts.value
-      for (const entry of view.suppressed.value ? contexts.required : contexts.entries) findingsOf(entry, 'context', variables, guard, scans, out)
-      if (!sameDiagnostics(out, lastAll)) lastAll = Object.freeze(out)
-      return lastAll
+      const effective = view.suppressed.value ? contexts.required : contexts.entries
+      for (const entry of effective) findingsOf(entry, 'context', variables, guard, scans, out)
+      return out
     })
-    const checked = computed(() => {
-      const found = all.value.filter((d) => d.kind !== 'unchecked')
-      if (!sameDiagnostics(found, lastChecked)) lastChecked = Object.freeze(found)
-      return lastChecked
-    })
+    const checked = findings(() => all.value.filter((d) => d.kind !== 'unchecked'))
     this.#memos.set(view, (memo = { all, checked }))
     return memo
   }

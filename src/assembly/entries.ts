@@ -22,15 +22,8 @@ export function layerOf(scope: ScopeKey | undefined): LayerRef {
   return scope === undefined ? 'global' : scope
 }
 
-/** The scope key of `layer`; `undefined` for the global layer or an unknown one. */
-export function scopeOfLayer(layer: LayerRef | undefined): ScopeKey | undefined {
-  return layer === undefined || layer === 'global' ? undefined : layer
-}
-
 /** `prompt section "intro"`, plus ` in scope "agent-1"` when `layer` is a scope's. */
-export function labelInLayer(kind: string, name: string, layer: LayerRef | undefined): string {
-  return entryLabel(kind, name, scopeOfLayer(layer))
-}
+export const labelInLayer = entryLabel
 
 /** How an entry's value is obtained on each assembly: fixed, read from a signal, or by calling a provider once. */
 export const SourceKind = { Static: 0, Signal: 1, Provider: 2 } as const

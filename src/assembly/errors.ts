@@ -12,9 +12,12 @@ export function describeValue(value: unknown): string {
   return value === undefined ? 'undefined' : `${typeof value} ${String(value)}`
 }
 
+/** A scope, or the global layer as `undefined` or `'global'` (an entry's `LayerRef`). */
+type Where = ScopeKey | 'global' | undefined
+
 /** A phrase about `scope`: `global` for the global layer, else `scoped` followed by the quoted scope label. */
-const phrase = (global: string, scoped: string) => (scope: ScopeKey | undefined) =>
-  scope === undefined ? global : `${scoped} "${scopeLabel(scope)}"`
+const phrase = (global: string, scoped: string) => (scope: Where) =>
+  scope === undefined || scope === 'global' ? global : `${scoped} "${scopeLabel(scope)}"`
 
 /** ` in scope "agent-1"` for a scoped entry, `''` for a global one: appended to a subject. */
 export const inScope = phrase('', ' in scope')
@@ -24,6 +27,6 @@ export const layerPhrase = phrase('in the global layer', 'in scope')
 export const viewName = phrase('the global view', 'scope')
 
 /** `prompt section "intro"`, plus ` in scope "agent-1"` for a scoped entry. */
-export function entryLabel(kind: string, name: string, scope: ScopeKey | undefined): string {
+export function entryLabel(kind: string, name: string, scope: Where): string {
   return `${kind} "${name}"${inScope(scope)}`
 }

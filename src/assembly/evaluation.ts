@@ -1,9 +1,8 @@
 import type { ResolvedSystemPromptConfig } from './config.js'
 import { labelOf, SourceKind, type ContextEntry, type SectionEntry, type Source, type ToolEntry, type VariableEntry } from './entries.js'
 import { describeValue } from './errors.js'
-import type { PromptStats } from './stats.js'
-import { collectTools, sameResults, snapshotOf, ToolDetacher, toolProviderLabel, type ToolMemo } from './tools.js'
-import type { AssembleContext, AssembledContext, ToolSchema } from './types.js'
+import { collectTools, sameResults, snapshotOf, ToolDetacher, toolProviderLabel, type ResultSnapshot } from './tools.js'
+import type { AssembleContext, AssembledContext, PromptStats, ToolSchema } from './types.js'
 import type { ScopeView, SectionPlan, VariablePlan } from './view.js'
 
 /**
@@ -14,8 +13,11 @@ import type { ScopeView, SectionPlan, VariablePlan } from './view.js'
 export class Evaluation {
   readonly #detacher = new ToolDetacher()
   readonly #collected = new WeakMap<SectionPlan, readonly string[]>()
-  /** Keyed by a view's provider list: views without providers of their own share their parent's list, and so its memo. */
-  readonly #toolMemos = new WeakMap<readonly ToolEntry[], ToolMemo>()
+  /**
+   * The tools last built for a view's provider list, with the snapshot of the results they came from. Views
+   * without providers of their own share their parent's list, and so its memo.
+   */
+  readonly #toolMemos = new WeakMap<readonly ToolEntry[], { snapshot: readonly ResultSnapshot[]; tools: readonly ToolSchema[] }>()
 
   constructor(
     private readonly stats: PromptStats,
@@ -95,11 +97,11 @@ export class Evaluation {
     const entries = view.derive('tools')
     const results = entries.map((entry) => this.#read(entry, context))
     const memo = this.#toolMemos.get(entries)
-    if (memo !== undefined && sameResults(memo.results, memo.snapshot, results)) return memo.tools
+    if (memo !== undefined && sameResults(memo.snapshot, results)) return memo.tools
     const provided = results.map((result, i) => ({ result, label: toolProviderLabel(entries, i) }))
     const tools = collectTools(provided, this.config.toolOrder, this.#detacher)
     this.stats.toolClones = this.#detacher.clones
-    this.#toolMemos.set(entries, { entries, results, snapshot: results.map(snapshotOf), tools })
+    this.#toolMemos.set(entries, { snapshot: results.map(snapshotOf), tools })
     return tools
   }
 }

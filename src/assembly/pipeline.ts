@@ -6,9 +6,9 @@ import { pinRequired, restoreRequired } from './required-sections.js'
 import type { ResolvedSystemPromptConfig } from './config.js'
 import { Diagnostics } from './diagnostics.js'
 import { assembledFor, recordOf, recordScope, withRecord, type AssemblyProvenance } from './provenance.js'
-import type { AssembleContext, AssembledContext, AssembledSection, PromptAssembly, PromptPreparation, PromptPresentation } from './types.js'
+import type { AssembleContext, AssembledContext, AssembledSection, PromptAssembly, PromptStats } from './types.js'
+import type { PromptPreparation, PromptPresentation } from './types.js'
 import { Registration } from './registration.js'
-import { createStats } from './stats.js'
 import { ViewCache } from './view-cache.js'
 import type { ContextPlan, ScopeView } from './view.js'
 
@@ -16,10 +16,7 @@ const PREPARE = 'system-prompt/prepare'
 const ASSEMBLE = 'system-prompt/assemble'
 
 /** A preparation with the provenance of its plans (`undefined`: a caller's own preparation). */
-interface Prepared {
-  readonly preparation: PromptPreparation
-  readonly provenance: AssemblyProvenance | undefined
-}
+type Prepared = { readonly preparation: PromptPreparation; readonly provenance: AssemblyProvenance | undefined }
 
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason
@@ -83,7 +80,8 @@ function sectionsOf(entries: readonly SectionEntry[], texts: readonly string[]):
  * provenance and its scope's render slot (see provenance.ts).
  */
 export class Pipeline {
-  readonly stats = createStats()
+  readonly stats: PromptStats = { assemblies: 0, structureRecomputes: 0, providerEvaluations: 0, sectionRenders: 0,
+    renderCacheHits: 0, toolClones: 0, changeEvents: 0 }
   readonly registration = new Registration(this.stats)
   readonly views: ViewCache
   readonly diagnostics: Diagnostics

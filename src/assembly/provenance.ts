@@ -7,8 +7,7 @@
 import type { ScopeKey } from '../scope/scope-key.js'
 import type { LayerRef } from './entries.js'
 import type { StabilityGuard } from './config.js'
-import type { PromptStats } from './stats.js'
-import type { Stability } from './types.js'
+import type { PromptStats, Stability } from './types.js'
 
 /** A registered section as it supplied an assembly (`stability`: `undefined` when none was declared). */
 export interface SectionSource {
@@ -108,6 +107,5 @@ export function sourceIndex(table: SourceTable<{ readonly name: string }>, name:
 
 /** The source named `name` in `table`, looked for at `near` first. */
 export function sourceNamed<S extends { readonly name: string }>(table: SourceTable<S>, name: string, near = -1): S | undefined {
-  const index = sourceIndex(table, name, near)
-  return index === undefined ? undefined : table.list[index]
+  return table.list[sourceIndex(table, name, near) ?? -1]
 }

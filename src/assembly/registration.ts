@@ -5,7 +5,7 @@ import { watchParentChanges } from '../scope/parent-chain.js'
 import { ScopedLayers } from '../scope/scoped-layers.js'
 import type { Undo } from '../scope/layer-entries.js'
 import { PromptLayer } from './entries.js'
-import type { PromptStats } from './stats.js'
+import type { PromptStats } from './types.js'
 
 /**
  * The layered registry and what tells the service it changed: a relay over a signal that moves on

@@ -11,9 +11,8 @@ import type { DiagnosticsOptions, PromptDiagnostic } from './diagnostics.js'
 import { inspectView, type PromptInspection } from './view.js'
 import { CONTEXT_ORDERS, HARNESS_IDENTITY_SECTION, orderOf, PERSONA_PREFIX_SECTION, PERSONA_SUFFIX_SECTION, SECTION_ORDERS } from './orders.js'
 import type { PromptContextOrderName, PromptSectionOrderName } from './orders.js'
-import type { PromptStats } from './stats.js'
 import type { AssembleContext, PromptAssembly, PromptContext, PromptPreparation, PromptPresentation } from './types.js'
-import type { PromptSection, RegistrationDisposer, ToolProvider, VariableOptions, VariableSource } from './types.js'
+import type { PromptSection, PromptStats, RegistrationDisposer, ToolProvider, VariableOptions, VariableSource } from './types.js'
 
 declare module 'cordis' {
   interface Context {
@@ -56,21 +55,27 @@ export function assembleContextFor<A extends ScopeKey>(agent: A, signal?: AbortS
   return { agent, scope: agent, signal }
 }
 
-export type { Pipeline as Engine } from './pipeline.js'
-
 /** Where the service keeps its engine; a symbol, because `this` in a method is Cordis' proxy. */
 const ENGINE: unique symbol = Symbol('promptloom.engine')
 
-type Registrar = (input: ReadonlySignal<unknown> | undefined, insert: (layer: PromptLayer) => Undo) => RegistrationDisposer
-
-/** Registers through the caller's `ctx` under the label `systemPrompt.<method>()`; throws once the service's plugin was disposed. */
-function registrarOf(engine: Pipeline, ctx: Context, method: string): Registrar {
+/**
+ * Registers `make`'s entry for the caller's scope through its `ctx` under the label `systemPrompt.<method>()`.
+ * Throws once the service's plugin was disposed (before validating), then what `make` throws.
+ */
+function register<E extends { readonly signal?: ReadonlySignal<unknown> }>(
+  engine: Pipeline,
+  ctx: Context,
+  method: string,
+  make: (scope: ScopeKey | undefined) => E,
+  insert: (layer: PromptLayer, entry: E) => Undo,
+): RegistrationDisposer {
   if (engine.closed) {
     throw new Error(
       `systemPrompt.${method}() cannot register: this "systemPrompt" service is disposed; its plugin was unloaded, so register through the ctx.systemPrompt of a loaded SystemPrompt plugin`,
     )
   }
-  return (input, insert) => engine.registration.register(ctx, `systemPrompt.${method}()`, input, insert)
+  const entry = make(scopeOf(ctx))
+  return engine.registration.register(ctx, `systemPrompt.${method}()`, entry.signal, (layer) => insert(layer, entry))
 }
 
 /**
@@ -139,31 +144,25 @@ export class SystemPrompt extends Service {
    * same layer ("already registered") or a disposed service.
    */
   section(section: PromptSection): RegistrationDisposer {
-    const ctx = this.ctx
-    const register = registrarOf(this[ENGINE], ctx, 'section')
-    const entry = toSectionEntry(section, scopeOf(ctx))
-    return register(entry.signal, (layer) => layer.sections.insert(entry.name, entry))
+    const make = (scope: ScopeKey | undefined) => toSectionEntry(section, scope)
+    return register(this[ENGINE], this.ctx, 'section', make, (layer, entry) => layer.sections.insert(entry.name, entry))
   }
 
   /** Registers runtime context in the caller's scope (a user-role snapshot); `required: true` survives suppression. Throws like `section()`. */
   context(context: PromptContext): RegistrationDisposer {
-    const ctx = this.ctx
-    const register = registrarOf(this[ENGINE], ctx, 'context')
-    const entry = toContextEntry(context, scopeOf(ctx))
-    return register(entry.signal, (layer) => layer.contexts.insert(entry.name, entry))
+    const make = (scope: ScopeKey | undefined) => toContextEntry(context, scope)
+    return register(this[ENGINE], this.ctx, 'context', make, (layer, entry) => layer.contexts.insert(entry.name, entry))
   }
 
   /** Suppresses optional runtime contexts in the caller's scope and its descendants (globally when unscoped) until disposed. */
   suppressRuntimeContext(): RegistrationDisposer {
-    return registrarOf(this[ENGINE], this.ctx, 'suppressRuntimeContext')(undefined, (layer) => layer.suppressors.append(true))
+    return register(this[ENGINE], this.ctx, 'suppressRuntimeContext', () => ({}), (layer) => layer.suppressors.append(true))
   }
 
   /** Registers a tool-schema provider (a function called on every assembly, or a signal) in the caller's scope; all along the chain contribute. */
   tools(provider: ToolProvider): RegistrationDisposer {
-    const ctx = this.ctx
-    const register = registrarOf(this[ENGINE], ctx, 'tools')
-    const entry = toToolEntry(provider, scopeOf(ctx))
-    return register(entry.signal, (layer) => layer.tools.append(entry))
+    const make = (scope: ScopeKey | undefined) => toToolEntry(provider, scope)
+    return register(this[ENGINE], this.ctx, 'tools', make, (layer, entry) => layer.tools.append(entry))
   }
 
   /**
@@ -171,10 +170,8 @@ export class SystemPrompt extends Service {
    * in the caller's scope, shadowing globals. The provider may yield `undefined` (no value this assembly).
    */
   variable(name: string, provider: VariableSource, options: VariableOptions = {}): RegistrationDisposer {
-    const ctx = this.ctx
-    const register = registrarOf(this[ENGINE], ctx, 'variable')
-    const entry = toVariableEntry(name, provider, options?.stability, scopeOf(ctx))
-    return register(entry.signal, (layer) => layer.variables.insert(entry.name, entry))
+    const make = (scope: ScopeKey | undefined) => toVariableEntry(name, provider, options?.stability, scope)
+    return register(this[ENGINE], this.ctx, 'variable', make, (layer, entry) => layer.variables.insert(entry.name, entry))
   }
 
   /** The order of a built-in or config `sectionOrders` band; a `TypeError` listing the known names for any other. */

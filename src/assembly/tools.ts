@@ -1,6 +1,5 @@
 import { TOOL_ORDER_REST } from './orders.js'
 import { type ToolEntry } from './entries.js'
-import { deepFreeze } from './deep-freeze.js'
 import { describeValue, inScope } from './errors.js'
 import type { ToolSchema } from './types.js'
 
@@ -33,6 +32,18 @@ export class ToolDetacher {
     this.clones++
     return clone
   }
+}
+
+/**
+ * Freezes `value` and everything reachable through own properties (symbols included), in place, and
+ * returns it. An object already frozen is taken as frozen all the way down, so shared subtrees are walked once.
+ */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const key of Reflect.ownKeys(value)) deepFreeze((value as Record<PropertyKey, unknown>)[key])
+  }
+  return value
 }
 
 type Provided = { readonly result: unknown; readonly label: string }
@@ -101,33 +112,34 @@ export function collectTools(provided: readonly Provided[], toolOrder: readonly 
 }
 
 /**
- * What a provider's result held when its tools were built, all by identity: its `schemas` and
- * `knownNames`, then each schema item followed by its `name`, `description` and `parameters`. The tool
- * memo is reused only while every provider hands back the same objects in the same places, so a
+ * What a provider's result held when its tools were built, all by identity: the result, its `schemas`
+ * and `knownNames`, then each schema item followed by its `name`, `description` and `parameters`. The
+ * tool memo is reused only while every provider hands back the same objects in the same places, so a
  * provider may return one result object and swap what it holds.
  */
-type ResultSnapshot = readonly unknown[]
+export type ResultSnapshot = readonly unknown[]
 type ResultFields = { schemas?: unknown; knownNames?: unknown } | null
 type ItemFields = Partial<ToolSchema> | null | undefined
 
 /** The snapshot of one provider result, taken when its tools are built. */
 export function snapshotOf(result: unknown): ResultSnapshot {
   const { schemas, knownNames } = (result ?? {}) as NonNullable<ResultFields>
-  if (!Array.isArray(schemas)) return [schemas, knownNames]
-  return [schemas, knownNames, ...schemas.flatMap((item: ItemFields) => [item, item?.name, item?.description, item?.parameters])]
+  if (!Array.isArray(schemas)) return [result, schemas, knownNames]
+  const items = schemas.flatMap((item: ItemFields) => [item, item?.name, item?.description, item?.parameters])
+  return [result, schemas, knownNames, ...items]
 }
 
 /** Whether every provider returned what its snapshot holds, so the memoized tools still apply. */
-export function sameResults(before: readonly unknown[], snapshot: readonly ResultSnapshot[], now: readonly unknown[]): boolean {
-  if (before.length !== now.length) return false
+export function sameResults(snapshot: readonly ResultSnapshot[], now: readonly unknown[]): boolean {
+  if (snapshot.length !== now.length) return false
   for (let i = 0; i < now.length; i++) {
     const result = now[i] as ResultFields
     const held = snapshot[i]!
-    if (result !== before[i] || result?.schemas !== held[0] || result?.knownNames !== held[1]) return false
-    const list = held[0]
+    if (result !== held[0] || result?.schemas !== held[1] || result?.knownNames !== held[2]) return false
+    const list = held[1]
     if (!Array.isArray(list)) continue
-    if (held.length !== 2 + 4 * list.length) return false
-    for (let k = 0, at = 2; k < list.length; k++, at += 4) {
+    if (held.length !== 3 + 4 * list.length) return false
+    for (let k = 0, at = 3; k < list.length; k++, at += 4) {
       const item = list[k] as ItemFields
       if (item !== held[at] || item?.name !== held[at + 1]) return false
       if (item?.description !== held[at + 2] || item?.parameters !== held[at + 3]) return false
@@ -142,12 +154,4 @@ export function toolProviderLabel(entries: readonly ToolEntry[], index: number):
   let first = index
   while (first > 0 && entries[first - 1]!.scope === scope) first--
   return `tool provider #${index - first + 1}${inScope(scope)}`
-}
-
-/** The tools last built for one view, with the provider list and results they came from. */
-export interface ToolMemo {
-  readonly entries: readonly ToolEntry[]
-  readonly results: readonly unknown[]
-  readonly snapshot: readonly ResultSnapshot[]
-  readonly tools: readonly ToolSchema[]
 }

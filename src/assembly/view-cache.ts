@@ -3,13 +3,11 @@ import type { ScopeKey } from '../scope/scope-key.js'
 import type { PromptLayer } from './entries.js'
 import { describeValue } from './errors.js'
 import type { RenderSlot } from './provenance.js'
-import type { PromptStats } from './stats.js'
+import type { PromptStats } from './types.js'
 import { ScopeView } from './view.js'
 
 /** A view's render slot; under a finite limit also a weak link to its view, its place in the recency order. */
-interface KeptSlot extends RenderSlot {
-  readonly ref?: WeakRef<ScopeView>
-}
+type KeptSlot = RenderSlot & { readonly ref?: WeakRef<ScopeView> }
 
 /**
  * The render slots of the engine's views, at most `limit` of them: `slotOf` makes its view the most
@@ -22,7 +20,7 @@ interface KeptSlot extends RenderSlot {
  */
 class RenderSlots {
   #slots = new WeakMap<ScopeView, KeptSlot>()
-  /** Least recent first; a collected view's link stays until it comes up for release. */
+  /** Least recent first; a collected view's link stays until it comes up for release (its size: how many views keep a slot). */
   readonly order = new Set<WeakRef<ScopeView>>()
   released = 0
 
@@ -124,10 +122,5 @@ export class ViewCache {
     const view = this.#views.get(scope)
     if (view !== undefined) this.slots.delete(view)
     this.#views.delete(scope)
-  }
-
-  /** How many views keep a render slot under a finite limit (collected ones until they come up), and how many were released. */
-  renderSlots(): { readonly kept: number; readonly released: number } {
-    return { kept: this.slots.order.size, released: this.slots.released }
   }
 }

@@ -37,8 +37,16 @@ export interface VariablePlan {
   readonly sources: SourceTable<NamedSource>
 }
 
-type ViewFact = 'layers' | 'sections' | 'contexts' | 'variables' | 'tools' | 'suppressed'
-type ViewFactValue<K extends ViewFact> = ScopeView[K] extends ReadonlySignal<infer T> ? T : never
+/** What each fact of a view holds. */
+interface ViewFacts {
+  readonly layers: readonly PromptLayer[]
+  readonly sections: SectionPlan
+  readonly contexts: ContextPlan
+  readonly variables: VariablePlan
+  readonly tools: readonly ToolEntry[]
+  readonly suppressed: boolean
+}
+type ViewFact = keyof ViewFacts
 
 export function sameItems<E>(a: readonly E[], b: readonly E[]): boolean {
   return a.length === b.length && a.every((item, i) => item === b[i])
@@ -129,16 +137,29 @@ export class ScopeView {
   readonly key: ScopeKey | undefined
   readonly generation: number
   readonly carrier: Scoped<object>
+  // The computeds below read `key` and `#cache` when first evaluated, after the constructor set them.
   /** The global view for a root scope; `undefined` for the global view itself. */
-  readonly parent: ReadonlySignal<ScopeView | undefined>
-  readonly own: ReadonlySignal<PromptLayer | undefined>
+  readonly parent: ReadonlySignal<ScopeView | undefined> = computed(() => {
+    const { key } = this
+    return key === undefined ? undefined : this.#cache.viewOf(scopeParentOf(key))
+  })
+  readonly own = computed(() => (this.key === undefined ? this.#cache.store.global : this.#cache.store.peek(this.key)))
   /** Existing layers visible here: global first, then the chain farthest → nearest. */
-  readonly layers: ReadonlySignal<readonly PromptLayer[]>
-  readonly sections: ReadonlySignal<SectionPlan>
-  readonly contexts: ReadonlySignal<ContextPlan>
-  readonly variables: ReadonlySignal<VariablePlan>
-  readonly tools: ReadonlySignal<readonly ToolEntry[]>
-  readonly suppressed: ReadonlySignal<boolean>
+  readonly layers: ReadonlySignal<ViewFacts['layers']> = computed(() => {
+    const base = this.parent.value?.layers.value ?? []
+    const own = this.own.value
+    return own === undefined ? base : [...base, own]
+  })
+  readonly sections = this.#inherit('sections', NO_SECTIONS, (base, layer) =>
+    sectionPlanOf(mergeSorted(base.entries, [...layer.sections.values()])))
+  readonly contexts = this.#inherit('contexts', NO_CONTEXTS, (base, layer) =>
+    contextPlanOf(mergeSorted(base.entries, [...layer.contexts.values()]), base))
+  readonly variables = this.#inherit('variables', NO_VARIABLES, mergeVariables)
+  readonly tools = this.#inherit('tools', [], (base, layer) => [...base, ...layer.tools.values()])
+  readonly suppressed: ReadonlySignal<boolean> = computed(() => {
+    const layer = this.own.value
+    return (layer !== undefined && layer.suppressors.size > 0) || (this.parent.value?.suppressed.value ?? false)
+  })
 
   readonly #cache: ViewCache
 
@@ -146,38 +167,21 @@ export class ScopeView {
     this.key = key
     this.generation = cache.generation
     this.#cache = cache
-    const store = cache.store
     this.carrier = scopeTarget(cache.carrierBase, key)
-    this.parent = computed(() => (key === undefined ? undefined : cache.viewOf(scopeParentOf(key))))
-    this.own = computed(() => (key === undefined ? store.global : store.peek(key)))
-    this.layers = computed(() => {
-      const base = this.parent.value?.layers.value ?? []
-      const own = this.own.value
-      return own === undefined ? base : [...base, own]
-    })
-    this.sections = this.#inherit('sections', NO_SECTIONS, (base, layer) => sectionPlanOf(mergeSorted(base.entries, [...layer.sections.values()])))
-    this.contexts = this.#inherit('contexts', NO_CONTEXTS, (base, layer) => contextPlanOf(mergeSorted(base.entries, [...layer.contexts.values()]), base))
-    this.variables = this.#inherit('variables', NO_VARIABLES, mergeVariables)
-    this.tools = this.#inherit('tools', [], (base, layer) => [...base, ...layer.tools.values()])
-    this.suppressed = computed(() => {
-      const layer = this.own.value
-      return (layer !== undefined && layer.suppressors.size > 0) || (this.parent.value?.suppressed.value ?? false)
-    })
   }
 
   /** The parent's `kind` plan, or `merge` of it and the own layer when that layer has entries of the kind. */
   #inherit<K extends 'sections' | 'contexts' | 'variables' | 'tools'>(
     kind: K,
-    empty: ViewFactValue<K>,
-    merge: (base: ViewFactValue<K>, layer: PromptLayer) => ViewFactValue<K>,
-  ) {
-    const stats = this.#cache.stats
+    empty: ViewFacts[K],
+    merge: (base: ViewFacts[K], layer: PromptLayer) => ViewFacts[K],
+  ): ReadonlySignal<ViewFacts[K]> {
     return computed(() => {
       const parent = this.parent.value
-      const base = parent === undefined ? empty : (parent[kind] as ReadonlySignal<ViewFactValue<K>>).value
+      const base = parent === undefined ? empty : (parent[kind] as ReadonlySignal<ViewFacts[K]>).value
       const layer = this.own.value
       if (layer === undefined || layer[kind].size === 0) return base
-      stats.structureRecomputes++
+      this.#cache.stats.structureRecomputes++
       return merge(base, layer)
     })
   }
@@ -190,7 +194,7 @@ export class ScopeView {
    *     global ─▶ root ─▶ … ─▶ parent ─▶ this      refreshed in this order,
    *     (1)       (2)          (N)       read      each one frame deep
    */
-  derive<K extends ViewFact>(fact: K): ViewFactValue<K> {
+  derive<K extends ViewFact>(fact: K): ViewFacts[K] {
     const cache = this.#cache
     // A view of an abandoned generation (or any view after a cut-short derivation) hands over to the current one.
     if (cache.deriving || this.generation !== cache.generation) return cache.view(this.key).derive(fact)
@@ -199,14 +203,12 @@ export class ScopeView {
       const ancestors: ScopeView[] = []
       for (let at = this.parent.value; at !== undefined; at = at.parent.value) ancestors.push(at)
       for (let i = ancestors.length - 1; i >= 0; i--) ancestors[i]![fact].value
-      return this[fact].value as ViewFactValue<K>
+      return this[fact].value as ViewFacts[K]
     })
     cache.deriving = false
     return value
   }
 }
-
-export type { LayerRef }
 
 /** One effective named entry of a view, with where it came from. */
 export interface InspectedEntry {

@@ -6,7 +6,7 @@
 
 import { sourceNamed, type SourceTable } from '../assembly/provenance.js'
 import { compileTemplate, fillTemplate, type Template } from '../assembly/template.js'
-import type { PromptStats } from '../assembly/stats.js'
+import type { PromptStats } from '../assembly/types.js'
 import type { RenderedSubstitution } from './rendered-prompt.js'
 
 type Variables = Readonly<Record<string, string | undefined>>

@@ -1,5 +1,5 @@
 import { describeValue } from '../assembly/errors.js'
-import { deepFreeze } from '../assembly/deep-freeze.js'
+import { deepFreeze } from '../assembly/tools.js'
 import { assembledFor } from '../assembly/provenance.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
 import { render, renderContextSections, renderContextSnapshot } from '../render/render.js'

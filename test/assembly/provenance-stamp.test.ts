@@ -5,11 +5,10 @@
  */
 import { describe, expect, test } from 'vitest'
 import { assembledFor, recordOf, recordScope, withRecord, type AssemblyRecord } from '../../src/assembly/provenance.js'
-import { createStats } from '../../src/assembly/stats.js'
 
 function record(scope: object | undefined): AssemblyRecord {
   const none = { list: [] }
-  return { provenance: { scope, contexts: none, variables: none }, slot: { stats: createStats() } }
+  return { provenance: { scope, contexts: none, variables: none }, slot: { stats: {} as AssemblyRecord['slot']['stats'] } }
 }
 
 describe('result records', () => {

@@ -1,6 +1,6 @@
 import { Context } from 'cordis'
 import { describe, expect, test, vi } from 'vitest'
-import type { Engine } from '../../src/assembly/service.js'
+import type { Pipeline as Engine } from '../../src/assembly/pipeline.js'
 import { bindScopeParent, createScope, type Scope, type ScopeKey } from '../../src/index.js'
 import { BARE, mount, names, ownSections } from '../assembly/system-prompt.fixtures.js'
 

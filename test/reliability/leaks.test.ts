@@ -2,7 +2,7 @@ import { signal } from '@preact/signals-core'
 import { Context } from 'cordis'
 import { describe, expect, test } from 'vitest'
 import { collectedCount as collected } from './collect.js'
-import type { Engine } from '../../src/assembly/service.js'
+import type { Pipeline as Engine } from '../../src/assembly/pipeline.js'
 import {
   createScope,
   renderContextSnapshot,
