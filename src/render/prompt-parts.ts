@@ -52,17 +52,21 @@ function samePart(
 export function partsOf(fills: readonly Fill[], record: AssemblyRecord | undefined, previous?: readonly RenderedPart[]): RenderedPart[] {
   const provenance = record?.provenance
   const table = provenance?.sections
-  const parts: RenderedPart[] = []
+  // Sized exactly: a live agent keeps its prompt's parts array.
+  let count = 0
+  for (let i = 0; i < fills.length; i++) if (fills[i]!.output !== '') count++
+  const parts = new Array<RenderedPart>(count)
+  let k = 0
   let start = 0
   for (let i = 0; i < fills.length; i++) {
     const fill = fills[i]!
     if (fill.output === '') continue
-    if (parts.length > 0) start += PART_SEPARATOR.length
+    if (k > 0) start += PART_SEPARATOR.length
     const index = table === undefined ? undefined : sourceIndex(table, fill.name, i)
     const source = index === undefined ? undefined : table!.list[index]
     const origin = source !== undefined && provenance!.collected?.[index!] === fill.text ? 'registry' : 'waterfall'
     const restored = provenance?.restored?.includes(fill.name) ?? false
-    let part = previous?.[parts.length]
+    let part = previous?.[k]
     if (!samePart(part, fill, start, source, origin, restored)) {
       part = source === undefined ? undefined : sharedParts.get(source)
       if (!samePart(part, fill, start, source, origin, restored)) {
@@ -85,7 +89,7 @@ export function partsOf(fills: readonly Fill[], record: AssemblyRecord | undefin
         if (source !== undefined) sharedParts.set(source, part)
       }
     }
-    parts.push(part)
+    parts[k++] = part
     start = part.end
   }
   return parts
