@@ -490,25 +490,16 @@ describe('ScopedLayers.effect notification', () => {
     expect(changes).toEqual(['change'])
   })
 
-  test('calls onChange once when the disposer and the scope teardown both undo a registration', async () => {
+  test.each([
+    ['the disposer, then the scope teardown', ['disposer', 'teardown']],
+    ['the scope teardown, then the disposer', ['teardown', 'disposer']],
+  ] as const)('calls onChange once when %s undo a registration', async (_, order) => {
     const { agentScope } = family()
     const changes: string[] = []
     const { register } = layered(() => changes.push('change'))
     const dispose = register(agentScope.ctx, 'a', 'A')
     changes.length = 0
-    dispose()
-    await agentScope.dispose()
-    expect(changes).toEqual(['change'])
-  })
-
-  test('calls onChange once when the disposer is called after the scope teardown', async () => {
-    const { agentScope } = family()
-    const changes: string[] = []
-    const { register } = layered(() => changes.push('change'))
-    const dispose = register(agentScope.ctx, 'a', 'A')
-    changes.length = 0
-    await agentScope.dispose()
-    dispose()
+    for (const undo of order) await (undo === 'disposer' ? dispose() : agentScope.dispose())
     expect(changes).toEqual(['change'])
   })
 
