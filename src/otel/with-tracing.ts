@@ -1,6 +1,6 @@
 import { diag, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api'
 import { describeValue } from '../assembly/errors.js'
-import { fnv1a64 } from '../providers/openai.js'
+import { fnv1a64 } from '../providers/fnv1a64.js'
 import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
 import { layerLabel } from '../surface/session-log.js'
 import type { StepInput, StepSurface } from '../surface/step-surface.js'

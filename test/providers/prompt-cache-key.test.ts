@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, test } from 'vitest'
-import { fnv1a64 } from '../../src/providers/openai.js'
+import { fnv1a64 } from '../../src/providers/fnv1a64.js'
 
 // The digest behind promptCacheKey: true, against the published FNV-1a test vectors and a BigInt
 // oracle that multiplies by the 64-bit FNV prime directly.

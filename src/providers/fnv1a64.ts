@@ -1,0 +1,26 @@
+// A leaf module: promptloom/otel hashes part texts with it without loading the request builders.
+
+const PRIME_LOW = 0x1b3 // the FNV prime 0x100000001b3 is 2^40 + 0x1b3
+
+/**
+ * 64-bit FNV-1a of `bytes` as 16 hex digits: synchronous (Web Crypto's digest is async) and without Node built-ins; the
+ * key only routes requests, so a non-cryptographic hash will do. Four 16-bit limbs (h3 h2 h1 h0) keep every product
+ * small: h · prime = h · 0x1b3 + (h << 40), and h << 40 adds h0 << 8 to limb 2 and h1 << 8 to limb 3.
+ */
+export function fnv1a64(bytes: Uint8Array): string {
+  let h0 = 0x2325
+  let h1 = 0x8422
+  let h2 = 0x9ce4
+  let h3 = 0xcbf2
+  for (let i = 0; i < bytes.length; i++) {
+    h0 ^= bytes[i]!
+    const t0 = h0 * PRIME_LOW
+    const t1 = h1 * PRIME_LOW + (t0 >>> 16)
+    const t2 = h2 * PRIME_LOW + (h0 << 8) + (t1 >>> 16)
+    h3 = (h3 * PRIME_LOW + (h1 << 8) + (t2 >>> 16)) & 0xffff
+    h0 = t0 & 0xffff
+    h1 = t1 & 0xffff
+    h2 = t2 & 0xffff
+  }
+  return [h3, h2, h1, h0].map((limb) => limb.toString(16).padStart(4, '0')).join('')
+}
