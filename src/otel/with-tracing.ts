@@ -119,13 +119,11 @@ export function withTracing(surface: StepSurface, options: TracingOptions = {}):
         result = surface.step(input)
       } catch (error) {
         // The step's own span ends with the exception; a caller's span is left as it is.
-        if (target?.own === true) {
-          guard(() => {
-            target.span.recordException(error instanceof Error ? error : String(error))
-            target.span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) })
-            target.span.end()
-          })
-        }
+        if (target?.own === true) guard(() => {
+          target.span.recordException(error instanceof Error ? error : String(error))
+          target.span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) })
+          target.span.end()
+        })
         throw error
       }
       if (target === undefined) return result
@@ -201,10 +199,9 @@ function usageAttributes(record: UsageRecord): Attributes {
 }
 
 /**
- * Returns the `gen_ai.system_instructions` of a prompt: one JSON part per rendered section in prompt order (texts only with
- * `recordContent`), as a string (the JavaScript API takes no structured attribute values). An unchanged section's part is
- * the same frozen object in the next prompt, so its item is kept beside it; a new part whose text equals the previous
- * prompt's part of the same name reuses its hash. A step thus hashes only changed texts.
+ * The `gen_ai.system_instructions` of a prompt as a JSON string (attributes take no structured values): one part per section
+ * in order (texts only with `recordContent`). Items are kept per frozen part, hashes reused for an unchanged text of the
+ * same name, so a step hashes only changed texts.
  */
 function systemInstructions(recordContent: boolean): (rendered: RenderedPrompt) => string {
   const entries = new WeakMap<RenderedPart, { readonly item: string; readonly hash: string }>()
@@ -220,7 +217,11 @@ function systemInstructions(recordContent: boolean): (rendered: RenderedPrompt) 
       if (entry === undefined) {
         const before = previous.get(part.name)
         const hash = before?.text === part.text ? entries.get(before)!.hash : fnv1a64(new TextEncoder().encode(part.text))
-        entry = { item: itemOf(part, hash, recordContent), hash }
+        // A text part must carry its `content`, so a part recorded without its text is a generic part.
+        const kind = recordContent ? { type: 'text', content: part.text } : { type: 'generic', generic_type: 'promptloom.section' }
+        const layer = part.layer === undefined ? {} : { layer: layerLabel(part.layer) }
+        const item = JSON.stringify({ ...kind, name: part.name, ...layer, stability: part.stability, content_hash: hash })
+        entry = { item, hash }
         entries.set(part, entry)
       }
       return entry.item
@@ -231,13 +232,3 @@ function systemInstructions(recordContent: boolean): (rendered: RenderedPrompt) 
   }
 }
 
-/** A text part must carry its `content`, so a part recorded without its text is a generic part. */
-function itemOf(part: RenderedPart, hash: string, recordContent: boolean): string {
-  const about = {
-    name: part.name,
-    ...(part.layer === undefined ? {} : { layer: layerLabel(part.layer) }),
-    stability: part.stability,
-    content_hash: hash,
-  }
-  return JSON.stringify(recordContent ? { type: 'text', content: part.text, ...about } : { type: 'generic', generic_type: 'promptloom.section', ...about })
-}

@@ -66,13 +66,6 @@ export interface AnthropicRequest<M extends AnthropicMessageLike> {
   messages: (M | AnthropicSnapshotMessage)[]
 }
 
-/** Blocks that cannot carry `cache_control`: thinking blocks, and empty text. */
-function markable(block: unknown): boolean {
-  if (typeof block !== 'object' || block === null) return false
-  const { type, text } = block as { type?: unknown; text?: unknown }
-  return type !== 'thinking' && type !== 'redacted_thinking' && !(type === 'text' && text === '')
-}
-
 /** A message's content as blocks (a copy): string content is one text block. */
 function blocksOf(content: AnthropicMessageLike['content']): unknown[] {
   return typeof content === 'string' ? [{ type: 'text', text: content }] : [...content]
@@ -84,11 +77,15 @@ const MARKERS: MarkerFormat<AnthropicMessageLike> = {
   skip: (_node, key) => key === 'input' || key === 'cache_control',
   onMessage: false,
   marksTools: true,
-  // The last markable block.
+  // The last block that can carry `cache_control` (not a thinking block or empty text).
   historyTarget: (history, end) => {
     for (let message = end - 1; message >= 0; message--) {
       const blocks = blocksOf(history[message]!.content)
-      const block = blocks.findLastIndex(markable)
+      const block = blocks.findLastIndex((block) => {
+        if (typeof block !== 'object' || block === null) return false
+        const { type, text } = block as { type?: unknown; text?: unknown }
+        return type !== 'thinking' && type !== 'redacted_thinking' && !(type === 'text' && text === '')
+      })
       if (block !== -1) return (blocks[block] as AnthropicContentBlockLike).cache_control == null ? { message, block } : undefined
     }
     return undefined
@@ -134,23 +131,19 @@ export function toAnthropic<M extends AnthropicMessageLike>(options: AnthropicRe
   }
 
   const system = rendered.blocks.map(({ text }, index): AnthropicTextBlock => ({ type: 'text', text, ...marking(index) }))
-  const out = tools.map((tool, index): AnthropicTool => ({
-    name: tool.name,
-    description: tool.description,
-    input_schema: inputSchemaOf(tool.name, tool.parameters),
-    ...(index === tools.length - 1 ? marking('tools') : {}),
-  }))
+  // The Messages API requires an object schema: `type: 'object'` is added when missing; another type is an error.
+  const out = tools.map(({ name, description, parameters }, index): AnthropicTool => {
+    if (parameters.type !== undefined && parameters.type !== 'object') {
+      throw new TypeError(
+        `toAnthropic option "assembly" has tool "${name}" whose parameters have type ${describeValue(parameters.type)}; the Messages API takes an object schema ({ type: 'object', properties })`,
+      )
+    }
+    const input_schema = (parameters.type === 'object' ? parameters : { ...parameters, type: 'object' }) as AnthropicTool['input_schema']
+    return { name, description, input_schema, ...(index === tools.length - 1 ? marking('tools') : {}) }
+  })
   const request: AnthropicRequest<M> = { system, tools: out, messages: placed(own.get('history')) }
   // What was sent, without the marker: a marked string content stays one text block.
   HISTORIES.set(request, { withSnapshot: placed(undefined), caller: history.slice() })
   return request
 }
 
-/** The Messages API requires an object schema: `type: 'object'` is added when missing; another type is an error. */
-function inputSchemaOf(name: string, parameters: Readonly<Record<string, unknown>>): AnthropicTool['input_schema'] {
-  if (parameters.type === 'object') return parameters as AnthropicTool['input_schema']
-  if (parameters.type === undefined) return { ...parameters, type: 'object' }
-  throw new TypeError(
-    `toAnthropic option "assembly" has tool "${name}" whose parameters have type ${describeValue(parameters.type)}; the Messages API takes an object schema ({ type: 'object', properties })`,
-  )
-}

@@ -1,8 +1,7 @@
 // Anthropic's cache markers as `toAnthropic` and `toAISDK` place them (SPEC §4.3): the caller's, counted at any depth, never
 // change; promptloom's take what is left of `ANTHROPIC_MAX_CACHE_MARKERS` by priority (history, system latest first, tools).
 
-import { describeValue } from '../assembly/errors.js'
-import { resolveRequest, trailingInstructionsStart, type RequestOptions } from './request.js'
+import { optionError, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request.js'
 
 /** Anthropic's limit on `cache_control` markers in one request (tools, system and messages together). */
 export const ANTHROPIC_MAX_CACHE_MARKERS = 4
@@ -27,7 +26,7 @@ type TtlPlan = Readonly<Record<(typeof TTL_KINDS)[number], CacheTtl | undefined>
 function ttlPlanOf(fn: string, ttl: unknown): TtlPlan {
   if (ttl === undefined || TTLS.includes(ttl)) return { static: ttl, session: ttl, history: ttl } as TtlPlan
   if (typeof ttl !== 'object' || ttl === null || Array.isArray(ttl)) {
-    throw new TypeError(`${fn} option "ttl" must be '5m', '1h' or { static?, session?, history? } of those (got ${describeValue(ttl)})`)
+    throw optionError(fn, 'ttl', "'5m', '1h' or { static?, session?, history? } of those", ttl)
   }
   const unknownKey = Object.keys(ttl).find((key) => !(TTL_KINDS as readonly string[]).includes(key))
   if (unknownKey !== undefined) {
@@ -37,14 +36,12 @@ function ttlPlanOf(fn: string, ttl: unknown): TtlPlan {
   }
   const record = ttl as Record<string, unknown>
   const bad = TTL_KINDS.find((key) => record[key] !== undefined && !TTLS.includes(record[key]))
-  if (bad !== undefined) throw new TypeError(`${fn} option "ttl.${bad}" must be '5m' or '1h' (got ${describeValue(record[bad])})`)
+  if (bad !== undefined) throw optionError(fn, `ttl.${bad}`, "'5m' or '1h'", record[bad])
   return record as TtlPlan
 }
 
 /** A marker already in the caller's history, at the top-level content block (or part) that holds it, or is it. */
-export interface CallerMarker extends MarkerPlace {
-  readonly ttl: CacheTtl
-}
+type CallerMarker = MarkerPlace & { readonly ttl: CacheTtl }
 
 /** Where a history holds markers: `markerOf` a node; `skip`, the keys that hold data; `onMessage`: on a message itself too. */
 export interface MarkerFormat<M> {
@@ -78,9 +75,7 @@ function callerMarkersOf(fn: string, history: readonly unknown[], format: Marker
   }
   history.forEach((message, index) => {
     const { content } = message as { content?: unknown }
-    if (Array.isArray(content)) {
-      content.forEach((part: unknown, block) => walkMarkers(part, format, (marker) => add(index, block, marker)))
-    }
+    if (Array.isArray(content)) content.forEach((part, block) => walkMarkers(part, format, (marker) => add(index, block, marker)))
     const own = format.onMessage ? format.markerOf(message as object) : undefined
     if (own != null) add(index, Infinity, own)
   })
@@ -97,19 +92,15 @@ export function resolveMarkedRequest<M>(
   format: MarkerFormat<M>,
 ) {
   const resolved = resolveRequest(fn, options, options?.messages, 'messages', 'required')
-  const history = options.messages
-  const { historyBreakpoint = true } = options
-  if (typeof historyBreakpoint !== 'boolean') {
-    throw new TypeError(`${fn} option "historyBreakpoint" must be a boolean (got ${describeValue(historyBreakpoint)})`)
-  }
+  const { messages: history, historyBreakpoint = true } = options
+  if (typeof historyBreakpoint !== 'boolean') throw optionError(fn, 'historyBreakpoint', 'a boolean', historyBreakpoint)
   const ttl = ttlPlanOf(fn, options.ttl)
   const callers = callerMarkersOf(fn, history, format)
   const split = resolved.snapshot === '' ? history.length : trailingInstructionsStart(history, ['system'])
   const at = historyBreakpoint ? format.historyTarget(history, split) : undefined
 
-  // promptloom's markers, each as the `cache_control` to write (no `ttl`: 5 minutes); a tools marker only beside a system
-  // breakpoint, a history marker only `at` a place. Anthropic rejects a longer TTL after a shorter one, so each is raised to
-  // the longest TTL after it, then lowered to the shortest caller TTL before it.
+  // promptloom's markers (no `ttl`: 5 min): tools only beside a system breakpoint, history only `at` a place. Anthropic rejects
+  // a longer TTL after a shorter one: each rises to the longest TTL after it, then drops to the shortest caller TTL before it.
   const { blocks } = resolved.rendered
   const systemLatestFirst = blocks.flatMap((block, index) => (block.cacheBreakpoint ? [index] : [])).reverse()
   const candidates: OwnMarker[] = [...(at ? ['history' as const] : []), ...systemLatestFirst]

@@ -8,10 +8,7 @@ const PRIME_LOW = 0x1b3 // the FNV prime 0x100000001b3 is 2^40 + 0x1b3
  * small: h · prime = h · 0x1b3 + (h << 40), and h << 40 adds h0 << 8 to limb 2 and h1 << 8 to limb 3.
  */
 export function fnv1a64(bytes: Uint8Array): string {
-  let h0 = 0x2325
-  let h1 = 0x8422
-  let h2 = 0x9ce4
-  let h3 = 0xcbf2
+  let [h3, h2, h1, h0] = [0xcbf2, 0x9ce4, 0x8422, 0x2325] // the FNV offset basis 0xcbf29ce484222325
   for (let i = 0; i < bytes.length; i++) {
     h0 ^= bytes[i]!
     const t0 = h0 * PRIME_LOW

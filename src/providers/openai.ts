@@ -4,7 +4,7 @@ import { describeValue } from '../assembly/errors.js'
 import type { ToolSchema } from '../assembly/types.js'
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
 import { fnv1a64 } from './fnv1a64.js'
-import { HISTORIES, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request.js'
+import { HISTORIES, optionError, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request.js'
 
 /** The leading message: `'system'`, or `'developer'` for reasoning models that take instructions that way. */
 export type OpenAIChatInstructionMessage = { role: 'system'; content: string } | { role: 'developer'; content: string }
@@ -13,9 +13,7 @@ export type OpenAIChatInstructionMessage = { role: 'system'; content: string } |
 export type OpenAIChatSnapshotMessage = { role: 'user'; content: string }
 
 /** Any message of the caller's history (the SDK's `ChatCompletionMessageParam` fits). */
-export type OpenAIChatMessageLike = {
-  readonly role: string
-}
+export type OpenAIChatMessageLike = { readonly role: string }
 
 /** A function tool of the Chat Completions API. */
 export type OpenAIChatTool = {
@@ -74,8 +72,6 @@ export interface OpenAIResponsesRequest<I extends object> {
   prompt_cache_key?: string
 }
 
-const MAX_KEY_LENGTH = 64
-
 /** The `prompt_cache_key` field for `fn`'s `promptCacheKey` (`true`: `'pl-'` + a digest of the tools and stable blocks). */
 function promptCacheKeyOf(fn: string, option: unknown, tools: readonly ToolSchema[], rendered: RenderedPrompt) {
   if (option === undefined) return {}
@@ -85,9 +81,9 @@ function promptCacheKeyOf(fn: string, option: unknown, tools: readonly ToolSchem
     const stableRun = rendered.blocks.slice(0, volatile === -1 ? undefined : volatile).map((block) => block.text).join('\n\n')
     return { prompt_cache_key: `pl-${fnv1a64(new TextEncoder().encode(`${declared}\u0000${stableRun}`))}` }
   }
-  if (typeof option === 'string' && option !== '' && option.length <= MAX_KEY_LENGTH) return { prompt_cache_key: option }
+  if (typeof option === 'string' && option !== '' && option.length <= 64) return { prompt_cache_key: option }
   throw new TypeError(
-    `${fn} option "promptCacheKey" must be true (derive it from the tools and the stable prompt) or a non-empty string of at most ${MAX_KEY_LENGTH} characters (got ${typeof option === 'string' ? `a string of ${option.length} characters` : describeValue(option)})`,
+    `${fn} option "promptCacheKey" must be true (derive it from the tools and the stable prompt) or a non-empty string of at most 64 characters (got ${typeof option === 'string' ? `a string of ${option.length} characters` : describeValue(option)})`,
   )
 }
 
@@ -121,9 +117,7 @@ function withSnapshot<T>(history: readonly T[], snapshot: string): (T | OpenAICh
 export function toOpenAIChat<M extends OpenAIChatMessageLike>(options: OpenAIChatRequestOptions<M>): OpenAIChatRequest<M> {
   const { rendered, tools, snapshot } = resolveRequest('toOpenAIChat', options, options?.messages, 'messages', 'optional')
   const role = options.role ?? 'system'
-  if (role !== 'system' && role !== 'developer') {
-    throw new TypeError(`toOpenAIChat option "role" must be 'system' or 'developer' (got ${describeValue(role)})`)
-  }
+  if (role !== 'system' && role !== 'developer') throw optionError('toOpenAIChat', 'role', "'system' or 'developer'", role)
   const history = withSnapshot(options.messages, snapshot)
   const request: OpenAIChatRequest<M> = {
     messages: [{ role, content: rendered.text }, ...history],

@@ -23,35 +23,9 @@ export interface RequestOptions {
   readonly snapshot?: string | false
 }
 
-/** Throws a `TypeError` naming the tool (or its index) for a schema a request cannot declare. */
-function checkTool(fn: string, tool: unknown, index: number): void {
-  if (typeof tool !== 'object' || tool === null) {
-    throw new TypeError(`${fn} option "assembly" has ${describeValue(tool)} as tool ${index}; each tool must be a schema { name, description, parameters }`)
-  }
-  const { name, parameters } = tool as Partial<ToolSchema>
-  if (name === TOOL_ORDER_REST) {
-    throw new TypeError(`${fn} option "assembly" has a tool named "${TOOL_ORDER_REST}", which is reserved for toolOrder's rest entry; rename the tool`)
-  }
-  const label = typeof name === 'string' ? `tool "${name}"` : `tool ${index}`
-  if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters)) {
-    throw new TypeError(
-      `${fn} option "assembly" has ${label} whose parameters are ${describeValue(parameters)}; a tool's parameters must be a JSON Schema object, e.g. { type: 'object', properties: {} }`,
-    )
-  }
-}
-
-/** Throws a `TypeError` naming the first history element that is not a message whose `content` is a string or an array (or absent, if `'optional'`). */
-function checkHistory(fn: string, historyName: string, history: readonly unknown[], rule: 'required' | 'optional'): void {
-  history.forEach((message, i) => {
-    if (typeof message !== 'object' || message === null || Array.isArray(message)) {
-      throw new TypeError(`${fn} option "${historyName}" has ${describeValue(message)} at index ${i}; every element must be a message object of the provider's format`)
-    }
-    const { content } = message as { content?: unknown }
-    if (typeof content === 'string' || Array.isArray(content) || (rule === 'optional' && content == null)) return
-    throw new TypeError(
-      `${fn} option "${historyName}" has a message at index ${i} whose content is ${describeValue(content)}; content must be a string or an array of content parts`,
-    )
-  })
+/** The `TypeError` for `fn`'s option `name` that is not `rule`, with an optional `hint` after the value. */
+export function optionError(fn: string, name: string, rule: string, value: unknown, hint = ''): TypeError {
+  return new TypeError(`${fn} option "${name}" must be ${rule} (got ${describeValue(value)})${hint}`)
 }
 
 /** Where the trailing run of messages with one of `roles` starts: `history.length` when there is none. */
@@ -68,18 +42,41 @@ export function resolveRequest(fn: string, options: RequestOptions, history: unk
   if (typeof assembly !== 'object' || assembly === null || !Array.isArray(assembly.tools) || !Array.isArray(assembly.sections)) {
     throw new TypeError(`${fn} option "assembly" must be a prompt assembly (got ${describeValue(assembly)}); pass the result of systemPrompt.assemble()`)
   }
-  assembly.tools.forEach((tool: unknown, index) => checkTool(fn, tool, index))
+  assembly.tools.forEach((tool: unknown, index) => {
+    if (typeof tool !== 'object' || tool === null) {
+      throw new TypeError(`${fn} option "assembly" has ${describeValue(tool)} as tool ${index}; each tool must be a schema { name, description, parameters }`)
+    }
+    const { name, parameters } = tool as Partial<ToolSchema>
+    if (name === TOOL_ORDER_REST) {
+      throw new TypeError(`${fn} option "assembly" has a tool named "${TOOL_ORDER_REST}", which is reserved for toolOrder's rest entry; rename the tool`)
+    }
+    const label = typeof name === 'string' ? `tool "${name}"` : `tool ${index}`
+    if (typeof parameters !== 'object' || parameters === null || Array.isArray(parameters)) {
+      throw new TypeError(
+        `${fn} option "assembly" has ${label} whose parameters are ${describeValue(parameters)}; a tool's parameters must be a JSON Schema object, e.g. { type: 'object', properties: {} }`,
+      )
+    }
+  })
   if (!Array.isArray(history)) {
-    throw new TypeError(`${fn} option "${historyName}" must be an array of the provider's messages (got ${describeValue(history)}); pass [] for none`)
+    throw optionError(fn, historyName, "an array of the provider's messages", history, '; pass [] for none')
   }
   if (snapshot !== undefined && snapshot !== false && typeof snapshot !== 'string') {
-    throw new TypeError(`${fn} option "snapshot" must be a string, or false for none (got ${describeValue(snapshot)})`)
+    throw optionError(fn, 'snapshot', 'a string, or false for none', snapshot)
   }
   const rendered = options.rendered ?? render(assembly)
   if (typeof rendered !== 'object' || rendered === null || typeof rendered.text !== 'string' || !Array.isArray(rendered.blocks)) {
     throw new TypeError(`${fn} option "rendered" must be a RenderedPrompt (got ${describeValue(rendered)}); pass StepResult.rendered or omit it`)
   }
-  checkHistory(fn, historyName, history, rule)
+  history.forEach((message, i) => {
+    if (typeof message !== 'object' || message === null || Array.isArray(message)) {
+      throw new TypeError(`${fn} option "${historyName}" has ${describeValue(message)} at index ${i}; every element must be a message object of the provider's format`)
+    }
+    const { content } = message as { content?: unknown }
+    if (typeof content === 'string' || Array.isArray(content) || (rule === 'optional' && content == null)) return
+    throw new TypeError(
+      `${fn} option "${historyName}" has a message at index ${i} whose content is ${describeValue(content)}; content must be a string or an array of content parts`,
+    )
+  })
   const text = snapshot === undefined ? renderContextSnapshot(assembly) : snapshot === false ? '' : snapshot
   return { rendered, tools: assembly.tools, snapshot: text }
 }
@@ -111,8 +108,6 @@ export function historyOf(request: object, options: HistoryOptions = {}): unknow
     )
   }
   const snapshot = options?.snapshot
-  if (snapshot !== undefined && typeof snapshot !== 'boolean') {
-    throw new TypeError(`historyOf option "snapshot" must be a boolean (got ${describeValue(snapshot)})`)
-  }
+  if (snapshot !== undefined && typeof snapshot !== 'boolean') throw optionError('historyOf', 'snapshot', 'a boolean', snapshot)
   return (snapshot === false ? record.caller : record.withSnapshot).slice()
 }
