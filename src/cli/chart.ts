@@ -6,12 +6,25 @@ const HEIGHT = 220
 const PAD = { left: 44, right: 14, top: 14, bottom: 30 }
 
 /**
- * One agent's prefix-share chart (at least one row) as inline SVG (no script): x is the step (rows evenly spaced,
- * sessions left to right), y the share of the system prompt. Series: the stable system prefix (solid), the reusable
- * request prefix (dashed), the observed cache share (diamonds, when logged); each point is a `.point` with a `<title>`.
+ * One agent's prefix-share chart (at least one row) as inline SVG, x the step and y the share: the stable prefix (solid),
+ * the reusable prefix (dashed), the observed cache share (diamonds, when logged); each point a `.point` with a `<title>`.
  */
 export function prefixChart(agent: string, rows: readonly StepRow[]): Html {
-  const series = seriesOf(rows)
+  const tokens = (row: StepRow): string =>
+    row.stablePrefixTokens === undefined ? `${row.stablePrefixLength}/${row.promptLength} chars` : `${row.stablePrefixTokens}/${row.promptTokens ?? '?'} tokens`
+  const point = (index: number, share: number, note: string) => ({ index, step: rows[index]!.step, share, note, first: false })
+  const stable = rows.map((row, i) =>
+    row.first ? { ...point(i, 0, 'first step, nothing to reuse'), first: true } : point(i, row.stableShare, tokens(row)),
+  )
+  const reusable = rows.map((row, i) => point(i, row.reusableShare, `${row.reusablePrefixLength} chars`))
+  const observed = rows.flatMap(({ usage: u }, i) =>
+    u === undefined ? [] : [point(i, u.observedShare, `${u.cachedInputTokens}/${u.inputTokens} tokens`)],
+  )
+  const series = [
+    { key: 'stable', label: 'stable system prefix', points: stable },
+    { key: 'reusable', label: 'reusable request prefix', points: reusable },
+    ...(observed.length === 0 ? [] : [{ key: 'observed', label: 'observed cache (cached / input tokens)', points: observed }]),
+  ]
   const plotW = WIDTH - PAD.left - PAD.right
   const plotH = HEIGHT - PAD.top - PAD.bottom
   const x = (index: number): number => PAD.left + (rows.length === 1 ? plotW / 2 : (index / (rows.length - 1)) * plotW)
@@ -54,22 +67,4 @@ export function prefixChart(agent: string, rows: readonly StepRow[]): Html {
 </svg>
 <figcaption class="legend">${series.map((s) => html`<span class="key ${s.key}"><i></i>${s.label}</span>`)}</figcaption>
 </figure>`
-}
-
-function seriesOf(rows: readonly StepRow[]) {
-  const tokens = (row: StepRow): string =>
-    row.stablePrefixTokens === undefined ? `${row.stablePrefixLength}/${row.promptLength} chars` : `${row.stablePrefixTokens}/${row.promptTokens ?? '?'} tokens`
-  const point = (index: number, share: number, note: string) => ({ index, step: rows[index]!.step, share, note, first: false })
-  const stable = rows.map((row, i) =>
-    row.first ? { ...point(i, 0, 'first step, nothing to reuse'), first: true } : point(i, row.stableShare, tokens(row)),
-  )
-  const reusable = rows.map((row, i) => point(i, row.reusableShare, `${row.reusablePrefixLength} chars`))
-  const observed = rows.flatMap(({ usage: u }, i) =>
-    u === undefined ? [] : [point(i, u.observedShare, `${u.cachedInputTokens}/${u.inputTokens} tokens`)],
-  )
-  return [
-    { key: 'stable', label: 'stable system prefix', points: stable },
-    { key: 'reusable', label: 'reusable request prefix', points: reusable },
-    ...(observed.length === 0 ? [] : [{ key: 'observed', label: 'observed cache (cached / input tokens)', points: observed }]),
-  ]
 }

@@ -6,21 +6,16 @@ export function escapeHtml(text: string): string {
 }
 
 /**
- * A tagged template that escapes every interpolated value except an `Html` fragment (built by `html` or `raw`);
+ * A tagged template that escapes every interpolated value except an `Html` fragment (built by `html` or constructed);
  * arrays are joined, and `undefined`, `null` and `false` render as nothing.
  */
 export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
   return new Html(String.raw({ raw: strings }, ...values.map(fragment)))
 }
 
-/** Markup that is already safe; only `html` and `raw` create it. */
+/** Markup that is already safe: built by `html`, or constructed from markup the caller built safely (the page's CSS). */
 export class Html {
   constructor(readonly value: string) {}
-}
-
-/** Marks markup the caller built safely (e.g. numbers formatted into SVG) as `Html`. */
-export function raw(markup: string): Html {
-  return new Html(markup)
 }
 
 function fragment(value: unknown): string {

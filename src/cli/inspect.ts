@@ -4,8 +4,7 @@ import { agentModel, percent, plural, type AgentModel, type StepRow } from './re
 import { terminalSafe } from './terminal.js'
 
 /**
- * `promptloom inspect`: one agent's steps as a plain-text table. Optional columns (tokens, cache, withheld,
- * where reuse was lost) appear only when the log has their fields; warnings follow their step's row, indented.
+ * `promptloom inspect`: one agent's steps as a plain-text table, each row's warnings indented under it.
  * Every string from the log goes through `terminalSafe`.
  */
 export function renderInspectTable(agent: AgentModel): string {
@@ -71,10 +70,7 @@ function changesOf(row: StepRow): string {
   return parts.length === 0 ? '-' : parts.join('; ')
 }
 
-/**
- * One plain-text line for a logged cache break (`inspect`, `check`), such as `section "env" (layer global)
- * variable "branch"` or `tools +grep -ls ~read`; callers pass it through `terminalSafe`.
- */
+/** A logged cache break as text, such as `section "env" (layer global) variable "branch"`; not yet `terminalSafe`. */
 export function breakText(cause: SessionLogCacheBreak): string {
   if (cause.cause === 'tools') {
     const names = cause.tools === undefined ? [] : signedNames(cause.tools)
@@ -95,15 +91,11 @@ function signedNames(names: { readonly added: readonly string[]; readonly remove
 /** The thresholds of `check`: `minReusable` in [0, 1]; `maxBreaks` `undefined` for no limit. */
 export type CheckThresholds = { readonly minReusable: number; readonly maxBreaks: number | undefined }
 
-/** The default `--min-reusable`. */
 export const DEFAULT_MIN_REUSABLE = 0.9
 
-/** What `check` found in one log; `meanReusable` is `undefined` when it has no step after the first. */
-export type CheckedLog = ReturnType<typeof checkLog>
-
 /**
- * `promptloom check` on one log (SPEC §6): it passes when its mean reusable share over the steps
- * after the first (of each session) is at least `minReusable` and at most `maxBreaks` steps have a `cacheBreak`.
+ * `promptloom check` on one log (SPEC §6): passes when its mean reusable share over the steps after each session's
+ * first (`undefined` without any) is at least `minReusable` and at most `maxBreaks` steps have a `cacheBreak`.
  */
 export function checkLog(log: AgentLog, thresholds: CheckThresholds) {
   const model = agentModel(log)
@@ -116,7 +108,7 @@ export function checkLog(log: AgentLog, thresholds: CheckThresholds) {
 }
 
 /** The report `check` prints for `results`, ending in a line break; every string from a log or a path goes through `terminalSafe`. */
-export function renderCheck(results: readonly CheckedLog[], thresholds: CheckThresholds): string {
+export function renderCheck(results: readonly ReturnType<typeof checkLog>[], thresholds: CheckThresholds): string {
   const lines = [
     `promptloom check: ${plural(results.length, 'log')}, min reusable ${percent(thresholds.minReusable)}, max breaks ${thresholds.maxBreaks ?? 'unlimited'}`,
   ]

@@ -1,4 +1,4 @@
-import type { StepPart } from './report-model.js'
+import type { AgentModel, StepPart } from './report-model.js'
 
 /*
  * Which agents share which parts (section name and text) of their latest prompts: a prefix tree whose runs
@@ -10,23 +10,13 @@ import type { StepPart } from './report-model.js'
  *   identity · persona' ── …                      agent-2
  */
 
-/** One agent's latest prompt: its parts (one holding the whole prompt when the log has no part lengths). */
-export interface TreeAgent {
-  readonly name: string
-  readonly parts: readonly StepPart[]
-  /** Tokens per character of its latest prompt, for estimates when a part's count is not logged. */
-  readonly tokensPerChar: number | undefined
-}
-
-/** A part in the tree; its `tokens` are logged, or `estimated` from an agent's tokens per character. */
-export type TreePart = ReturnType<typeof treePart>
-
 /**
  * A run of consecutive parts that exactly `agents` share (in report order): its characters with separators,
- * its tokens (absent when a count is unknown) and `prefixTokens`, the tokens from the prompt's start through it.
+ * its tokens (absent when a count is unknown; logged, or `estimated` from an agent's tokens per character)
+ * and `prefixTokens`, the tokens from the prompt's start through it.
  */
 export interface TreeNode {
-  readonly parts: readonly TreePart[]
+  readonly parts: readonly ReturnType<typeof treePart>[]
   readonly agents: readonly string[]
   readonly chars: number
   readonly tokens: number | undefined
@@ -38,24 +28,21 @@ export interface TreeNode {
 /** What the rendered prompt puts between two parts. */
 export const SEPARATOR = '\n\n'
 
-interface Trie {
-  readonly part: StepPart
-  readonly agents: string[]
-  readonly children: Trie[]
-  readonly ratio: number | undefined
-}
+type Trie = Readonly<{ part: StepPart; agents: string[]; children: Trie[]; ratio: number | undefined }>
 
 const keyOf = (part: StepPart): string => `${part.name}\u0000${part.text}`
 
 const tokensOf = (part: StepPart, ratio: number | undefined): number | undefined =>
   part.tokens ?? (ratio === undefined ? undefined : Math.round(part.text.length * ratio))
 
+export const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0)
+
 /** The sum of `counts`, or `undefined` when one is unknown. */
 const total = (counts: readonly (number | undefined)[]): number | undefined =>
-  counts.includes(undefined) ? undefined : counts.reduce<number>((sum, count) => sum + count!, 0)
+  counts.includes(undefined) ? undefined : sum(counts as number[])
 
 /** The prefix tree of the agents' latest prompts; roots in the order the agents first reach them. */
-export function prefixTree(agents: readonly TreeAgent[]): TreeNode[] {
+export function prefixTree(agents: readonly AgentModel['tree'][]): TreeNode[] {
   const roots: Trie[] = []
   for (const agent of agents) {
     let level = roots
@@ -76,13 +63,13 @@ function treePart({ part, ratio }: Trie) {
 
 /** Merges `node` with its only child while that child has the same agents. */
 function compress(node: Trie, before: number | undefined): TreeNode {
-  const run: TreePart[] = [treePart(node)]
+  const run = [treePart(node)]
   let last = node
   while (last.children.length === 1 && last.children[0]!.agents.length === last.agents.length) {
     last = last.children[0]!
     run.push(treePart(last))
   }
-  const chars = run.reduce((sum, part) => sum + part.chars, 0) + SEPARATOR.length * (run.length - 1)
+  const chars = sum(run.map((part) => part.chars)) + SEPARATOR.length * (run.length - 1)
   const tokens = total(run.map((part) => part.tokens))
   const prefixTokens = tokens === undefined || before === undefined ? undefined : before + tokens
   const children = last.children.map((child) => compress(child, prefixTokens))
@@ -94,7 +81,7 @@ function compress(node: Trie, before: number | undefined): TreeNode {
  * `splits`: those some siblings do not send (with this text), with their `cost`, the later parts a sibling also
  * sends (what the agent could otherwise share). `sharedByAll`: those every agent sends alike (a preset's, say).
  */
-export function prefixSplits(agents: readonly TreeAgent[]) {
+export function prefixSplits(agents: readonly AgentModel['tree'][]) {
   const sends = agents.map((agent) => new Set(agent.parts.map(keyOf)))
   const sharedByAll = new Map<string, { readonly section: string; readonly layer: string }>()
   const splits = agents.flatMap((agent, a) =>
@@ -109,7 +96,7 @@ export function prefixSplits(agents: readonly TreeAgent[]) {
       }
       const sharable = agent.parts.slice(i + 1).filter((later) => siblings.some((b) => sends[b]!.has(keyOf(later))))
       const cost = {
-        chars: sharable.reduce((sum, later) => sum + later.text.length, 0),
+        chars: sum(sharable.map((later) => later.text.length)),
         tokens: total(sharable.map((later) => tokensOf(later, agent.tokensPerChar))),
         estimated: sharable.some((later) => later.tokens === undefined) && agent.tokensPerChar !== undefined,
       }

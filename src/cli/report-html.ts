@@ -1,9 +1,8 @@
 import { prefixChart } from './chart.js'
-import { html, raw, type Html } from './html.js'
+import { html, Html } from './html.js'
 import { REPORT_CSS } from './report-css.js'
-import type { TreeNode } from './prefix-tree.js'
-import { changedAny, percent, plural, type AgentModel, type ReportModel, type SharedPrefix } from './report-model.js'
-import type { StepRow } from './report-model.js'
+import { sum, type TreeNode } from './prefix-tree.js'
+import { changedAny, percent, plural, ratio, type AgentModel, type ReportModel, type StepRow } from './report-model.js'
 import { diffTexts } from './text-diff.js'
 
 const num = (n: number): string => n.toLocaleString('en-US')
@@ -14,7 +13,7 @@ const num = (n: number): string => n.toLocaleString('en-US')
  * into one row a checkbox expands (CSS only); a step's anchor (`#agent-1-step-4`) shows its row even when folded.
  */
 export function renderReportHtml(model: ReportModel): string {
-  const steps = model.agents.reduce((sum, agent) => sum + agent.rows.length, 0)
+  const steps = sum(model.agents.map((agent) => agent.rows.length))
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -22,7 +21,7 @@ export function renderReportHtml(model: ReportModel): string {
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>promptloom report · ${model.agents.map((agent) => agent.name).join(', ')}</title>
-<style>${raw(REPORT_CSS)}</style>
+<style>${new Html(REPORT_CSS)}</style>
 </head>
 <body>
 <header class="page">
@@ -46,7 +45,7 @@ Why: the first cause of lost reuse in the order providers cache (tools → confi
 `.value
 }
 
-function sharedPanel(shared: SharedPrefix): Html {
+function sharedPanel(shared: NonNullable<ReportModel['shared']>): Html {
   return html`<section class="panel shared" aria-label="shared prefix">
 <h2>Prefix shared by all agents</h2>
 <p class="big">${num(shared.length)} <span class="unit">chars</span></p>
@@ -91,7 +90,6 @@ function agentCard(agent: AgentModel, index: number): Html {
   const last = agent.rows[agent.rows.length - 1]!
   const later = agent.rows.length > 1
   const usage = agent.usageTotals
-  const observedShare = usage === undefined || usage.inputTokens === 0 ? 0 : usage.cachedInputTokens / usage.inputTokens
   const figures: [string, string | undefined][] = [
     ['steps', String(agent.rows.length)],
     ['latest prompt', `${num(last.promptLength)} chars${last.promptTokens === undefined ? '' : ` · ${num(last.promptTokens)} tokens`}`],
@@ -101,7 +99,7 @@ function agentCard(agent: AgentModel, index: number): Html {
     ['cache breaks', later ? String(agent.breakCount) : undefined],
     ...agent.readWarnings.map((message): [string, string] => ['log damage', message]),
     ['withheld now', last.withheld.length > 0 ? last.withheld.join(', ') : undefined],
-    ['cache, observed', usage && `${num(usage.cachedInputTokens)} / ${num(usage.inputTokens)} tokens (${percent(observedShare)})`],
+    ['cache, observed', usage && `${num(usage.cachedInputTokens)} / ${num(usage.inputTokens)} tokens (${percent(ratio(usage.cachedInputTokens, usage.inputTokens))})`],
     ['cache, predicted', usage?.predictedTokens === undefined ? undefined : `${num(usage.predictedTokens)} tokens`],
   ]
   return html`<article class="panel card" data-agent="${agent.name}">
@@ -113,7 +111,7 @@ ${prefixChart(agent.name, agent.rows)}
 }
 
 function stepTable(agent: AgentModel, index: number): Html {
-  const hasUsage = agent.rows.some((row) => row.usage !== undefined || row.expectedCachedTokens !== undefined)
+  const hasUsage = agent.rows.some((row) => row.usage !== undefined || row.expectedTokens !== undefined)
   const columns = hasUsage ? 9 : 8
   return html`<section class="panel agent" id="agent-${index + 1}" data-agent="${agent.name}">
 <h2>${agent.name} <span class="muted">· per step</span></h2>
@@ -188,8 +186,7 @@ function whyRow(row: StepRow, columns: number): Html {
       : html`section <code>${cause.section ?? '?'}</code>${cause.layer === undefined ? '' : html` (layer ${cause.layer})`}: ${
           cause.variable === undefined ? CAUSE_TEXT[cause.cause] : html`its template is unchanged; the value of variable <code>${cause.variable}</code> changed`
         }`
-  const expected = row.usage?.expectedTokens ?? row.expectedCachedTokens
-  const observed = row.usage
+  const { expectedTokens: expected, usage: observed } = row
   const figures: Html[] = []
   if (expected !== undefined) figures.push(html`expected ${num(expected)} cached tokens`)
   if (observed !== undefined) figures.push(html`observed ${num(observed.cachedInputTokens)} of ${num(observed.inputTokens)} input tokens cached`)
@@ -244,8 +241,7 @@ function notesCell(row: StepRow): Html {
 }
 
 function usageCell(row: StepRow): Html {
-  const usage = row.usage
-  const expected = usage?.expectedTokens ?? row.expectedCachedTokens
+  const { usage, expectedTokens: expected } = row
   if (usage === undefined) return expected === undefined ? html`<span class="muted">—</span>` : html`<span class="muted">expected ${num(expected)}</span>`
   const predicted = usage.predictedTokens
   const delta = predicted === undefined ? undefined : usage.cachedInputTokens - predicted

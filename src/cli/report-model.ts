@@ -5,16 +5,13 @@ import type { ReplayedStep } from '../surface/session-log-replay.js'
 import type { RequestHeaderEvent } from '../surface/surface-events.js'
 import type { UsageRecord } from '../surface/usage-record.js'
 import type { AgentLog } from './agent-log.js'
-import { prefixSplits, prefixTree, SEPARATOR, type TreeAgent } from './prefix-tree.js'
+import { prefixSplits, prefixTree, SEPARATOR, sum } from './prefix-tree.js'
 
 /** One step of one agent. Shares are of the prompt the model holds after the step, in UTF-16 code units (0 when empty). */
 export type StepRow = ReturnType<typeof stepRow>
 
 /** One agent's rows and headline figures; means are over the steps that are not the first of their session (0 without any). */
 export type AgentModel = ReturnType<typeof agentModel>
-
-/** The prefix the agents' latest prompts share, and per agent its share and how its prompt continues. */
-export type SharedPrefix = ReturnType<typeof sharedPrefix>
 
 /** The whole report; `shared` and `sharing` (the prefix tree and its scoped splits) are present with two or more agents. */
 export type ReportModel = ReturnType<typeof buildReport>
@@ -27,15 +24,15 @@ export function buildReport(logs: readonly AgentLog[]) {
   return { agents, shared: sharedPrefix(agents), sharing: { tree: prefixTree(trees), ...prefixSplits(trees) } }
 }
 
-const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0)
+/** `part / whole`, or 0 when `whole` is 0. */
+export const ratio = (part: number, whole: number): number => (whole === 0 ? 0 : part / whole)
 
-/** Builds one agent's rows and headline figures. */
 export function agentModel(log: AgentLog) {
   const steps = log.steps
   const last = steps[steps.length - 1]!
   const rows = steps.map((step, i) => stepRow(log.name, step, i === 0 || steps[i - 1]!.session !== step.session ? undefined : steps[i - 1]))
   const later = rows.filter((row) => !row.first)
-  const mean = (values: number[]): number => (values.length === 0 ? 0 : sum(values) / values.length)
+  const mean = (values: number[]): number => ratio(sum(values), values.length)
   const used = rows.flatMap((row) => (row.usage === undefined ? [] : [row.usage]))
   const predicted = used.flatMap((usage) => (usage.predictedTokens === undefined ? [] : [usage.predictedTokens]))
   // The latest step as the prefix tree reads it: its parts, or the whole prompt as one part.
@@ -50,7 +47,8 @@ export function agentModel(log: AgentLog) {
     meanReusableShare: mean(later.map((row) => row.reusableShare)),
     warningCount: sum(rows.map((row) => row.warnings.length)),
     breakCount: rows.filter((row) => row.cacheBreak !== undefined).length,
-    tree: { name: log.name, parts, tokensPerChar } satisfies TreeAgent,
+    // The latest prompt for the prefix tree; tokens per character estimate a part whose count is not logged.
+    tree: { name: log.name, parts, tokensPerChar },
     readWarnings: log.warnings.map((warning) => warning.message),
     usageTotals:
       used.length === 0
@@ -70,15 +68,6 @@ export function stepAnchor(agent: string, session: number, step: number): string
   return session > 1 ? `${name}-session-${session}-step-${step}` : `${name}-step-${step}`
 }
 
-/** The break's section text before and after the step, when the log can cut both prompts into parts. */
-function changedTextOf(step: ReplayedStep, previous: ReplayedStep | undefined) {
-  const section = step.cacheBreak?.section
-  const before = section === undefined || previous === undefined ? undefined : stepParts(previous)
-  const after = before && stepParts(step)
-  const text = (parts: StepPart[]): string | undefined => parts.find((part) => part.name === section)?.text
-  return before && after && { before: text(before), after: text(after) }
-}
-
 /** One row; `previous` is the step before it in the same session (none for a session's first step). */
 function stepRow(agent: string, step: ReplayedStep, previous: ReplayedStep | undefined) {
   const promptLength = step.prompt.length
@@ -86,6 +75,11 @@ function stepRow(agent: string, step: ReplayedStep, previous: ReplayedStep | und
   const header = step.events.find((event): event is RequestHeaderEvent => event.type === 'request/header')
   const config = previous !== undefined && header !== undefined ? configChanges(previous.config, header.config) : undefined
   const sections = sectionChanges(step, previous)
+  // The break's section text before and after the step, when the log can cut both prompts into parts.
+  const section = step.cacheBreak?.section
+  const before = section === undefined || previous === undefined ? undefined : stepParts(previous)
+  const after = before && stepParts(step)
+  const text = (parts: StepPart[]): string | undefined => parts.find((part) => part.name === section)?.text
   return {
     step: step.step,
     anchor: stepAnchor(agent, step.session, step.step),
@@ -109,8 +103,9 @@ function stepRow(agent: string, step: ReplayedStep, previous: ReplayedStep | und
     overBudget: step.overBudget === true,
     usage: step.usage === undefined ? undefined : usageFigures(step.usage),
     cacheBreak: step.cacheBreak,
-    changedText: changedTextOf(step, previous),
-    expectedCachedTokens: step.expectedCachedTokens,
+    changedText: before && after && { before: text(before), after: text(after) },
+    // The usage record's expected cached tokens, else the step's.
+    expectedTokens: step.usage?.expectedTokens ?? step.expectedCachedTokens,
     // Nothing happened: not a first step, no break, no change, header, warning or budget move.
     quiet:
       previous !== undefined && step.cacheBreak === undefined && header === undefined &&
@@ -118,12 +113,15 @@ function stepRow(agent: string, step: ReplayedStep, previous: ReplayedStep | und
   }
 }
 
-/** The usage record's figures with `observedShare`: `cachedInputTokens / inputTokens` (0 when no input). */
+/** The usage record's figures with `observedShare`: `cachedInputTokens / inputTokens`. */
 function usageFigures({ type: _type, step: _step, ...figures }: UsageRecord) {
-  return { ...figures, observedShare: figures.inputTokens === 0 ? 0 : figures.cachedInputTokens / figures.inputTokens }
+  return { ...figures, observedShare: ratio(figures.cachedInputTokens, figures.inputTokens) }
 }
 
-/** The longest common prefix of the agents' latest prompts, in UTF-16 code units, cut back to whole code points. */
+/**
+ * The longest common prefix of the agents' latest prompts, in UTF-16 code units, cut back to whole code points,
+ * and per agent its share and how its prompt continues.
+ */
 export function sharedPrefix(agents: readonly { readonly name: string; readonly latestPrompt: string }[]) {
   const first = agents[0]!.latestPrompt
   let length = first.length
@@ -134,7 +132,7 @@ export function sharedPrefix(agents: readonly { readonly name: string; readonly 
     text: first.slice(0, length),
     agents: agents.map((agent) => ({
       name: agent.name,
-      share: agent.latestPrompt.length === 0 ? 0 : length / agent.latestPrompt.length,
+      share: ratio(length, agent.latestPrompt.length),
       continuation: agent.latestPrompt.slice(length, length + 80),
     })),
   }
@@ -150,16 +148,8 @@ export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`
 }
 
-/** One sent part of a replayed step. */
-export interface StepPart {
-  readonly name: string
-  readonly text: string
-  /** `'global'`, the supplying scope's label, or `undefined` when the log does not say. */
-  readonly layer: string | undefined
-  /** Its token count by the budget's rule, when the log has it. */
-  readonly tokens: number | undefined
-}
-
+/** One sent part of a step; `layer` is `'global'`, the supplying scope's label, or `undefined` when the log does not say. */
+export type StepPart = Readonly<{ name: string; text: string; layer: string | undefined; tokens: number | undefined }>
 
 /**
  * The parts of `step.prompt` from its `sections` and `sectionLengths`, or `undefined` when the lengths are
@@ -211,8 +201,7 @@ export function sectionChanges(
 }
 
 /** Whether any section changed, entered, left, or was withheld or restored by the budget. */
-export function changedAny(sections: ReturnType<typeof sectionChanges>): boolean {
-  const { changed, added, removed, withheld, restored } = sections
+export function changedAny({ changed, added, removed, withheld, restored }: ReturnType<typeof sectionChanges>): boolean {
   return changed.length + added.length + removed.length + withheld.length + restored.length > 0
 }
 

@@ -8,10 +8,7 @@ import { agentModel } from './report-model.js'
 import { CliError, terminalSafe } from './terminal.js'
 
 /** Where the CLI writes; the bin passes `process.stdout` / `process.stderr`. */
-export interface CliOutput {
-  readonly stdout: { write(text: string): unknown }
-  readonly stderr: { write(text: string): unknown }
-}
+export type CliOutput = Readonly<Record<'stdout' | 'stderr', { write(text: string): unknown }>>
 
 /** The text of `promptloom --help`. */
 export const CLI_HELP = `promptloom — look at promptloom session logs
@@ -99,16 +96,14 @@ function dispatch(argv: readonly string[], out: CliOutput): number {
     return 0
   }
   const warn = (message: string): void => void out.stderr.write(`promptloom: warning: ${terminalSafe(message)}\n`)
-  if (command !== 'check') {
-    for (const flag of ['min-reusable', 'max-breaks'] as const) {
-      if (values[flag] !== undefined) throw new CliError(`--${flag} belongs to "promptloom check"; ${command ?? 'this command'} takes no --${flag}`)
-    }
+  for (const flag of command === 'check' ? [] : (['min-reusable', 'max-breaks'] as const)) {
+    if (values[flag] !== undefined) throw new CliError(`--${flag} belongs to "promptloom check"; ${command ?? 'this command'} takes no --${flag}`)
   }
   switch (command) {
     case 'check': {
       if (values.output !== undefined) throw new CliError(`check prints to the terminal and takes no -o; ${CHECK_USAGE}`)
       if (files.length === 0) throw new CliError(`check needs at least one session log; ${CHECK_USAGE}`)
-      const thresholds: CheckThresholds = { minReusable: share(values['min-reusable']), maxBreaks: breaks(values['max-breaks']) }
+      const thresholds = thresholdsOf(values['min-reusable'], values['max-breaks'])
       const results = readAgentLogs(files, warn).map((log) => checkLog(log, thresholds))
       out.stdout.write(renderCheck(results, thresholds))
       return results.every((result) => result.passed) ? 0 : 1
@@ -131,18 +126,13 @@ function dispatch(argv: readonly string[], out: CliOutput): number {
   }
 }
 
-function share(raw: string | undefined): number {
-  if (raw === undefined) return DEFAULT_MIN_REUSABLE
-  const value = Number(raw)
-  if (raw.trim() === '' || !Number.isFinite(value) || value < 0 || value > 1) {
-    throw new CliError(`--min-reusable must be a number from 0 to 1, such as 0.9 (got "${raw}"); ${CHECK_USAGE}`)
+function thresholdsOf(minReusable: string | undefined, maxBreaks: string | undefined): CheckThresholds {
+  const share = Number(minReusable ?? DEFAULT_MIN_REUSABLE)
+  if (minReusable !== undefined && (minReusable.trim() === '' || !Number.isFinite(share) || share < 0 || share > 1)) {
+    throw new CliError(`--min-reusable must be a number from 0 to 1, such as 0.9 (got "${minReusable}"); ${CHECK_USAGE}`)
   }
-  return value
-}
-
-function breaks(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined
-  const value = Number(raw)
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value)) throw new CliError(`--max-breaks must be a non-negative integer (got "${raw}"); ${CHECK_USAGE}`)
-  return value
+  if (maxBreaks !== undefined && !(/^\d+$/.test(maxBreaks) && Number.isSafeInteger(Number(maxBreaks)))) {
+    throw new CliError(`--max-breaks must be a non-negative integer (got "${maxBreaks}"); ${CHECK_USAGE}`)
+  }
+  return { minReusable: share, maxBreaks: maxBreaks === undefined ? undefined : Number(maxBreaks) }
 }

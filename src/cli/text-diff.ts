@@ -1,9 +1,5 @@
 /** One line of the diff; `mark` is the UTF-16 range `[start, end)` of `text` that differs from the line it replaces. */
-export interface DiffLine {
-  readonly kind: 'same' | 'removed' | 'added'
-  readonly text: string
-  readonly mark?: readonly [number, number]
-}
+export type DiffLine = Readonly<{ kind: 'same' | 'removed' | 'added'; text: string; mark?: readonly [number, number] }>
 
 /** A run of unchanged lines left out of the diff. */
 export type DiffGap = { readonly kind: 'gap'; readonly lines: number }
@@ -13,9 +9,8 @@ const CONTEXT = 2
 const LCS_LIMIT = 250_000
 
 /**
- * A line diff (longest common subsequence) of a section's text before and after a step (either `undefined` when
- * it entered or left the prompt): unchanged runs folded to `CONTEXT` lines around each change, and the characters
- * that differ marked inside a changed line that replaces another.
+ * A line diff of a section's text before and after a step (`undefined` when absent): unchanged runs folded to
+ * `CONTEXT` lines around each change, the differing characters marked inside a changed line that replaces another.
  */
 export function diffTexts(before: string | undefined, after: string | undefined): (DiffLine | DiffGap)[] {
   const a = before === undefined ? [] : before.split('\n')

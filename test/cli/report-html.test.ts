@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { escapeHtml, html, raw } from '../../src/cli/html.js'
+import { escapeHtml, html, Html } from '../../src/cli/html.js'
 import { agentLogOf } from './fixtures.js'
 import { renderReportHtml } from '../../src/cli/report-html.js'
 import { buildReport } from '../../src/cli/report-model.js'
@@ -16,9 +16,9 @@ describe('escaping', () => {
     expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe('&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;')
   })
 
-  test('the html template escapes values, joins arrays and keeps nested html and raw fragments', () => {
+  test('the html template escapes values, joins arrays and keeps nested html and constructed Html fragments', () => {
     const inner = html`<b>${'<i>'}</b>`
-    expect(html`<p title="${'"q"'}">${[inner, ' & ', raw('<br>')]}${undefined}${false}</p>`.value).toBe(
+    expect(html`<p title="${'"q"'}">${[inner, ' & ', new Html('<br>')]}${undefined}${false}</p>`.value).toBe(
       '<p title="&quot;q&quot;"><b>&lt;i&gt;</b> &amp; <br></p>',
     )
   })

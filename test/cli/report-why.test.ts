@@ -46,7 +46,7 @@ describe('a step that lost reuse', () => {
     const row = agentModel(agentLogOf(logs['agent-1']!, 'agent-1.jsonl')).rows[2]!
     expect(row.cacheBreak).toEqual({ cause: 'section', section: 'env', layer: 'global', variable: 'branch' })
     expect(row.changedText).toEqual({ before: 'Work on branch main.', after: 'Work on branch feature/login.' })
-    expect([row.expectedCachedTokens, row.usage?.cachedInputTokens, row.quiet, row.anchor]).toEqual([0, 20, false, 'agent-1-step-3'])
+    expect([row.expectedTokens, row.usage?.cachedInputTokens, row.quiet, row.anchor]).toEqual([0, 20, false, 'agent-1-step-3'])
   })
 
   test('unchanged steps are quiet, steps after a break are not lost', async () => {
