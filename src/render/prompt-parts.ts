@@ -95,11 +95,19 @@ export function partsOf(fills: readonly Fill[], record: AssemblyRecord | undefin
   return parts
 }
 
-/** The variables `parts` reference, in first-use order, with their supplying layer and declared stability. */
-export function variablesOf(parts: readonly RenderedPart[], record: AssemblyRecord | undefined): RenderedVariable[] {
+/**
+ * The variables `parts` reference, in first-use order, with their supplying layer and declared stability;
+ * `previous`'s objects where equal, and `previous` itself when every one is.
+ */
+export function variablesOf(
+  parts: readonly RenderedPart[],
+  record: AssemblyRecord | undefined,
+  previous?: readonly RenderedVariable[],
+): readonly RenderedVariable[] {
   const table = record?.provenance.variables
   const seen = new Set<string>()
   const out: RenderedVariable[] = []
+  let same = true
   for (let i = 0; i < parts.length; i++) {
     const names = parts[i]!.variables
     for (let j = 0; j < names.length; j++) {
@@ -107,8 +115,15 @@ export function variablesOf(parts: readonly RenderedPart[], record: AssemblyReco
       if (seen.has(name)) continue
       seen.add(name)
       const source = table === undefined ? undefined : sourceNamed(table, name)
-      out.push(Object.freeze({ name, layer: source?.layer, stability: source?.stability ?? 'session' }))
+      const layer = source?.layer
+      const stability = source?.stability ?? 'session'
+      const old = previous?.[out.length]
+      if (old !== undefined && old.name === name && old.layer === layer && old.stability === stability) out.push(old)
+      else {
+        same = false
+        out.push(Object.freeze({ name, layer, stability }))
+      }
     }
   }
-  return out
+  return same && previous !== undefined && out.length === previous.length ? previous : out
 }

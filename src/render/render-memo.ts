@@ -81,7 +81,10 @@ function stillFits(fill: Fill, item: RenderItem, variables: Variables, sameValue
 /** The last fill of each registration, so scopes rendering a global section with the same values share one fill. */
 const sharedFills = new WeakMap<object, Fill>()
 
-/** The last render of one scope's sections (or contexts), by position, with a by-name lookup for moved items. */
+/**
+ * The last render of one scope's sections (or contexts), by position. An item moved farther than one
+ * place finds its last fill through its registration's shared fill; one without a registration by name.
+ */
 export class RenderMemo {
   #fills: readonly Fill[] = []
   #byName: Map<string, Fill> | undefined
@@ -119,7 +122,10 @@ export class RenderMemo {
       if (previous?.name !== item.name) {
         if (last[i + shift + 1]?.name === item.name) previous = last[i + ++shift]
         else if (i + shift > 0 && last[i + shift - 1]?.name === item.name) previous = last[i + --shift]
-        else previous = (this.#byName ??= new Map(last.map((fill) => [fill.name, fill]))).get(item.name)
+        // Farther (or new): an item with a registration finds its last fill through the registration, below.
+        else if (sources === undefined || sourceNamed(sources, item.name, i) === undefined) {
+          previous = (this.#byName ??= new Map(last.map((fill) => [fill.name, fill]))).get(item.name)
+        } else previous = undefined
       }
       let fill: Fill
       if (previous !== undefined && stillFits(previous, item, variables, sameValues)) fill = previous
@@ -133,8 +139,12 @@ export class RenderMemo {
         }
         renders++
       }
-      if (next === undefined && fill !== last[i]) next = last.slice(0, i)
-      next?.push(fill)
+      if (next === undefined && fill !== last[i]) {
+        // Sized exactly: the memo keeps this array until the next change.
+        next = new Array<Fill>(items.length)
+        for (let j = 0; j < i; j++) next[j] = last[j]!
+      }
+      if (next !== undefined) next[i] = fill
     }
     if (next === undefined && items.length !== last.length) next = last.slice(0, items.length)
     stats.sectionRenders += renders

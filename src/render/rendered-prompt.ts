@@ -104,7 +104,7 @@ export function buildRenderedPrompt(
 }
 
 /** The frozen prompt of placed, frozen, non-empty `parts` and the frozen `variables` they reference. */
-export function promptOf(parts: RenderedPart[], variables: RenderedVariable[], previous?: RenderedPrompt): RenderedPrompt {
+export function promptOf(parts: RenderedPart[], variables: readonly RenderedVariable[], previous?: RenderedPrompt): RenderedPrompt {
   const blocks = blocksOf(parts, previous)
   // Concatenated (a rope), as block texts are: a reader of the blocks never copies the whole prompt.
   let text = blocks.length === 0 ? '' : blocks[0]!.text
