@@ -38,18 +38,12 @@ export interface SystemPromptConfig {
   renderCacheScopes?: number
 }
 
-/**
- * The validated configuration with every default applied. `sectionOrders` and `contextOrders` hold the
- * configured bands only, without the built-in ones (frozen, prototype-free tables).
- */
+/** The validated configuration with every default applied; `sectionOrders`/`contextOrders` hold only configured bands. */
 export type ResolvedSystemPromptConfig = Readonly<Required<Omit<SystemPromptConfig, 'toolOrder'>>> & {
   readonly toolOrder: readonly string[] | undefined
 }
 
-interface Issue {
-  readonly message: string
-  readonly path?: readonly PropertyKey[]
-}
+type Issue = { readonly message: string; readonly path?: readonly PropertyKey[] }
 
 function toolOrderIssues(value: unknown): Issue[] {
   if (!Array.isArray(value)) {
@@ -72,11 +66,7 @@ function toolOrderIssues(value: unknown): Issue[] {
   return issues
 }
 
-/**
- * The configured bands as a frozen table without a prototype (so `constructor` is no band). The
- * built-in bands stay out of it, so the resolved config validates again unchanged (Cordis validates,
- * then the constructor resolves what it got).
- */
+/** The configured bands only, frozen and prototype-free, so the resolved config validates again unchanged. */
 function orderTable(key: 'sectionOrders' | 'contextOrders', value: unknown, issues: Issue[]): Readonly<Record<string, number>> {
   const table = Object.create(null) as Record<string, number>
   if (value === undefined) return Object.freeze(table)
@@ -97,10 +87,7 @@ function orderTable(key: 'sectionOrders' | 'contextOrders', value: unknown, issu
   return Object.freeze(table)
 }
 
-/**
- * Validates `config` and applies defaults. Returns the issues instead of throwing, in the shape
- * Cordis' Standard Schema hook reports ("invalid config: - … (at toolOrder)"), so bad config fails at load.
- */
+/** Validates `config` and applies defaults; returns the issues (Standard Schema shape) instead of throwing. */
 export function resolveSystemPromptConfig(config: unknown): { value: ResolvedSystemPromptConfig; issues?: undefined } | { issues: Issue[] } {
   const input = (config ?? {}) as Record<string, unknown>
   if (typeof input !== 'object' || Array.isArray(input)) {
@@ -152,10 +139,7 @@ export function resolveSystemPromptConfig(config: unknown): { value: ResolvedSys
   return issues.length > 0 ? { issues } : { value }
 }
 
-/**
- * The service's `Config` as a Standard Schema, which Cordis 4 runs before constructing the plugin:
- * `ctx.plugin(SystemPrompt, bad)` rejects with a `ValidationError` (a `TypeError`) listing every issue.
- */
+/** The service's `Config` as a Standard Schema: Cordis rejects a bad config with a `ValidationError` listing every issue. */
 export const SystemPromptConfigSchema = {
   /** The Standard Schema v1 interface. */
   '~standard': {

@@ -22,9 +22,6 @@ export function layerOf(scope: ScopeKey | undefined): LayerRef {
   return scope === undefined ? 'global' : scope
 }
 
-/** `prompt section "intro"`, plus ` in scope "agent-1"` when `layer` is a scope's. */
-export const labelInLayer = entryLabel
-
 /** How an entry's value is obtained on each assembly: fixed, read from a signal, or by calling a provider once. */
 export const SourceKind = { Static: 0, Signal: 1, Provider: 2 } as const
 /** One of `SourceKind`'s values. */

@@ -7,10 +7,7 @@ import type { Undo } from '../scope/layer-entries.js'
 import { PromptLayer } from './entries.js'
 import type { PromptStats } from './types.js'
 
-/**
- * The layered registry and what tells the service it changed: a relay over a signal that moves on
- * every registration, disposal and parent re-link, and over every registered signal-valued input.
- */
+/** The layered registry, and a relay that moves on every registration, disposal, parent re-link and signal input write. */
 export class Registration {
   readonly #edits = signal(0)
   // peek, not value: a registration made inside someone's effect must not subscribe it.
@@ -29,10 +26,7 @@ export class Registration {
     this.#changes.clear()
   }
 
-  /**
-   * Registers through `ctx` (visibility and ownership) with `insert`, which must throw before changing
-   * anything; a signal-valued `input` is watched while the registration lives. Returns the Cordis disposer.
-   */
+  /** Registers through `ctx` with `insert` (which throws before changing anything), watching `input` while it lives. */
   register(ctx: Context, label: string, input: ReadonlySignal<unknown> | undefined, insert: (layer: PromptLayer) => Undo): () => Promise<void> {
     return this.store.effect(
       ctx,
@@ -49,10 +43,7 @@ export class Registration {
     )
   }
 
-  /**
-   * The body of the effect that calls `emit` after every effective registry change, once per `batch()`;
-   * the first run only subscribes. It reads only the relay's pulse, so a write costs the same however many are registered.
-   */
+  /** An effect body that calls `emit` once per `batch()` after any registry change; its first run only subscribes. */
   changeEffect(emit: () => void): () => void {
     let first = true
     return () => {

@@ -27,11 +27,7 @@ function nameOf(owner: TemplateOwner): string {
   return typeof owner === 'string' ? owner : owner()
 }
 
-/**
- * Scans `text` once into literal parts and variable references; `owner` names the entry for
- * errors. Throws an `Error` ("malformed prompt variable reference") for the first group whose
- * content is not a name. A text without `{{` compiles to `{ parts: [text], refs: [] }`.
- */
+/** Scans `text` once into parts and references; throws "malformed prompt variable reference" for the first bad group. */
 export function compileTemplate(text: string, owner: TemplateOwner): Template {
   const parts: string[] = []
   const refs: string[] = []
@@ -50,9 +46,8 @@ export function compileTemplate(text: string, owner: TemplateOwner): Template {
 }
 
 /**
- * Substitutes each reference with its value, left to right; values are never scanned again. Lookup
- * is own-property only. Throws an `Error` for the first reference whose name is not an own key
- * ("unknown prompt variable") or whose value is `undefined` ("has no value").
+ * Substitutes each reference with its own-property value, never rescanning values. Throws for the first
+ * reference that is not an own key ("unknown prompt variable") or whose value is `undefined` ("has no value").
  */
 export function fillTemplate(template: Template, variables: Variables, owner: TemplateOwner): string {
   const { parts, refs } = template

@@ -4,10 +4,8 @@ import { describeValue, inScope } from './errors.js'
 import type { ToolSchema } from './types.js'
 
 /**
- * Detaches tool schemas from their providers: each schema is cloned and deep-frozen once, and the
- * clone is reused while the provider returns that same object with the same `name`, `description`
- * and `parameters` (by identity); a deep edit inside the same `parameters` object is not seen.
- * Held weakly, so a dropped schema takes its clone with it.
+ * Clones and deep-freezes each schema once, reusing the clone (held weakly) while the provider returns the same
+ * object with the same `name`, `description` and `parameters` by identity: a deep edit inside `parameters` is not seen.
  */
 export class ToolDetacher {
   /** Each schema's clone, with the `name`, `description` and `parameters` it was made from. */
@@ -34,10 +32,7 @@ export class ToolDetacher {
   }
 }
 
-/**
- * Freezes `value` and everything reachable through own properties (symbols included), in place, and
- * returns it. An object already frozen is taken as frozen all the way down, so shared subtrees are walked once.
- */
+/** Freezes `value` and all it reaches through own keys, in place; a frozen object is taken as frozen all the way down. */
 export function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value)
@@ -49,11 +44,9 @@ export function deepFreeze<T>(value: T): T {
 type Provided = { readonly result: unknown; readonly label: string }
 
 /**
- * Validates the providers' raw results (each with the label naming its provider) and returns the
- * detached tools: `toolOrder`'s names at their position and the rest in code-unit order at
- * `TOOL_ORDER_REST` (without `toolOrder`, code-unit order). Throws when a result is not `{ schemas }`, a
- * schema has no string name or uses the reserved `TOOL_ORDER_REST`, two schemas share a name, or
- * `toolOrder` lists a name outside every provider's `knownNames`.
+ * The detached tools of the providers' results: `toolOrder`'s names in place, the rest in code-unit order at
+ * `TOOL_ORDER_REST` (or all in code-unit order). Throws for a result that is not `{ schemas }`, a nameless,
+ * reserved or duplicate tool name, or a `toolOrder` name outside every provider's `knownNames`.
  */
 export function collectTools(provided: readonly Provided[], toolOrder: readonly string[] | undefined, detacher: ToolDetacher) {
   const byName = new Map<string, { schema: ToolSchema; label: string }>()
@@ -112,10 +105,8 @@ export function collectTools(provided: readonly Provided[], toolOrder: readonly 
 }
 
 /**
- * What a provider's result held when its tools were built, all by identity: the result, its `schemas`
- * and `knownNames`, then each schema item followed by its `name`, `description` and `parameters`. The
- * tool memo is reused only while every provider hands back the same objects in the same places, so a
- * provider may return one result object and swap what it holds.
+ * By identity: a provider's result, its `schemas` and `knownNames`, then each item with its `name`, `description`
+ * and `parameters`. The tool memo holds while every provider hands back the same objects in the same places.
  */
 export type ResultSnapshot = readonly unknown[]
 type ResultFields = { schemas?: unknown; knownNames?: unknown } | null

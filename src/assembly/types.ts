@@ -11,10 +11,7 @@ export interface AssembleContext {
   signal?: AbortSignal
 }
 
-/**
- * How often a contribution is expected to change, for the step surface's cache-stability lint:
- * `static` (never), `session` (rarely), `volatile` (every step — belongs in a runtime context).
- */
+/** Expected change rate, for the cache-stability lint: `static` (never), `session` (rarely), `volatile` (every step). */
 export type Stability = 'static' | 'session' | 'volatile'
 
 /** Text of a section or context: fixed, a signal, or evaluated on every assembly. */
@@ -78,10 +75,7 @@ export interface ToolProviderResult {
   readonly knownNames?: readonly string[]
 }
 
-/**
- * What a registration method returns: the exact Cordis effect disposer. It returns `undefined`
- * (every undo is synchronous), so call it or `await` it, but never chain `.then` on its result.
- */
+/** The exact Cordis effect disposer a registration returns: call or `await` it, never chain `.then` (it returns `undefined`). */
 export type RegistrationDisposer = () => Promise<void> | undefined
 
 /** A tool provider: evaluated on every assembly, or a signal of its result. */
@@ -102,10 +96,7 @@ export interface AssembledSection {
 
 /** One resolved runtime-context contribution. Fresh and mutable per assembly. */
 export interface AssembledContext extends Pick<AssembledSection, 'name' | 'text' | 'interpolate'> {
-  /**
-   * `true` on a context the registry produced, absent on one a listener added: `refreshContext` re-reads
-   * a marked one from its registration (or drops it when gone) and keeps an unmarked one's text. Plain data, so copies keep it.
-   */
+  /** `true` on a registry context (which `refreshContext` re-reads or drops), absent on one a listener added. */
   registered?: true
 }
 

@@ -1,5 +1,5 @@
 import { volatileReferenceError } from '../assembly/diagnostics.js'
-import { labelInLayer } from '../assembly/entries.js'
+import { entryLabel as labelInLayer } from '../assembly/errors.js'
 import { recordOf, sourceNamed, type AssemblyRecord, type RenderSlot, type SourceTable } from '../assembly/provenance.js'
 import type { PromptPresentation } from '../assembly/types.js'
 import { partsOf, variablesOf } from './prompt-parts.js'

@@ -27,10 +27,7 @@ const mintedFibers = new WeakMap<object, ScopeKey>()
 // Apps whose root already holds the listener below: one per app.
 const explaining = new WeakSet<Context>()
 
-/**
- * Adds how to mint the scope instead to Cordis' "cannot get property … without inject" error when the read went
- * through a scope minted on the root context (which injects nothing); other reads and errors pass through.
- */
+/** Explains Cordis' "cannot get property … without inject" error for a scope minted on the root context. */
 function explainRootScopes(root: Context): void {
   if (explaining.has(root)) return
   explaining.add(root)

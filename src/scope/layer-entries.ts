@@ -16,10 +16,7 @@ export class NamedEntries<V> {
     this.#duplicateError = duplicateError
   }
 
-  /**
-   * Adds `value` under `name` at the end; throws the owner's duplicate error (changing nothing) when the name
-   * is taken. The returned undo is idempotent and never removes a later re-insert of the same name.
-   */
+  /** Adds `value` under `name` at the end, or throws the duplicate error; the undo never removes a later re-insert. */
   insert(name: string, value: V): Undo {
     if (this.#table.peek(name) !== undefined) throw this.#duplicateError(name)
     const slot = { value }
@@ -39,10 +36,7 @@ export class NamedEntries<V> {
     return this.#table.has(name)
   }
 
-  /**
-   * A live iterator in insertion order, as a `Map`'s until the entries drain (one taken before yields nothing
-   * inserted after). Calling it subscribes to every insertion and removal; spread it for a snapshot.
-   */
+  /** A live iterator in insertion order, as a `Map`'s until the entries drain; subscribes to every insertion and removal. */
   keys(): IterableIterator<string> {
     return this.#table.keys()
   }

@@ -121,11 +121,9 @@ const CARRIER: unique symbol = Symbol.for('promptloom.carrier')
 type Filter = (this: unknown, ctx: Context) => boolean
 
 /**
- * A routing-only receiver for scope-filtered dispatch: pass it as the first argument of `ctx.emit`/`ctx.waterfall`/….
- * Its `Context.filter` keeps `base`'s own filter (called with `base` as `this`), admits unscoped listeners, and
- * admits a listener tagged with `key` or one of its ancestors: events flow up the chain, never down or across.
- * With `key === undefined` only unscoped listeners hear it; `{ global: true }` listeners bypass every filter
- * (Cordis). The carrier is a frozen null-prototype object exposing none of `base`'s properties.
+ * A routing-only receiver (frozen, null-prototype) to pass first to `ctx.emit`/`ctx.waterfall`/…: after `base`'s own
+ * filter, it admits unscoped listeners and those tagged with `key` or an ancestor (events flow up the chain, never
+ * down or across); `{ global: true }` listeners bypass every filter.
  */
 export function scopeTarget<T extends object>(base: T, key: ScopeKey | undefined): Scoped<T> {
   const baseFilter = (base as { [Context.filter]?: Filter })[Context.filter]

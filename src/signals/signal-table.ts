@@ -18,11 +18,9 @@ export function* mapLive<T, U>(items: Iterable<T>, map: (item: T) => U): Generat
 }
 
 /**
- * A keyed, insertion-ordered table whose reads subscribe and whose writes notify. `get`/`has` of a
- * present key subscribe to that entry only; of an absent key, `size` and every iteration subscribe
- * to `version` only, which moves on every insertion, removal and overwrite. An overwrite keeps its
- * position (an `Object.is`-equal one changes nothing). Iterators are live like a `Map`'s until the
- * table drains: one taken before yields nothing inserted after.
+ * A keyed, insertion-ordered table whose reads subscribe and whose writes notify: `get`/`has` of a present key
+ * subscribe to that entry; everything else to `version`. An overwrite keeps its position (an `Object.is`-equal one
+ * changes nothing). Iterators are live like a `Map`'s until the table drains.
  */
 export class SignalTable<K, V> {
   // Shared while empty: most tables of a layer never get an entry.

@@ -8,10 +8,7 @@ export function isReadonlySignal(value: unknown): value is ReadonlySignal<unknow
   return value instanceof Signal
 }
 
-/**
- * `value` when it is a signal promptloom can track, `undefined` when it is no signal; throws a `TypeError`
- * naming `subject` for a signal of another copy of the library, whose writes promptloom would never see.
- */
+/** `value` when it is a trackable signal, `undefined` for no signal; a `TypeError` for another copy's signal. */
 export function trackedSignalOf(value: unknown, subject: () => string): ReadonlySignal<unknown> | undefined {
   if (value instanceof Signal) return value
   if (typeof value !== 'object' || value === null || (value as { brand?: unknown }).brand !== BRAND) return undefined

@@ -1,7 +1,7 @@
 /** The step surface's cache-stability lint: a per-step value in the system prompt invalidates the KV cache from its section on. */
 
 import { breakpointAfterVolatileMessage } from '../assembly/diagnostics.js'
-import { labelInLayer, type LayerRef } from '../assembly/entries.js'
+import type { LayerRef } from '../assembly/entries.js'
 import { entryLabel } from '../assembly/errors.js'
 import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
 
@@ -75,7 +75,7 @@ export function lintStability(
   for (const part of parts) {
     if (part.stability === 'volatile') continue
     for (const variable of volatile.filter(({ name }) => part.variables.includes(name))) {
-      const message = `${labelInLayer('prompt section', part.name, part.layer)} references volatile ${labelInLayer('prompt variable', variable.name, variable.layer)}; a value that changes every step invalidates the cached prompt from this section on — move it into a runtime context`
+      const message = `${entryLabel('prompt section', part.name, part.layer)} references volatile ${entryLabel('prompt variable', variable.name, variable.layer)}; a value that changes every step invalidates the cached prompt from this section on — move it into a runtime context`
       add('volatile-variable', part, variable.name, message)
     }
   }
@@ -92,7 +92,7 @@ export function lintStability(
     const lastStable = parts.findLastIndex(({ name }) => !changed.has(name) && !changedBefore.has(name))
     for (const part of parts.slice(0, Math.max(lastStable, 0))) {
       if (!changed.has(part.name) || !changedBefore.has(part.name)) continue
-      const message = `${labelInLayer('prompt section', part.name, part.layer)} changed in two consecutive steps while later sections stayed the same; a per-step value this early in the prompt invalidates the cache of everything after it — move it into a runtime context or give the section a later order`
+      const message = `${entryLabel('prompt section', part.name, part.layer)} changed in two consecutive steps while later sections stayed the same; a per-step value this early in the prompt invalidates the cache of everything after it — move it into a runtime context or give the section a later order`
       add('unstable-section', part, undefined, message)
     }
   }
