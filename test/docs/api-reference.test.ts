@@ -11,11 +11,13 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 // a reader of it gets: the README's first part as the landing page, modules
 // named by their import specifiers, exports grouped by task, `@example`s that
 // type-check against the current API, and no Cordis members on SystemPrompt.
-// It runs `npm run docs` itself, type checking included, so a build that would
-// fail for a user fails here (and in CI, which runs `npm test`); only the output
-// folder differs.
+// It runs `npm run docs` itself, type checking included, into the folder
+// typedoc.json names (docs/api, emptied first), so a build that would fail for a
+// user fails here (and in CI, which runs `npm test`); it only adds a JSON copy.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+/** Where `npm run docs` writes the reference: typedoc.json's `out`. */
+const HTML = join(ROOT, (JSON.parse(readFileSync(join(ROOT, 'typedoc.json'), 'utf8')) as { out: string }).out)
 const TASK_GROUPS = ['Registry', 'Scopes', 'Rendering', 'Step surface', 'Providers', 'Logs & CLI', 'Signals']
 const MODULES = ['promptloom', 'promptloom/node', 'promptloom/otel']
 const LANDING_END = '<!-- api-landing-end -->'
@@ -64,11 +66,12 @@ let exampleErrors: string[]
 
 beforeAll(async () => {
   out = mkdtempSync(join(tmpdir(), 'promptloom-docs-'))
+  rmSync(HTML, { recursive: true, force: true })
   const building = new Promise<typeof build>((resolve) => {
     // `npm run docs` itself, so a change to the script (not only to typedoc.json) is built here too.
     execFile(
       'npm',
-      ['run', '--silent', 'docs', '--', '--out', join(out, 'html'), '--json', join(out, 'api.json')],
+      ['run', '--silent', 'docs', '--', '--json', join(out, 'api.json')],
       { cwd: ROOT, timeout: 170_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } },
       (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr }),
     )
@@ -92,7 +95,7 @@ function requireBuild(): void {
 
 function page(path: string): string {
   requireBuild()
-  return readFileSync(join(out, 'html', path), 'utf8')
+  return readFileSync(join(HTML, path), 'utf8')
 }
 
 /** The page's text without tags, entities decoded (enough for the few entities TypeDoc writes). */
