@@ -119,18 +119,22 @@ export class RenderMemo {
     for (let i = 0; i < items.length; i++) {
       const item = items[i]!
       let previous: Fill | undefined = last[i + shift]
+      // The item's registration, looked up at most once (`null`: not yet).
+      let source: object | undefined | null = null
       if (previous?.name !== item.name) {
         if (last[i + shift + 1]?.name === item.name) previous = last[i + ++shift]
         else if (i + shift > 0 && last[i + shift - 1]?.name === item.name) previous = last[i + --shift]
-        // Farther (or new): an item with a registration finds its last fill through the registration, below.
-        else if (sources === undefined || sourceNamed(sources, item.name, i) === undefined) {
-          previous = (this.#byName ??= new Map(last.map((fill) => [fill.name, fill]))).get(item.name)
-        } else previous = undefined
+        else {
+          // Farther (or new): an item with a registration finds its last fill through the registration, below.
+          source = sources === undefined ? undefined : sourceNamed(sources, item.name, i)
+          if (source === undefined) previous = (this.#byName ??= new Map(last.map((fill) => [fill.name, fill]))).get(item.name)
+          else previous = undefined
+        }
       }
       let fill: Fill
       if (previous !== undefined && stillFits(previous, item, variables, sameValues)) fill = previous
       else {
-        const source = sources === undefined ? undefined : sourceNamed(sources, item.name, i)
+        if (source === null) source = sources === undefined ? undefined : sourceNamed(sources, item.name, i)
         const shared = source === undefined ? undefined : sharedFills.get(source)
         if (shared !== undefined && stillFits(shared, item, variables)) fill = shared
         else {

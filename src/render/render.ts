@@ -1,5 +1,5 @@
 import { volatileReferenceError } from '../assembly/diagnostics.js'
-import { entryLabel as labelInLayer } from '../assembly/errors.js'
+import { entryLabel } from '../assembly/errors.js'
 import { recordOf, sourceNamed, type AssemblyRecord, type RenderSlot, type SourceTable } from '../assembly/provenance.js'
 import type { PromptPresentation } from '../assembly/types.js'
 import { partsOf, variablesOf } from './prompt-parts.js'
@@ -35,7 +35,7 @@ function cacheOf(slot: RenderSlot): SlotCache {
 /** Names an item after the registration it came from (`in scope "agent-1"`), else `kind "name"` (a listener's, or no provenance). */
 function ownerIn(table: SourceTable<{ readonly name: string; readonly layer: 'global' | object }> | undefined, kind: string): RenderOwner {
   if (table === undefined) return (name) => `${kind} "${name}"`
-  return (name) => labelInLayer(kind, name, sourceNamed(table, name)?.layer)
+  return (name) => entryLabel(kind, name, sourceNamed(table, name)?.layer)
 }
 
 /** Whether `last` was rendered from the same fills and the same provenance, so it is this render's prompt too. */
