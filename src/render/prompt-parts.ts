@@ -18,7 +18,8 @@ function namesOf(template: Template | undefined): readonly string[] {
 /** The last part made for each registration (one source object per registration, shared by every scope). */
 const sharedParts = new WeakMap<SectionSource, RenderedPart>()
 
-// Compared field by field, with no label object: this runs for every part of every changed render.
+// Compared field by field, with no label object: this runs for every part of every changed render. Substitutions
+// (by identity) before text: comparing two scopes' equal-length outputs by content flattens both ropes into copies.
 function samePart(
   part: RenderedPart | undefined,
   fill: Fill,
@@ -31,8 +32,8 @@ function samePart(
     part !== undefined &&
     part.start === start &&
     part.name === fill.name &&
-    part.text === fill.output &&
     part.substitutions === fill.substitutions &&
+    part.text === fill.output &&
     part.variables === namesOf(fill.template) &&
     part.origin === origin &&
     part.restored === restored &&

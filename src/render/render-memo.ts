@@ -36,14 +36,14 @@ export type RenderOwner = (name: string) => string
 export const NONE: readonly never[] = Object.freeze([])
 
 function substitutionsOf(template: Template, values: readonly string[]): readonly RenderedSubstitution[] {
-  const out: RenderedSubstitution[] = []
   let offset = template.parts[0]!.length
-  for (let i = 0; i < values.length; i++) {
-    const end = offset + values[i]!.length
-    out.push(Object.freeze({ variable: template.refs[i]!, start: offset, end }))
-    offset = end + template.parts[i + 1]!.length
-  }
-  return Object.freeze(out)
+  return Object.freeze(
+    values.map((value, i) => {
+      const start = offset
+      offset += value.length + template.parts[i + 1]!.length
+      return Object.freeze({ variable: template.refs[i]!, start, end: start + value.length })
+    }),
+  )
 }
 
 /**
