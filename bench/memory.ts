@@ -1,6 +1,6 @@
 /**
  * Memory in the realistic world (bench/workload.ts), run in a child process
- * with `--expose-gc` (one process per implementation, so neither sees the
+ * with `--expose-gc --no-flush-bytecode` (one process per implementation, so neither sees the
  * other's heap).
  *
  * Live mode (default): the retained heap per live agent — its scope, its
@@ -8,7 +8,7 @@
  * (last prompt and snapshot) after one step — and the heap after disposing
  * every agent.
  *
- *   node --expose-gc --import tsx bench/memory.ts <reference|promptloom> <agents> [G]
+ *   node --expose-gc --no-flush-bytecode --import tsx bench/memory.ts <reference|promptloom> <agents> [G]
  *
  * Idle mode (promptloom only): `agents` agents each stepped once, then only
  * the first 10 stepped again for a few rounds (mostly idle agents); the
@@ -51,20 +51,30 @@ if (idleLimit === undefined) {
   const mint = async (): Promise<void> => {
     for (let i = 0; i < count; i++) await world.step(world.addAgent())
   }
-  // Two full cycles first: the baseline then includes what any run keeps for
-  // good (optimized code, grown hash-table capacities), so what remains after
-  // the measured cycle is what the agents themselves left behind. (After one
-  // cycle, code still tiering up during the measured one showed as ~0.1-0.4
-  // MB of "growth", 0.3-4.6% run to run, for either implementation.)
-  for (let cycle = 0; cycle < 2; cycle++) {
-    await mint()
-    await world.disposeAgents()
+  // The settled heap after a full cycle (mint, step, dispose every agent) climbs for the first
+  // four or five cycles for either implementation (optimized code, grown table capacities) and then
+  // moves by a few tenths of a percent (run with --no-flush-bytecode, so bytecode aging does not
+  // drop it by 2-3 % at some cycle). So: four cycles first, then the growth compares the median
+  // after three cycles following the measured one with the median after the three before it; a
+  // leak grows with every cycle and so moves the medians apart.
+  const settledAfterCycles = async (cycles: number): Promise<number[]> => {
+    const heaps: number[] = []
+    for (let cycle = 0; cycle < cycles; cycle++) {
+      await mint()
+      await world.disposeAgents()
+      heaps.push(await settle())
+    }
+    return heaps
   }
-  const baseline = await settle()
+  const median = (values: number[]): number => values.sort((a, b) => a - b)[values.length >> 1]!
+  await settledAfterCycles(4)
+  const before = await settledAfterCycles(3)
+  const baseline = before[before.length - 1]!
   await mint()
   const live = await settle()
   await world.disposeAgents()
-  const after = await settle()
+  const after = [await settle(), ...(await settledAfterCycles(2))]
+  const growth = (median(after) - median(before)) / median(before)
   process.stdout.write(
     JSON.stringify({
       impl: found.name,
@@ -72,8 +82,8 @@ if (idleLimit === undefined) {
       G,
       baselineBytes: baseline,
       perAgentBytes: (live - baseline) / count,
-      afterDisposeBytes: after,
-      afterDisposeGrowth: (after - baseline) / baseline,
+      afterDisposeBytes: median(after),
+      afterDisposeGrowth: growth,
     }) + '\n',
   )
 } else {

@@ -159,7 +159,7 @@ function memoryScenario(): void {
   const script = fileURLToPath(new URL('./memory.ts', import.meta.url))
   const run = (impl: string) =>
     JSON.parse(
-      execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', script, impl, String(count), String(G)], { encoding: 'utf8' }),
+      execFileSync(process.execPath, ['--expose-gc', '--no-flush-bytecode', '--import', 'tsx', script, impl, String(count), String(G)], { encoding: 'utf8' }),
     ) as { perAgentBytes: number; afterDisposeGrowth: number }
   const ref = run('reference')
   const pl = run('promptloom')
