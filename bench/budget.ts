@@ -9,7 +9,7 @@
  */
 import { countTokens } from 'gpt-tokenizer'
 import { buildRenderedPrompt, type PartInput, type RenderedPrompt } from '../src/render/rendered-prompt.js'
-import { createTokenBudget, type TokenBudget } from '../src/surface/budget.js'
+import { TokenBudget } from '../src/surface/budget.js'
 import { compare, measure } from './measure.js'
 
 const quick = process.argv.includes('--quick')
@@ -67,7 +67,7 @@ const fullTokens = countTokens(full.text)
 const maxTokens = Math.floor(fullTokens * 0.97)
 
 function warmBudget(): TokenBudget {
-  const budget = createTokenBudget({ maxTokens, countTokens: counted })
+  const budget = new TokenBudget({ maxTokens, countTokens: counted })
   budget.commit(budget.plan(buildRenderedPrompt(inputs)))
   return budget
 }

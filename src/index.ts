@@ -78,9 +78,8 @@ export {
   type StepSurfaceOptions,
   type SystemPromptUpdate,
 } from './surface/step-surface.js'
-export type { StepResult, StepWarning } from './surface/step-result.js'
-export type { ContextSnapshotEvent, RequestHeaderEvent, SurfaceEvent, SystemMessageEvent } from './surface/surface-events.js'
-export type { ObservedUsage, UsageRecord } from './surface/usage-record.js'
+export type { ObservedUsage, StepResult, StepWarning, UsageRecord } from './surface/step-result.js'
+export type { ContextSnapshotEvent, RequestHeaderEvent, SurfaceEvent, SystemMessageEvent } from './surface/step-result.js'
 export type { CacheBreak, CacheBreakCause } from './surface/cache-break.js'
 export type { StabilityWarning } from './surface/stability-lint.js'
 export { cacheRules, type CacheNote, type CacheRules } from './surface/cache-rules.js'

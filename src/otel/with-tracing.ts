@@ -4,8 +4,7 @@ import { fnv1a64 } from '../providers/fnv1a64.js'
 import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
 import { layerLabel } from '../surface/session-log.js'
 import type { StepInput, StepSurface } from '../surface/step-surface.js'
-import type { StepResult } from '../surface/step-result.js'
-import type { ObservedUsage, UsageRecord } from '../surface/usage-record.js'
+import type { ObservedUsage, StepResult, UsageRecord } from '../surface/step-result.js'
 
 /** The name of a step's span, and of the event that records a step on an active span. */
 export const STEP_SPAN = 'promptloom.step'

@@ -1,7 +1,7 @@
 /** Usage readers (SPEC §4.2, §4.3): a provider response's `usage` in the shape `surface.observeUsage` takes. */
 
 import { describeValue } from '../assembly/errors.js'
-import type { ObservedUsage } from '../surface/usage-record.js'
+import type { ObservedUsage } from '../surface/step-result.js'
 
 /** The Messages API's `usage` (the SDK's `Usage` fits); missing or `null` cache fields count 0. */
 export type AnthropicUsageLike = {

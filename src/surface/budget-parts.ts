@@ -49,10 +49,7 @@ export function sharedPrefixCount(rendered: RenderedPrompt, own: ScopeKey): numb
 /** The fields whose equality at every position lets the checks and the withhold order carry over. */
 export const LAYOUT_FIELDS = Object.freeze(['name', 'priority', 'required', 'complete'] as const)
 
-/**
- * Every `PartInput` field two equal parts share (offsets follow from the texts).
- * test/surface/budget.test.ts checks it against the builder's input, so a new field cannot be skipped (a stale reuse).
- */
+/** Every `PartInput` field equal parts share (offsets follow from the texts); a test checks no new field is left out. */
 export const COMPARED_PART_FIELDS = Object.freeze([
   'name', 'text', 'layer', 'origin', 'stability', 'variables',
   'cacheBreakpoint', 'required', 'complete', 'priority', 'substitutions',
@@ -60,25 +57,17 @@ export const COMPARED_PART_FIELDS = Object.freeze([
 
 const VARIABLE_FIELDS = ['name', 'layer', 'stability'] as const
 
-/**
- * The prompt of `kept` (a subsequence of the step's parts, in order) with the step's `variables` (the builder
- * keeps those the kept parts reference): `previous` when its parts and variables equal those, else a new frozen
- * prompt, so an unchanged step hands back the same object.
- */
+/** The prompt of `kept` (a subsequence of the step's parts) and the `variables` they reference; `previous` if equal. */
 export function keptPrompt(kept: readonly RenderedPart[], variables: readonly RenderedVariable[], previous: RenderedPrompt | undefined): RenderedPrompt {
   const referenced = new Set(kept.flatMap((part) => part.variables))
   const sent = { parts: kept, variables: variables.filter(({ name }) => referenced.has(name)) }
   if (previous !== undefined && samePrompt(sent, previous)) return previous
-  return buildRenderedPrompt(
-    kept.map(({ start: _start, end: _end, ...input }) => input),
-    variables,
-  )
+  return buildRenderedPrompt(kept.map(({ start: _start, end: _end, ...input }) => input), variables)
 }
 
 /** Whether `a` and `b` hold equal parts (every compared field) and the same variables by name, layer and stability, in order. */
 export function samePrompt(a: Pick<RenderedPrompt, 'parts' | 'variables'>, b: RenderedPrompt): boolean {
   const strict = (x: unknown, y: unknown): boolean => x === y
-  if (a === b) return true
   return sameFields(a.parts, b.parts, COMPARED_PART_FIELDS) && sameFields(a.variables, b.variables, VARIABLE_FIELDS, strict)
 }
 

@@ -77,9 +77,8 @@ export interface BudgetWarning {
 }
 
 /**
- * One step's budget decision; nothing is adopted until `commit`. `rendered` is
- * the input itself when nothing is withheld; `withheld` is in prompt order;
- * `promptTokens` is by the count rule and `partTokens[i]` counts `rendered.parts[i]`.
+ * One step's budget decision, adopted by `commit`: `rendered` is the input itself when nothing is withheld, `withheld`
+ * is in prompt order, `promptTokens` follows the count rule and `partTokens[i]` counts `rendered.parts[i]`.
  */
 export interface BudgetPlan {
   readonly rendered: RenderedPrompt
@@ -89,11 +88,6 @@ export interface BudgetPlan {
   readonly partTokens: readonly number[]
   readonly separatorTokens: number
   readonly warnings: readonly BudgetWarning[]
-}
-
-/** Creates a token budget. Throws what `validateBudgetOptions` throws. */
-export function createTokenBudget(options: BudgetOptions): TokenBudget {
-  return new TokenBudget(validateBudgetOptions(options))
 }
 
 /**
@@ -114,7 +108,7 @@ interface Decision {
 
 const NO_DECISION: Decision = { input: undefined, withheld: new Set(), order: [], sharedCount: 0, own: undefined }
 
-/** The stateful budget of one step surface. */
+/** The stateful budget of one step surface. The constructor throws what `validateBudgetOptions` throws. */
 export class TokenBudget {
   readonly #options: ValidBudgetOptions
   /** What each plan would commit; keyed by the plan so a forged or foreign plan is rejected. */
@@ -125,8 +119,8 @@ export class TokenBudget {
   #cache = new Map<string, number>()
   #separator: number | undefined
 
-  constructor(options: ValidBudgetOptions) {
-    this.#options = options
+  constructor(options: BudgetOptions) {
+    this.#options = validateBudgetOptions(options)
   }
 
   /** The withheld names after the last commit, in that prompt's order. */
@@ -147,8 +141,7 @@ export class TokenBudget {
     const last = this.#last
     const before = last === undefined ? NO_DECISION : this.#plans.get(last)!
     const scope = this.#options.shared === 'prefer-unshared' ? own : undefined
-    // The committed step's input again, or an equal one: the decision is a function
-    // of (withheld set, prompt, scope), and committing it made the set a fixed point.
+    // The committed input again, or an equal one: the decision is a function of (withheld set, prompt, scope), a fixed point.
     if (last !== undefined && scope === before.own && samePrompt(rendered, before.input!)) {
       const warnings = last.warnings.filter((warning) => warning.kind === 'over-budget')
       const output = last.withheld.length === 0 ? rendered : last.rendered
@@ -186,8 +179,7 @@ export class TokenBudget {
 
     while (tokens.value > maxTokens && k < order.length) withhold(order[k++]!)
     const overBudget = tokens.value > maxTokens
-    // Restoring never undoes this step's withholding: the part withheld last did
-    // not fit maxTokens, so it cannot fit the lower restore threshold either.
+    // Restoring never undoes this step's withholding: the part withheld last did not fit maxTokens, nor the lower threshold.
     while (!overBudget && k > 0) {
       const i = order[k - 1]!
       restore(i)

@@ -11,9 +11,7 @@
 
 import type { LayerRef } from '../assembly/entries.js'
 import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
-import { utf8Length, wholeCodePoints } from '../render/utf8.js'
-
-const SEPARATOR_LENGTH = 2 // '\n\n'
+import { commonPrefixLength, utf8Length, wholeCodePoints } from '../render/utf8.js'
 
 /** The previous step's prompt, its UTF-8 bytes, and the sections that changed in it (`undefined` on the first step). */
 export interface PromptState {
@@ -26,10 +24,7 @@ export interface PromptState {
 /** The state before the first step. */
 export const NO_PROMPT: PromptState = { rendered: undefined, outputs: new Map(), bytes: 0, changed: undefined }
 
-/**
- * The step's KV-cache prefix report against the previous step's prompt (how much is identical, which sections changed), and
- * the state the next step compares with: equal leading parts are skipped whole, then characters compared.
- */
+/** How much of `rendered` is identical to the previous step's prompt and which sections changed, and the state to keep. */
 export function prefixReportOf(prev: PromptState, rendered: RenderedPrompt) {
   const { text, parts } = rendered
   if (rendered === prev.rendered) {
@@ -38,15 +33,9 @@ export function prefixReportOf(prev: PromptState, rendered: RenderedPrompt) {
   }
   const before: readonly RenderedPart[] = prev.rendered?.parts ?? []
   let i = 0
-  let offset = 0
-  while (i < before.length && i < parts.length && before[i]!.text === parts[i]!.text) {
-    offset += (i > 0 ? SEPARATOR_LENGTH : 0) + parts[i]!.text.length
-    i++
-  }
+  while (i < before.length && i < parts.length && before[i]!.text === parts[i]!.text) i++
   const previous = prev.rendered?.text ?? ''
-  let end = offset
-  const limit = Math.min(previous.length, text.length)
-  while (end < limit && previous.charCodeAt(end) === text.charCodeAt(end)) end++
+  const end = commonPrefixLength(previous, text, i === 0 ? 0 : parts[i - 1]!.end)
   const whole = wholeCodePoints(text, previous, end)
   const bytes = utf8Length(text, 0, whole)
 
@@ -123,11 +112,10 @@ export function cacheBreakOf(input: CacheBreakInput): CacheBreak | undefined {
   const { previous, current, stableLength } = input
   if (previous === undefined || stableLength >= previous.text.length) return undefined
   const before = previous.parts
-  const after = current.parts
   // In each prompt, the last part starting at or before the first difference.
   const i = before.findLastIndex((part) => part.start <= stableLength)
   const gone = before[i]!
-  const came = after.findLast((part) => part.start <= stableLength)
+  const came = current.parts.findLast((part) => part.start <= stableLength)
   if (came !== undefined && came.name === gone.name) {
     if (came.text !== gone.text) return located('section', came, changedVariable(gone, came))
     // The same text ends here in both, and only the previous prompt goes on: what followed it left.
@@ -163,11 +151,9 @@ function changedVariable(before: RenderedPart, after: RenderedPart): string | un
   let changed: string | undefined
   let endA = 0
   let endB = 0
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]!
+  for (const [i, x] of a.entries()) {
     const y = b[i]!
-    if (x.variable !== y.variable) return undefined
-    if (before.text.slice(endA, x.start) !== after.text.slice(endB, y.start)) return undefined
+    if (x.variable !== y.variable || before.text.slice(endA, x.start) !== after.text.slice(endB, y.start)) return undefined
     if (changed === undefined && before.text.slice(x.start, x.end) !== after.text.slice(y.start, y.end)) changed = x.variable
     endA = x.end
     endB = y.end
@@ -184,15 +170,10 @@ export interface HeaderState {
   readonly names: readonly string[]
 }
 
-/**
- * Serializes the step's tools, reusing the JSON of a tool that is the same frozen object as last time
- * (`assemble()` hands back the same deep-frozen clone while a provider's schema is unchanged).
- */
+/** Serializes the tools, reusing the JSON of a frozen tool seen last time (`assemble()` keeps a clone while its schema holds). */
 export function headerStateOf(tools: readonly unknown[], configJson: string, previous: HeaderState | undefined): HeaderState {
   const toolJson = tools.map((tool, index) => {
-    if (previous !== undefined && previous.tools[index] === tool && Object.isFrozen(tool)) {
-      return previous.toolJson[index]!
-    }
+    if (previous !== undefined && previous.tools[index] === tool && Object.isFrozen(tool)) return previous.toolJson[index]!
     try {
       return JSON.stringify(tool)
     } catch (error) {
@@ -224,8 +205,8 @@ export function toolDiff(before: HeaderState, after: HeaderState) {
 export type ToolDiff = ReturnType<typeof toolDiff>
 
 /**
- * Compares two headers by their serialization: `reason` is `'initial'` on the first step, `undefined` when config and tools
- * serialize the same; `tools` holds the tools' names by change (frozen) when the tools changed.
+ * Compares two headers by their JSON: `reason` is `'initial'` on the first step, `undefined` when nothing changed;
+ * `tools` (frozen) holds the tools' names by change when the tools changed.
  */
 export function headerChange(before: HeaderState | undefined, after: HeaderState) {
   if (before === undefined) return { toolsChanged: false, configChanged: false, reason: 'initial' }

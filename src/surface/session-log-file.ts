@@ -3,8 +3,7 @@
 import { appendFileSync, closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs'
 import { SessionLogError, SessionLogReplayer, type SessionLogReplay } from './session-log-replay.js'
 import { serializeStep, serializeUsage } from './session-log.js'
-import type { StepResult } from './step-result.js'
-import type { UsageRecord } from './usage-record.js'
+import type { StepResult, UsageRecord } from './step-result.js'
 
 /** Appends step results to a JSONL file; made by `createSessionLogWriter`. */
 export interface SessionLogWriter {

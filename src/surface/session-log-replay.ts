@@ -9,8 +9,7 @@
 
 import type { ToolSchema } from '../assembly/types.js'
 import { readRecord, type SessionLogStepRecord } from './session-log.js'
-import type { SurfaceEvent } from './surface-events.js'
-import type { UsageRecord } from './usage-record.js'
+import type { SurfaceEvent, UsageRecord } from './step-result.js'
 
 type Defaulted = 'toolsChanged' | 'configChanged' | 'reusablePrefixLength' | 'reusablePrefixBytes'
 

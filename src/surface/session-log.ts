@@ -5,9 +5,7 @@ import { scopeLabel } from '../scope/scope-key.js'
 import type { BudgetWarning } from './budget.js'
 import type { CacheBreak } from './cache-break.js'
 import type { StabilityWarning } from './stability-lint.js'
-import type { StepResult } from './step-result.js'
-import type { SurfaceEvent } from './surface-events.js'
-import type { UsageRecord } from './usage-record.js'
+import type { StepResult, SurfaceEvent, UsageRecord } from './step-result.js'
 
 /**
  * The JSONL session log: one JSON object per line. Each step is a `step` record, then that step's surface events in
@@ -120,9 +118,8 @@ function optional<T>(check: Check<T>): Check<T | undefined> {
 
 const isObject = (value: unknown): value is Readonly<Record<string, unknown>> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
-/** A step number, surface node, length or byte count. */
+/** A surface node, length or byte count. */
 const count = must<number>((value) => Number.isSafeInteger(value) && (value as number) >= 0, 'a non-negative integer')
-/** Surfaces count steps from 1. */
 const stepNumber = must<number>((value) => Number.isSafeInteger(value) && (value as number) >= 1, 'a positive integer')
 /** `countTokens` may estimate, so fractions are fine. */
 const tokenCount = must<number>((value) => Number.isFinite(value) && (value as number) >= 0, 'a non-negative finite number')
@@ -234,10 +231,7 @@ function readFields(table: Record<string, Check<unknown>>, record: Record<string
   return out
 }
 
-/**
- * Checks one parsed JSON line as a session-log record and returns a new record holding only the known fields; calls
- * `fail` (which throws) with the first rule the record breaks, naming the field.
- */
+/** A new record of the known fields of one parsed JSON line, checked; calls `fail` (which throws) with the first rule broken. */
 export function readRecord(value: unknown, fail: Fail): SessionLogRecord {
   if (!isObject(value)) return fail(`expected a JSON object with a "type" (got ${shown(value)})`)
   const type = value.type

@@ -51,11 +51,7 @@ function findingKey({ kind, section, variable }: StabilityWarning): string {
   return `${kind}\0${section}\0${variable ?? ''}`
 }
 
-/**
- * The findings not yet reported, by kind: a non-volatile section referencing a volatile variable; a `cacheBreakpoint`
- * section at or after the first volatile one; a section changed in this step and the previous one while a later one
- * stayed the same in both; a part the assembly restored (SPEC §5).
- */
+/** The step's findings of each `StabilityWarning.kind`, each once, that `reported` does not hold yet. */
 export function lintStability(
   rendered: RenderedPrompt,
   changed: ReadonlySet<string>,

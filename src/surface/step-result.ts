@@ -1,17 +1,16 @@
+import { describeValue } from '../assembly/errors.js'
+import type { ToolSchema } from '../assembly/types.js'
+import type { RenderedContextSection } from '../render/render.js'
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
 import type { BudgetWarning } from './budget.js'
 import type { CacheBreak } from './cache-break.js'
 import type { CacheNote } from './cache-rules.js'
 import type { StabilityWarning } from './stability-lint.js'
-import type { SurfaceEvent } from './surface-events.js'
 
 /** A finding on a step result: the cache-stability lint's, or the token budget's. */
 export type StepWarning = StabilityWarning | BudgetWarning
 
-/**
- * What one step did to the log and to the reusable prompt prefix (SPEC §3).
- * Lengths are UTF-16 code units, bytes UTF-8 cut back to whole code points.
- */
+/** What one step did to the log and the reusable prompt prefix (SPEC §3): UTF-16 lengths, UTF-8 bytes of whole code points. */
 export interface StepResult {
   /** 1-based step number on this surface. */
   readonly step: number
@@ -57,4 +56,90 @@ export interface StepResult {
   readonly cacheNote?: CacheNote
   /** Why this step lost reuse: the first cause in prefix order; absent when nothing was lost. */
   readonly cacheBreak?: CacheBreak
+}
+
+/** The rendered system prompt as a surface message: `'append'` adds it at `node`; `'replace'` rewrites node 0. */
+export interface SystemMessageEvent {
+  readonly type: 'system/message'
+  readonly op: 'append' | 'replace'
+  /** 0, or the history length for an in-history update. */
+  readonly node: number
+  readonly text: string
+}
+
+/** The request's config and tool declarations (never the prompt), as deep-frozen JSON copies. */
+export interface RequestHeaderEvent {
+  readonly type: 'request/header'
+  readonly config: Readonly<Record<string, unknown>>
+  /** In assembly order. */
+  readonly tools: readonly ToolSchema[]
+  /** `'initial'`, or what changed: `tools changed (added grep; removed ls; changed bash; reordered)`, `config changed`, joined by `; `. */
+  readonly reason: string
+}
+
+/** A runtime-context snapshot, recorded after the retained history. */
+export interface ContextSnapshotEvent {
+  readonly type: 'context/snapshot'
+  readonly text: string
+  readonly sections: readonly RenderedContextSection[]
+}
+
+/** One session-log operation produced by a step (SPEC §3). */
+export type SurfaceEvent = SystemMessageEvent | RequestHeaderEvent | ContextSnapshotEvent
+
+/** What a provider reported about one step's prompt tokens (see `usageFromAnthropic` / `usageFromOpenAI`). */
+export interface ObservedUsage {
+  /** Every prompt token the provider processed, cached ones included. */
+  readonly inputTokens: number
+  /** The prompt tokens read from the provider's cache. */
+  readonly cachedInputTokens: number
+  /** The prompt tokens written to the cache (Anthropic reports them). */
+  readonly cacheWriteTokens?: number
+  /** Of those, the ones written with Anthropic's 5-minute TTL (when the provider splits them). */
+  readonly cacheWrite5mTokens?: number
+  /** Of those, the ones written with Anthropic's 1-hour TTL (when the provider splits them). */
+  readonly cacheWrite1hTokens?: number
+}
+
+/** The record `observeUsage` returns and the session log stores beside its step. */
+export interface UsageRecord extends ObservedUsage {
+  readonly type: 'usage'
+  /** The step the usage belongs to (the latest step taken). */
+  readonly step: number
+  /** That step's `reusablePrefixTokens`: what promptloom predicted the cache could reuse (only with `countTokens`). */
+  readonly predictedTokens?: number
+  /** That step's `expectedCachedTokens`: what the provider's rules let it serve from cache (only with `cacheRules`). */
+  readonly expectedTokens?: number
+}
+
+const READERS = 'usageFromAnthropic, usageFromOpenAI, usageFromDeepSeek or usageFromAISDK'
+const CACHE_WRITES = ['cacheWriteTokens', 'cacheWrite5mTokens', 'cacheWrite1hTokens'] as const
+
+/** Step `step`'s usage record; throws a `TypeError` naming a field that is not a token count, or more cached than input. */
+export function usageRecordOf(usage: ObservedUsage, step: number, predicted: number | undefined, expected: number | undefined): UsageRecord {
+  if (typeof usage !== 'object' || usage === null) {
+    throw new TypeError(`observeUsage expects { inputTokens, cachedInputTokens, cacheWriteTokens? } (got ${describeValue(usage)})`)
+  }
+  const inputTokens = tokenCount('inputTokens', usage.inputTokens)
+  const cachedInputTokens = tokenCount('cachedInputTokens', usage.cachedInputTokens)
+  if (cachedInputTokens > inputTokens) {
+    throw new TypeError(
+      `observeUsage field "cachedInputTokens" (${cachedInputTokens}) exceeds "inputTokens" (${inputTokens}); cached tokens are part of the input tokens — read the usage with ${READERS}`,
+    )
+  }
+  const writes = CACHE_WRITES.filter((field) => usage[field] !== undefined).map((field) => [field, tokenCount(field, usage[field])])
+  return {
+    type: 'usage',
+    step,
+    inputTokens,
+    cachedInputTokens,
+    ...Object.fromEntries(writes),
+    ...(predicted === undefined ? {} : { predictedTokens: predicted }),
+    ...(expected === undefined ? {} : { expectedTokens: expected }),
+  }
+}
+
+function tokenCount(field: string, value: unknown): number {
+  if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return value
+  throw new TypeError(`observeUsage field "${field}" must be a non-negative finite number (got ${describeValue(value)}); read it with ${READERS}`)
 }

@@ -3,14 +3,12 @@ import { deepFreeze } from '../assembly/tools.js'
 import { assembledFor } from '../assembly/provenance.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
 import { render, renderContextSections, renderContextSnapshot } from '../render/render.js'
-import { createTokenBudget, type BudgetOptions } from './budget.js'
+import { TokenBudget, type BudgetOptions } from './budget.js'
 import { cacheBreakOf, headerChange, headerStateOf, NO_PROMPT, prefixReportOf, type HeaderState } from './cache-break.js'
 import { checkCacheRules, type CacheRules } from './cache-rules.js'
 import { lintStability, ReportedWarnings } from './stability-lint.js'
 import { StepCounts, type CountedFields } from './step-tokens.js'
-import type { StepResult } from './step-result.js'
-import type { SurfaceEvent } from './surface-events.js'
-import { usageRecordOf, type ObservedUsage, type UsageRecord } from './usage-record.js'
+import { usageRecordOf, type ObservedUsage, type StepResult, type SurfaceEvent, type UsageRecord } from './step-result.js'
 
 /** How a changed prompt reaches the model: `'replace'` rewrites node 0; `'in-history'` appends it after the cached history. */
 export type SystemPromptUpdate = 'replace' | 'in-history'
@@ -90,7 +88,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
   if (countTokens !== undefined && typeof countTokens !== 'function') {
     throw new TypeError(`createStepSurface option "countTokens" must be a function (text) => number (got ${describeValue(countTokens)})`)
   }
-  const budget = options.budget === undefined ? undefined : createTokenBudget(options.budget)
+  const budget = options.budget === undefined ? undefined : new TokenBudget(options.budget)
   const budgetCount = options.budget?.countTokens
   const rules = options.cacheRules === undefined ? undefined : checkCacheRules(options.cacheRules)
   if (rules !== undefined && countTokens === undefined && budgetCount === undefined) {
@@ -120,8 +118,9 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
           `step option "assembly" must be a prompt assembly with a tools array (got ${describeValue(assembly)}); pass the result of systemPrompt.assemble()`,
         )
       }
+      const first = steps === 0
       const mode = updateMode('step option "systemPromptUpdate"', input.systemPromptUpdate) ?? defaultMode
-      const historyLength = mode === 'in-history' ? requireHistoryLength(input.historyLength, steps === 0 ? 0 : 1) : undefined
+      const historyLength = mode === 'in-history' ? requireHistoryLength(input.historyLength, first ? 0 : 1) : undefined
       if (input.compacted !== undefined && typeof input.compacted !== 'boolean') {
         throw new TypeError(`step option "compacted" must be a boolean (got ${describeValue(input.compacted)})`)
       }
@@ -134,7 +133,6 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       const rendered = plan === undefined ? full : plan.rendered
       const { text } = rendered
       const contextText = renderContextSnapshot(assembly)
-      const first = steps === 0
       const compared = prefixReportOf(prompt, rendered)
       const warnings = lintStability(rendered, compared.changedSet, prompt.changed, reported)
 
@@ -142,17 +140,12 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       const events: SurfaceEvent[] = []
       let nextNode0 = node0
       let nextLatest = compacted ? node0 : latest
-      if (first) {
-        events.push({ type: 'system/message', op: 'append', node: 0, text })
+      if (first || (text !== nextLatest && mode === 'replace')) {
+        events.push({ type: 'system/message', op: first ? 'append' : 'replace', node: 0, text })
         nextNode0 = nextLatest = text
-      } else if (text !== nextLatest) {
-        if (mode === 'replace') {
-          events.push({ type: 'system/message', op: 'replace', node: 0, text })
-          nextNode0 = nextLatest = text
-        } else if (text !== '') {
-          events.push({ type: 'system/message', op: 'append', node: historyLength!, text })
-          nextLatest = text
-        }
+      } else if (text !== nextLatest && text !== '') {
+        events.push({ type: 'system/message', op: 'append', node: historyLength!, text })
+        nextLatest = text
       }
 
       const nextHeader = headerStateOf(assembly.tools, configJson, header)

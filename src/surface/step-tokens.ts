@@ -33,9 +33,8 @@ export function countWith(countTokens: (text: string) => number, text: string, w
 }
 
 /**
- * An exact running total of token counts, which may be fractions: a float total would drift (everything
- * withheld would read a residue, not 0). `value` rounds the exact total once (ties to even). The total
- * is an expansion: terms of increasing magnitude whose bits do not overlap.
+ * An exact running total of token counts, which may be fractions (a float total would drift: all withheld would read a
+ * residue, not 0), kept as an expansion of non-overlapping terms by increasing magnitude. `value` rounds it once, ties to even.
  */
 export class TokenSum {
   readonly #terms: number[] = []
@@ -44,8 +43,7 @@ export class TokenSum {
     const terms = this.#terms
     let x = count
     let kept = 0
-    // Two-sum each term into x: hi is their rounded sum and lo the exact
-    // rounding error, so x + (the kept terms) still equals the exact total.
+    // Two-sum each term into x: hi is their rounded sum, lo its exact error, so x + the kept terms stays the exact total.
     for (let i = 0; i < terms.length; i++) {
       let y = terms[i]!
       if (Math.abs(x) < Math.abs(y)) [x, y] = [y, x]
@@ -72,8 +70,7 @@ export class TokenSum {
       lo = y - (hi - x)
       if (lo !== 0) break
     }
-    // A result exactly halfway rounded to even; the terms below decide
-    // whether the exact total lies above or below that half.
+    // A result exactly halfway rounded to even; the terms below decide whether the exact total lies above or below it.
     if (n > 0 && ((lo < 0 && terms[n - 1]! < 0) || (lo > 0 && terms[n - 1]! > 0))) {
       const y = lo * 2
       const x = hi + y
@@ -128,10 +125,7 @@ export class StepCounts {
   readonly #rules: CacheRules | undefined
   #memo: { readonly text: string; readonly tokens: number } | undefined
   /** What the next step's expectation compares with: where this step's marked blocks end, and the last tools count. */
-  #expectation: { readonly markedEnds: readonly number[]; readonly toolsJson?: string; readonly toolsTokens: number } = {
-    markedEnds: [],
-    toolsTokens: 0,
-  }
+  #expectation = { markedEnds: [] as readonly number[], toolsJson: undefined as string | undefined, toolsTokens: 0 }
 
   constructor(countTokens: ((text: string) => number) | undefined, budgetCount: ((text: string) => number) | undefined, rules: CacheRules | undefined) {
     this.#count = countTokens ?? budgetCount
@@ -181,8 +175,7 @@ export class StepCounts {
   /** `countTokens` of the stable prefix and of the whole text, the last prompt's count reused. */
   #textFigures({ rendered: { text }, stableLength }: CountedStep): [stable: number, prompt: number] {
     const count = (slice: string, subject: string): number => countWith(this.#count!, slice, OPTION_COUNTER, subject)
-    const memo = this.#memo
-    const whole = memo !== undefined && memo.text === text ? memo.tokens : undefined
+    const whole = this.#memo?.text === text ? this.#memo.tokens : undefined
     if (stableLength === text.length) {
       const tokens = text.length === 0 ? 0 : (whole ?? count(text, 'the rendered prompt'))
       return [tokens, tokens]

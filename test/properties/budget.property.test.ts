@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { buildRenderedPrompt, type PartInput, type RenderedPrompt } from '../../src/render/rendered-prompt.js'
-import { createTokenBudget, type BudgetPlan } from '../../src/surface/budget.js'
+import { TokenBudget, type BudgetPlan } from '../../src/surface/budget.js'
 import { GreedyModel, movable } from './budget-model.js'
 
 // The token budget over random sequences of prompt changes, unchanged steps
@@ -119,7 +119,7 @@ interface Tokenizer {
 
 /** Drives the budget and the model over `run`, handing every committed step to `check`. */
 function drive(run: Run, check: (step: Observed) => void, tokenizer: Tokenizer = { countTokens }): void {
-  const budget = createTokenBudget({ maxTokens: run.maxTokens, countTokens: tokenizer.countTokens, headroom: run.headroom })
+  const budget = new TokenBudget({ maxTokens: run.maxTokens, countTokens: tokenizer.countTokens, headroom: run.headroom })
   const model = new GreedyModel(run.maxTokens, run.headroom, tokenizer.countTokens, tokenizer.countPrompt)
   let specs: readonly Spec[] = run.initial
   let rendered = buildRenderedPrompt(specs.map(partOf))

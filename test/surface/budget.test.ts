@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest'
 import { buildRenderedPrompt, type PartInput, type RenderedPrompt } from '../../src/render/rendered-prompt.js'
 import { COMPARED_PART_FIELDS } from '../../src/surface/budget-parts.js'
-import { createTokenBudget, validateBudgetOptions, type BudgetPlan, type TokenBudget } from '../../src/surface/budget.js'
+import { TokenBudget, validateBudgetOptions, type BudgetPlan } from '../../src/surface/budget.js'
 
 // The token budget on its own (the step surface's `budget` option drives it):
 // prompts are built with the real builder; a token is a word, so the
@@ -41,7 +41,7 @@ function prompt(specs: Record<string, Spec>): RenderedPrompt {
 const countWords = (text: string): number => text.split(/\s+/).filter(Boolean).length
 
 function budget(maxTokens: number, headroom = 0, countTokens = countWords): TokenBudget {
-  return createTokenBudget({ maxTokens, countTokens, headroom })
+  return new TokenBudget({ maxTokens, countTokens, headroom })
 }
 
 /** plan + commit, as a surface does on a step that succeeds. */
@@ -53,7 +53,7 @@ function step(target: TokenBudget, rendered: RenderedPrompt): BudgetPlan {
 
 describe('budget options', () => {
   it.each([0, -5, Number.NaN, Number.POSITIVE_INFINITY, '100', undefined])('rejects maxTokens %s naming the option', (maxTokens) => {
-    expect(() => createTokenBudget({ maxTokens: maxTokens as number, countTokens: countWords })).toThrow(
+    expect(() => new TokenBudget({ maxTokens: maxTokens as number, countTokens: countWords })).toThrow(
       new TypeError(
         `budget option "maxTokens" must be a positive finite number (got ${maxTokens === undefined ? 'undefined' : `${typeof maxTokens} ${typeof maxTokens === 'string' ? JSON.stringify(maxTokens) : String(maxTokens)}`}); give the model's prompt budget in tokens`,
       ),
@@ -61,13 +61,13 @@ describe('budget options', () => {
   })
 
   it.each([undefined, 'countTokens', 42])('rejects a countTokens that is not a function (%s)', (countTokens) => {
-    expect(() => createTokenBudget({ maxTokens: 100, countTokens: countTokens as never })).toThrow(
+    expect(() => new TokenBudget({ maxTokens: 100, countTokens: countTokens as never })).toThrow(
       /^budget option "countTokens" must be a function \(text\) => number \(got /,
     )
   })
 
   it.each([1, 1.5, -0.1, Number.NaN, '0.1'])('rejects headroom %s outside [0, 1)', (headroom) => {
-    expect(() => createTokenBudget({ maxTokens: 100, countTokens: countWords, headroom: headroom as number })).toThrow(
+    expect(() => new TokenBudget({ maxTokens: 100, countTokens: countWords, headroom: headroom as number })).toThrow(
       /^budget option "headroom" must be a number in \[0, 1\)/,
     )
   })
@@ -79,13 +79,13 @@ describe('budget options', () => {
   })
 
   it('rejects an unknown option (a misspelt headroom would be ignored otherwise)', () => {
-    expect(() => createTokenBudget({ maxTokens: 100, countTokens: countWords, headRoom: 0.2 } as never)).toThrow(
+    expect(() => new TokenBudget({ maxTokens: 100, countTokens: countWords, headRoom: 0.2 } as never)).toThrow(
       new TypeError('unknown budget option "headRoom"; known options: maxTokens, countTokens, headroom, shared'),
     )
   })
 
   it('rejects a budget that is not an object', () => {
-    expect(() => createTokenBudget(null as never)).toThrow(/^budget must be an object \{ maxTokens, countTokens, headroom\?, shared\? \} \(got null\)/)
+    expect(() => new TokenBudget(null as never)).toThrow(/^budget must be an object \{ maxTokens, countTokens, headroom\?, shared\? \} \(got null\)/)
   })
 })
 
@@ -171,7 +171,7 @@ describe('sticky withheld set', () => {
   })
 
   it('uses a 10% headroom by default', () => {
-    const target = createTokenBudget({ maxTokens: 100, countTokens: countWords })
+    const target = new TokenBudget({ maxTokens: 100, countTokens: countWords })
     step(target, prompt({ a: { words: 50 }, b: { words: 51 } }))
     expect(step(target, prompt({ a: { words: 41 }, b: { words: 50 } })).withheld).toEqual(['b'])
     expect(step(target, prompt({ a: { words: 40 }, b: { words: 50 } })).withheld).toEqual([])
