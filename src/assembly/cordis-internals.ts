@@ -77,12 +77,11 @@ export function hasListeners(hooks: RawEvents['_hooks'], name: string | symbol):
 export function cordisBridgeOf(ctx: Context, publicOnly = false): CordisBridge {
   const events = publicOnly ? undefined : rawEventsOf(ctx)
   if (events === undefined) {
-    const waterfall = ctx.waterfall as unknown as (thisArg: object, name: string, ...args: unknown[]) => unknown
     const parallel = ctx.parallel as unknown as (name: string) => Promise<void>
     return {
       path: 'public',
       mayHear: () => true,
-      waterfall: (thisArg, name, ...args) => waterfall(thisArg, name, ...args),
+      waterfall: ctx.waterfall as unknown as CordisBridge['waterfall'],
       // `parallel` calls every listener before it awaits anything, and collects what they throw.
       emit: (name, failed) =>
         void parallel(name).catch((error: unknown) => {
@@ -113,20 +112,16 @@ export function cordisBridgeOf(ctx: Context, publicOnly = false): CordisBridge {
  */
 export function releaseOnDispose(ctx: Context, bridge: CordisBridge, release: (key: ScopeKey) => void): void {
   if (bridge.path === 'public' || !('uid' in ctx.fiber)) return
-  ctx.on('internal/plugin', (fiber) => {
-    if ((fiber as unknown as RawFiber).uid !== null) return
-    const key = scopeKeyOfFiber(fiber)
+  ctx.on('internal/plugin', async (plugin) => {
+    const fiber = plugin as unknown as RawFiber
+    const key = fiber.uid === null ? scopeKeyOfFiber(plugin) : undefined
     if (key === undefined) return
     release(key)
-    void torndown(fiber as unknown as RawFiber).then(() => release(key))
+    // The unload starts right after the disposal is reported, in the same job.
+    await undefined
+    while (fiber.inertia) await fiber.inertia.catch(() => undefined)
+    release(key)
   })
-}
-
-/** Settles once `fiber` finished unloading; never rejects. */
-async function torndown(fiber: RawFiber): Promise<void> {
-  // The unload starts right after the disposal is reported, in the same job.
-  await undefined
-  while (fiber.inertia) await fiber.inertia.catch(() => undefined)
 }
 
 /**

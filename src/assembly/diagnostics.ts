@@ -229,30 +229,24 @@ export class Diagnostics {
     }
     // Derived first, so the memo's computeds find these facts fresh whatever the chain's depth.
     for (const fact of ['variables', 'sections', 'contexts', 'suppressed'] as const) view.derive(fact)
-    const memo = this.#memoOf(view)
+    let memo = this.#memos.get(view)
+    if (memo === undefined) {
+      const all = findings(() => {
+        const variables = view.variables.value
+        const out: PromptDiagnostic[] = []
+        const sections = view.sections.value.entries
+        for (const entry of sections) findingsOf(entry, 'section', variables, this.guard, this.#scans, out)
+        breakpointFindings(sections, out)
+        sharedPrefixFindings(sections, out)
+        const contexts = view.contexts.value
+        const effective = view.suppressed.value ? contexts.required : contexts.entries
+        for (const entry of effective) findingsOf(entry, 'context', variables, this.guard, this.#scans, out)
+        return out
+      })
+      const checked = findings(() => all.value.filter((d) => d.kind !== 'unchecked'))
+      this.#memos.set(view, (memo = { all, checked }))
+    }
     // Untracked, like `derive`: a caller's effect must not subscribe to the view's chain.
     return untracked(() => (includeUnchecked === true ? memo.all.value : memo.checked.value))
-  }
-
-  #memoOf(view: ScopeView) {
-    let memo = this.#memos.get(view)
-    if (memo !== undefined) return memo
-    const { guard } = this
-    const scans = this.#scans
-    const all = findings(() => {
-      const variables = view.variables.value
-      const out: PromptDiagnostic[] = []
-      const sections = view.sections.value.entries
-      for (const entry of sections) findingsOf(entry, 'section', variables, guard, scans, out)
-      breakpointFindings(sections, out)
-      sharedPrefixFindings(sections, out)
-      const contexts = view.contexts.value
-      const effective = view.suppressed.value ? contexts.required : contexts.entries
-      for (const entry of effective) findingsOf(entry, 'context', variables, guard, scans, out)
-      return out
-    })
-    const checked = findings(() => all.value.filter((d) => d.kind !== 'unchecked'))
-    this.#memos.set(view, (memo = { all, checked }))
-    return memo
   }
 }

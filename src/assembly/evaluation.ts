@@ -13,10 +13,7 @@ import type { ScopeView, SectionPlan, VariablePlan } from './view.js'
 export class Evaluation {
   readonly #detacher = new ToolDetacher()
   readonly #collected = new WeakMap<SectionPlan, readonly string[]>()
-  /**
-   * The tools last built for a view's provider list, with the snapshot of the results they came from. Views
-   * without providers of their own share their parent's list, and so its memo.
-   */
+  /** The tools last built for a provider list (shared by views without providers of their own), with their results' snapshot. */
   readonly #toolMemos = new WeakMap<readonly ToolEntry[], { snapshot: readonly ResultSnapshot[]; tools: readonly ToolSchema[] }>()
 
   constructor(
@@ -43,9 +40,8 @@ export class Evaluation {
   }
 
   /**
-   * `view`'s current variable plan and a fresh record of its values by name, each dynamic entry read
-   * once, in plan order. A variable a provider registers meanwhile is read in this same call, as a live
-   * iteration of the registry would reach it. Throws what `text` throws.
+   * `view`'s current variable plan and a fresh record of its values, each dynamic entry read once in plan order
+   * (one a provider registers meanwhile too, as a live iteration would reach it). Throws what `text` throws.
    */
   variables(view: ScopeView, context: AssembleContext): { plan: VariablePlan; values: Record<string, string | undefined> } {
     let plan = view.derive('variables')
@@ -70,9 +66,8 @@ export class Evaluation {
   }
 
   /**
-   * The texts of `plan`'s sections by position: its static texts, with every dynamic entry read in
-   * plan order. Read-only and shared: while every dynamic text equals what the last collect of `plan`
-   * read, that same array is returned (`plan.texts` without dynamic entries).
+   * The texts of `plan`'s sections by position, each dynamic entry read in plan order. Read-only and shared:
+   * the last collect's array while every dynamic text is unchanged (`plan.texts` without dynamic entries).
    */
   collect(plan: SectionPlan, context: AssembleContext): readonly string[] {
     const { entries, dynamic } = plan

@@ -1,4 +1,11 @@
-import { labelOf, type SectionEntry } from './entries.js'
+import { signal, untracked, type ReadonlySignal } from '@preact/signals-core'
+import type { Context } from 'cordis'
+import { ChangeRelay } from '../signals/tracked.js'
+import { watchParentChanges } from '../scope/parent-chain.js'
+import { ScopedLayers } from '../scope/scoped-layers.js'
+import type { Undo } from '../scope/layer-entries.js'
+import { scopeOf, type ScopeKey } from '../scope/scope-key.js'
+import { labelOf, PromptLayer, type SectionEntry } from './entries.js'
 import { describeValue, viewName } from './errors.js'
 import { Evaluation } from './evaluation.js'
 import type { CordisBridge } from './cordis-internals.js'
@@ -8,12 +15,12 @@ import { Diagnostics } from './diagnostics.js'
 import { assembledFor, recordOf, recordScope, withRecord, type AssemblyProvenance } from './provenance.js'
 import type { AssembleContext, AssembledContext, AssembledSection, PromptAssembly, PromptStats } from './types.js'
 import type { PromptPreparation, PromptPresentation } from './types.js'
-import { Registration } from './registration.js'
 import { ViewCache } from './view-cache.js'
 import type { ContextPlan, ScopeView } from './view.js'
 
 const PREPARE = 'system-prompt/prepare'
 const ASSEMBLE = 'system-prompt/assemble'
+const CHANGE = 'system-prompt/change'
 
 /** A preparation with the provenance of its plans (`undefined`: a caller's own preparation). */
 type Prepared = { readonly preparation: PromptPreparation; readonly provenance: AssemblyProvenance | undefined }
@@ -82,21 +89,80 @@ function sectionsOf(entries: readonly SectionEntry[], texts: readonly string[]):
 export class Pipeline {
   readonly stats: PromptStats = { assemblies: 0, structureRecomputes: 0, providerEvaluations: 0, sectionRenders: 0,
     renderCacheHits: 0, toolClones: 0, changeEvents: 0 }
-  readonly registration = new Registration(this.stats)
+  readonly #edits = signal(0)
+  // peek, not value: a registration made inside someone's effect must not subscribe it.
+  readonly store = new ScopedLayers((scope) => new PromptLayer(scope), () => void (this.#edits.value = this.#edits.peek() + 1))
+  /** Moves on every registration, disposal, parent re-link and signal input write. */
+  readonly #changes = new ChangeRelay()
+  // Any re-link may change some scope's effective view (a scope without a layer inherits from its new parent).
+  readonly #unwatchParents = watchParentChanges(this.#edits)
   readonly views: ViewCache
   readonly diagnostics: Diagnostics
   readonly #evaluation: Evaluation
-  /** Set when the service's plugin unloads: a registration would land in a dead registry. */
-  closed = false
+  /** Set by `close`: a registration would land in a dead registry. */
+  #closed = false
 
   constructor(
     readonly config: ResolvedSystemPromptConfig,
     private readonly events: CordisBridge,
     carrierBase: object,
   ) {
-    this.views = new ViewCache(this.registration.store, this.stats, carrierBase, config.renderCacheScopes)
+    this.#changes.add(this.#edits)
+    this.views = new ViewCache(this.store, this.stats, carrierBase, config.renderCacheScopes)
     this.#evaluation = new Evaluation(this.stats, config)
     this.diagnostics = new Diagnostics(config.stabilityGuard)
+  }
+
+  /** The service's plugin unloaded: stops hearing about parent re-links and registered signals, and refuses registrations. */
+  close(): void {
+    this.#closed = true
+    this.#unwatchParents()
+    this.#changes.clear()
+  }
+
+  /**
+   * Registers `make`'s entry for `ctx`'s scope under `label` with `insert` (which throws before changing anything),
+   * watching its signal while it lives. Throws once closed (before `make` validates), then what `make` throws.
+   */
+  register<E extends { readonly signal?: ReadonlySignal<unknown> }>(
+    ctx: Context,
+    label: string,
+    make: (scope: ScopeKey | undefined) => E,
+    insert: (layer: PromptLayer, entry: E) => Undo,
+  ): () => Promise<void> {
+    if (this.#closed) {
+      throw new Error(
+        `${label} cannot register: this "systemPrompt" service is disposed; its plugin was unloaded, so register through the ctx.systemPrompt of a loaded SystemPrompt plugin`,
+      )
+    }
+    const entry = make(scopeOf(ctx))
+    const input = entry.signal
+    const action = (layer: PromptLayer): Undo => {
+      const undo = insert(layer, entry)
+      if (input === undefined) return undo
+      this.#changes.add(input)
+      return () => {
+        undo()
+        this.#changes.delete(input)
+      }
+    }
+    return this.store.effect(ctx, action, { label })
+  }
+
+  /** An effect body that emits the change event once per `batch()` after any registry change; its first run only subscribes. */
+  changeEffect(failed: (error: unknown) => void): () => void {
+    let first = true
+    return () => {
+      this.#changes.pulse.value
+      if (first) {
+        first = false
+        return
+      }
+      untracked(() => {
+        this.stats.changeEvents++
+        if (this.events.mayHear(CHANGE)) this.events.emit(CHANGE, failed)
+      })
+    }
   }
 
   async #waterfall<T extends PromptPreparation | PromptPresentation>(view: ScopeView, name: string, value: T, context: AssembleContext): Promise<T> {
@@ -127,7 +193,7 @@ export class Pipeline {
       if (!recorded) return { preparation: out, provenance }
       // Only an array this call made is tied to the scope (a listener's might be shared).
       if (out.contexts === preparation.contexts || out.contexts !== result.contexts) recordScope(out.contexts, view.key)
-      return { preparation: withRecord(out, { provenance, slot: this.views.slots.slotOf(view) }), provenance }
+      return { preparation: withRecord(out, { provenance, slot: this.views.slotOf(view) }), provenance }
     }
     return this.events.mayHear(PREPARE) ? this.#waterfall(view, PREPARE, preparation, context).then(done) : done(preparation)
   }
@@ -135,15 +201,13 @@ export class Pipeline {
   async assemble(context: AssembleContext, preparation?: PromptPreparation): Promise<PromptAssembly> {
     this.stats.assemblies++
     const view = this.views.view(context.scope)
-    let prepared: Prepared
+    const made =
+      preparation === undefined
+        ? this.#prepare(view, context, false)
+        : { preparation, provenance: recordOf(preparation)?.provenance }
     // A preparation made here with nobody listening was seen by no one: the presentation takes it without a copy.
-    let unseen = false
-    if (preparation !== undefined) prepared = { preparation, provenance: recordOf(preparation)?.provenance }
-    else {
-      const made = this.#prepare(view, context, false)
-      unseen = !(made instanceof Promise)
-      prepared = unseen ? (made as Prepared) : await made
-    }
+    const unseen = preparation === undefined && !(made instanceof Promise)
+    const prepared = made instanceof Promise ? await made : made
     throwIfAborted(context.signal)
     const plan = view.derive('sections')
     if (plan.complete.length > 1) {
@@ -163,7 +227,7 @@ export class Pipeline {
       variables: prepared.provenance?.variables ?? view.derive('variables').sources,
       stabilityGuard: this.config.stabilityGuard,
     }
-    const slot = this.views.slots.slotOf(view)
+    const slot = this.views.slotOf(view)
     const sections = sectionsOf(plan.entries, collected)
     const complete = plan.complete.length === 1 ? { ...sections[plan.entries.indexOf(plan.complete[0]!)]! } : undefined
     const listening = this.events.mayHear(ASSEMBLE)

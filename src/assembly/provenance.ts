@@ -30,9 +30,7 @@ export interface NamedSource {
 }
 
 /** Sources in plan order (names are unique; no name index, since an item is almost always at its own position). */
-export interface SourceTable<S extends { readonly name: string }> {
-  readonly list: readonly S[]
-}
+export type SourceTable<S extends { readonly name: string }> = { readonly list: readonly S[] }
 
 /** The provenance of one `prepare()` or `assemble()` result. */
 export interface AssemblyProvenance {
@@ -67,7 +65,6 @@ export interface AssemblyRecord {
  */
 const records = new WeakMap<object, AssemblyRecord>()
 
-/** Records `record` for `target` and returns `target`. */
 export function withRecord<T extends object>(target: T, record: AssemblyRecord): T {
   records.set(target, record)
   return target
@@ -75,7 +72,7 @@ export function withRecord<T extends object>(target: T, record: AssemblyRecord):
 
 /** The record of a result made by `prepare`/`assemble`/`refreshContext`; `undefined` for anything else (a copy, say). */
 export function recordOf(target: object): AssemblyRecord | undefined {
-  return typeof target === 'object' && target !== null ? records.get(target) : undefined
+  return records.get(target)
 }
 
 /**
@@ -92,9 +89,7 @@ export function recordScope(contexts: object, scope: ScopeKey | undefined): void
 /** The scope `result` was assembled for (`undefined`: the global view), when it (or the `contexts` array it shares) is known. */
 export function assembledFor(result: { readonly contexts: object }): { readonly scope: ScopeKey | undefined } | undefined {
   const record = recordOf(result)
-  if (record !== undefined) return { scope: record.provenance.scope }
-  const { contexts } = result
-  return typeof contexts === 'object' && contexts !== null ? scopes.get(contexts) : undefined
+  return record === undefined ? scopes.get(result.contexts) : { scope: record.provenance.scope }
 }
 
 /** The index in `table` of the source named `name`, looked for at `near` first. */

@@ -1,8 +1,6 @@
-import type { ReadonlySignal } from '@preact/signals-core'
 import { Context, Service } from 'cordis'
 import { ownedEffect } from '../signals/tracked.js'
-import type { Undo } from '../scope/layer-entries.js'
-import { SCOPE_TAG, scopeOf, type ScopeKey, type Scoped } from '../scope/scope-key.js'
+import { SCOPE_TAG, type ScopeKey, type Scoped } from '../scope/scope-key.js'
 import { resolveSystemPromptConfig, SystemPromptConfigSchema, type SystemPromptConfig } from './config.js'
 import { cordisBridgeOf, lightenTracker, releaseOnDispose } from './cordis-internals.js'
 import { Pipeline } from './pipeline.js'
@@ -39,8 +37,6 @@ declare module 'cordis' {
   }
 }
 
-const CHANGE = 'system-prompt/change'
-
 /** The context `assembleContextFor` builds: the agent is both the scope key and `context.agent`. */
 export interface AgentAssembleContext<A extends ScopeKey = ScopeKey> extends AssembleContext {
   /** The agent the assembly is for, typed as the caller passed it. */
@@ -58,25 +54,7 @@ export function assembleContextFor<A extends ScopeKey>(agent: A, signal?: AbortS
 /** Where the service keeps its engine; a symbol, because `this` in a method is Cordis' proxy. */
 const ENGINE: unique symbol = Symbol('promptloom.engine')
 
-/**
- * Registers `make`'s entry for the caller's scope through its `ctx` under the label `systemPrompt.<method>()`.
- * Throws once the service's plugin was disposed (before validating), then what `make` throws.
- */
-function register<E extends { readonly signal?: ReadonlySignal<unknown> }>(
-  engine: Pipeline,
-  ctx: Context,
-  method: string,
-  make: (scope: ScopeKey | undefined) => E,
-  insert: (layer: PromptLayer, entry: E) => Undo,
-): RegistrationDisposer {
-  if (engine.closed) {
-    throw new Error(
-      `systemPrompt.${method}() cannot register: this "systemPrompt" service is disposed; its plugin was unloaded, so register through the ctx.systemPrompt of a loaded SystemPrompt plugin`,
-    )
-  }
-  const entry = make(scopeOf(ctx))
-  return engine.registration.register(ctx, `systemPrompt.${method}()`, entry.signal, (layer) => insert(layer, entry))
-}
+const suppress = (layer: PromptLayer) => layer.suppressors.append(true)
 
 /**
  * The `systemPrompt` service: the registry of prompt sections, runtime contexts, tool providers and
@@ -110,32 +88,20 @@ export class SystemPrompt extends Service {
     const bridge = cordisBridgeOf(ctx)
     lightenTracker(ctx, bridge, this, 'systemPrompt')
     const engine = (this[ENGINE] = new Pipeline(value, bridge, this))
-    const { registration, views } = engine
     // The configured sections live in the global layer even when the service was loaded under a scope.
     const global = ctx.extend({ [SCOPE_TAG]: undefined })
     const configured = (name: string, order: number, text: string): void => {
-      const entry = toSectionEntry({ name, order, text }, undefined)
-      registration.register(global, 'systemPrompt config section', undefined, (layer) => layer.sections.insert(name, entry))
+      const make = () => toSectionEntry({ name, order, text }, undefined)
+      engine.register(global, 'systemPrompt config section', make, (layer, entry) => layer.sections.insert(name, entry))
     }
     if (value.includeHarnessIdentity) configured(HARNESS_IDENTITY_SECTION, SECTION_ORDERS.HARNESS_IDENTITY, value.identity)
     configured(PERSONA_PREFIX_SECTION, SECTION_ORDERS.DEPLOYMENT_PERSONA_PREFIX, value.personaPrefix)
     configured(PERSONA_SUFFIX_SECTION, SECTION_ORDERS.DEPLOYMENT_PERSONA_SUFFIX, value.personaSuffix)
-    if (!value.includeRuntimeContext) {
-      registration.register(global, 'systemPrompt config suppressor', undefined, (layer) => layer.suppressors.append(true))
-    }
-    const emit = (): void => {
-      if (bridge.mayHear(CHANGE)) bridge.emit(CHANGE, (error) => ctx.logger('system-prompt').warn(error))
-    }
-    ownedEffect(ctx, registration.changeEffect(emit), 'systemPrompt change effect')
-    ctx.effect(
-      () => () => {
-        engine.closed = true
-        registration.close()
-      },
-      'systemPrompt parent watch',
-    )
+    if (!value.includeRuntimeContext) engine.register(global, 'systemPrompt config suppressor', () => ({}), suppress)
+    ownedEffect(ctx, engine.changeEffect((error) => ctx.logger('system-prompt').warn(error)), 'systemPrompt change effect')
+    ctx.effect(() => () => engine.close(), 'systemPrompt parent watch')
     // A disposed scope keeps nothing here, even while its key lives on.
-    releaseOnDispose(ctx, bridge, (key) => views.release(key))
+    releaseOnDispose(ctx, bridge, (key) => engine.views.release(key))
   }
 
   /**
@@ -145,24 +111,24 @@ export class SystemPrompt extends Service {
    */
   section(section: PromptSection): RegistrationDisposer {
     const make = (scope: ScopeKey | undefined) => toSectionEntry(section, scope)
-    return register(this[ENGINE], this.ctx, 'section', make, (layer, entry) => layer.sections.insert(entry.name, entry))
+    return this[ENGINE].register(this.ctx, 'systemPrompt.section()', make, (layer, e) => layer.sections.insert(e.name, e))
   }
 
   /** Registers runtime context in the caller's scope (a user-role snapshot); `required: true` survives suppression. Throws like `section()`. */
   context(context: PromptContext): RegistrationDisposer {
     const make = (scope: ScopeKey | undefined) => toContextEntry(context, scope)
-    return register(this[ENGINE], this.ctx, 'context', make, (layer, entry) => layer.contexts.insert(entry.name, entry))
+    return this[ENGINE].register(this.ctx, 'systemPrompt.context()', make, (layer, e) => layer.contexts.insert(e.name, e))
   }
 
   /** Suppresses optional runtime contexts in the caller's scope and its descendants (globally when unscoped) until disposed. */
   suppressRuntimeContext(): RegistrationDisposer {
-    return register(this[ENGINE], this.ctx, 'suppressRuntimeContext', () => ({}), (layer) => layer.suppressors.append(true))
+    return this[ENGINE].register(this.ctx, 'systemPrompt.suppressRuntimeContext()', () => ({}), suppress)
   }
 
   /** Registers a tool-schema provider (a function called on every assembly, or a signal) in the caller's scope; all along the chain contribute. */
   tools(provider: ToolProvider): RegistrationDisposer {
     const make = (scope: ScopeKey | undefined) => toToolEntry(provider, scope)
-    return register(this[ENGINE], this.ctx, 'tools', make, (layer, entry) => layer.tools.append(entry))
+    return this[ENGINE].register(this.ctx, 'systemPrompt.tools()', make, (layer, entry) => layer.tools.append(entry))
   }
 
   /**
@@ -171,7 +137,7 @@ export class SystemPrompt extends Service {
    */
   variable(name: string, provider: VariableSource, options: VariableOptions = {}): RegistrationDisposer {
     const make = (scope: ScopeKey | undefined) => toVariableEntry(name, provider, options?.stability, scope)
-    return register(this[ENGINE], this.ctx, 'variable', make, (layer, entry) => layer.variables.insert(entry.name, entry))
+    return this[ENGINE].register(this.ctx, 'systemPrompt.variable()', make, (layer, e) => layer.variables.insert(e.name, e))
   }
 
   /** The order of a built-in or config `sectionOrders` band; a `TypeError` listing the known names for any other. */

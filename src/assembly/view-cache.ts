@@ -10,24 +10,65 @@ import { ScopeView } from './view.js'
 type KeptSlot = RenderSlot & { readonly ref?: WeakRef<ScopeView> }
 
 /**
- * The render slots of the engine's views, at most `limit` of them: `slotOf` makes its view the most
- * recently used, and a slot beyond the limit releases the least recently used view's (and with it the
- * render memos kept under it). The order holds weak links only, so it keeps no view, slot or render
- * cache alive. A released view's next assembly renders from scratch: equal output, new objects.
+ * The engine's memoized views, one per scope key (held weakly) plus the global view, and the render
+ * slots of at most `limit` of them: `slotOf` makes its view the most recently used, and a slot beyond
+ * the limit releases the least recently used view's (and with it the render memos kept under it). The
+ * order holds weak links only, so it keeps no view, slot or render cache alive. A released view's next
+ * assembly renders from scratch: equal output, new objects.
  *
  *     order   [a][b][c]   limit 3, d assembles:   [b][c][d]   a released
  *             ^ least recently used
+ *
+ * A derivation that throws (a stack overflow inside preact can leave a computed marked running, or
+ * holding the error) leaves `deriving` set; the next lookup then starts a new generation and drops
+ * every view and slot of the old one, so no error outlives the call that met it.
  */
-class RenderSlots {
+export class ViewCache {
+  /** Moved only by `view`, after a derivation threw. */
+  generation = 0
+  /** Set while a view derives a fact; still set afterwards only when that derivation threw. */
+  deriving = false
+  #views = new WeakMap<ScopeKey, ScopeView>()
+  #globalView: ScopeView
   #slots = new WeakMap<ScopeView, KeptSlot>()
   /** Least recent first; a collected view's link stays until it comes up for release (its size: how many views keep a slot). */
   readonly order = new Set<WeakRef<ScopeView>>()
   released = 0
 
   constructor(
-    private readonly limit: number,
-    private readonly stats: PromptStats,
-  ) {}
+    readonly store: ScopedLayers<PromptLayer>,
+    readonly stats: PromptStats,
+    readonly carrierBase: object,
+    private readonly limit = Infinity,
+  ) {
+    this.#globalView = new ScopeView(undefined, this)
+  }
+
+  /** The view of `scope` (global for `undefined`), in a new generation if a derivation threw; a `TypeError` for a non-object. */
+  view(scope: ScopeKey | undefined): ScopeView {
+    if (this.deriving) {
+      this.#views = new WeakMap()
+      this.generation++
+      this.#globalView = new ScopeView(undefined, this)
+      this.#slots = new WeakMap()
+      this.order.clear()
+      this.deriving = false
+    }
+    return this.viewOf(scope)
+  }
+
+  /** Like `view`, but never starts a new generation (what a view's parent link reads). */
+  viewOf(scope: ScopeKey | undefined): ScopeView {
+    if (scope === undefined) return this.#globalView
+    let view = this.#views.get(scope)
+    if (view === undefined) {
+      if (typeof scope !== 'object' || scope === null) {
+        throw new TypeError(`assemble context "scope" must be a scope key object (got ${describeValue(scope)})`)
+      }
+      this.#views.set(scope, (view = new ScopeView(scope, this)))
+    }
+    return view
+  }
 
   /** The render slot of `view`, created on first use (and after a release); makes `view` the most recently used. */
   slotOf(view: ScopeView): RenderSlot {
@@ -52,75 +93,13 @@ class RenderSlots {
     return slot
   }
 
-  delete(view: ScopeView): void {
-    const ref = this.#slots.get(view)?.ref
-    this.#slots.delete(view)
-    if (ref !== undefined) this.order.delete(ref)
-  }
-
-  clear(): void {
-    this.#slots = new WeakMap()
-    this.order.clear()
-  }
-}
-
-/**
- * The engine's memoized views, one per scope key (held weakly) plus the global view, and their
- * render slots. A derivation that throws (a stack overflow inside preact can leave a computed
- * marked running, or holding the error) leaves `deriving` set; the next lookup then starts a new
- * generation and drops every view of the old one, so no error outlives the call that met it.
- */
-export class ViewCache {
-  readonly slots: RenderSlots
-  /** Moved only by `view`, after a derivation threw. */
-  generation = 0
-  /** Set while a view derives a fact; still set afterwards only when that derivation threw. */
-  deriving = false
-  #views = new WeakMap<ScopeKey, ScopeView>()
-  #globalView: ScopeView
-
-  constructor(
-    readonly store: ScopedLayers<PromptLayer>,
-    readonly stats: PromptStats,
-    readonly carrierBase: object,
-    renderCacheScopes = Infinity,
-  ) {
-    this.slots = new RenderSlots(renderCacheScopes, stats)
-    this.#globalView = new ScopeView(undefined, this)
-  }
-
-  /**
-   * The memoized view of `scope` (the global view for `undefined`), created on first use; starts a
-   * new generation first when the last derivation threw. Throws a `TypeError` for a non-object scope.
-   */
-  view(scope: ScopeKey | undefined): ScopeView {
-    if (this.deriving) {
-      this.#views = new WeakMap()
-      this.generation++
-      this.#globalView = new ScopeView(undefined, this)
-      this.slots.clear()
-      this.deriving = false
-    }
-    return this.viewOf(scope)
-  }
-
-  /** Like `view`, but never starts a new generation (what a view's parent link reads). */
-  viewOf(scope: ScopeKey | undefined): ScopeView {
-    if (scope === undefined) return this.#globalView
-    let view = this.#views.get(scope)
-    if (view === undefined) {
-      if (typeof scope !== 'object' || scope === null) {
-        throw new TypeError(`assemble context "scope" must be a scope key object (got ${describeValue(scope)})`)
-      }
-      this.#views.set(scope, (view = new ScopeView(scope, this)))
-    }
-    return view
-  }
-
   /** Drops the view of `scope` and its render slot; views below may still derive from it, and stay correct. */
   release(scope: ScopeKey): void {
     const view = this.#views.get(scope)
-    if (view !== undefined) this.slots.delete(view)
     this.#views.delete(scope)
+    if (view === undefined) return
+    const ref = this.#slots.get(view)?.ref
+    this.#slots.delete(view)
+    if (ref !== undefined) this.order.delete(ref)
   }
 }

@@ -37,7 +37,6 @@ export interface VariablePlan {
   readonly sources: SourceTable<NamedSource>
 }
 
-/** What each fact of a view holds. */
 interface ViewFacts {
   readonly layers: readonly PromptLayer[]
   readonly sections: SectionPlan
@@ -54,9 +53,7 @@ export function sameItems<E>(a: readonly E[], b: readonly E[]): boolean {
 
 /** The positions of the entries whose value is a signal or a function (read on every assembly). */
 function dynamicOf(entries: readonly (SectionEntry | VariableEntry)[]): number[] {
-  const dynamic: number[] = []
-  for (let i = 0; i < entries.length; i++) if (entries[i]!.kind !== SourceKind.Static) dynamic.push(i)
-  return dynamic
+  return entries.flatMap((entry, i) => (entry.kind === SourceKind.Static ? [] : [i]))
 }
 
 function sectionPlanOf(entries: readonly SectionEntry[]): SectionPlan {
@@ -262,9 +259,7 @@ export function inspectView(view: ScopeView): PromptInspection {
     const contexts = shadowsIn(layers, (layer) => layer.contexts)
     const variables = shadowsIn(layers, (layer) => layer.variables)
     const tools: InspectedTools[] = []
-    for (const layer of layers) {
-      layer.tools.forEach((entry, index) => tools.push({ layer: layerOf(entry.scope), index }))
-    }
+    for (const layer of layers) layer.tools.forEach((entry, index) => tools.push({ layer: layerOf(entry.scope), index }))
     return {
       sections: view.derive('sections').entries.map((entry) => {
         const inspected = sections.get(entry.name)!

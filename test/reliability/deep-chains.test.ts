@@ -106,7 +106,7 @@ describe('a fault while deriving a view is not cached', () => {
     const ctx = await minter(app)
     const key = { name: 'agent' }
     createScope(ctx, key).ctx.systemPrompt.section({ name: 'task', order: 0, text: 'task text' })
-    const store = engineOf(app).registration.store
+    const store = engineOf(app).store
     const peek = store.peek.bind(store)
     vi.spyOn(store, 'peek').mockImplementationOnce((scope) => {
       peek(scope)

@@ -86,9 +86,9 @@ describe('disposing a scope releases everything promptloom held for it', () => {
     const key = { name: 'agent' }
     const scope = createScope(minter, key, { parent: preset })
     await furnish(app, scope, key)
-    expect(engineOf(app).registration.store.peek(key)).toBeDefined()
+    expect(engineOf(app).store.peek(key)).toBeDefined()
     await scope.dispose()
-    expect(engineOf(app).registration.store.peek(key)).toBeUndefined()
+    expect(engineOf(app).store.peek(key)).toBeUndefined()
     expect(app.systemPrompt.inspect(key)).toEqual(app.systemPrompt.inspect(preset))
     expect(await app.systemPrompt.assemble({ scope: key })).toEqual(await app.systemPrompt.assemble({ scope: preset }))
   })
@@ -116,7 +116,7 @@ describe('disposing a scope releases everything promptloom held for it', () => {
     const views = [await furnish(app, outer, outerKey), await furnish(app, inner, innerKey)]
     await outer.dispose()
     expect(books(app)).toEqual(before)
-    expect([engineOf(app).registration.store.peek(outerKey), engineOf(app).registration.store.peek(innerKey)]).toEqual([undefined, undefined])
+    expect([engineOf(app).store.peek(outerKey), engineOf(app).store.peek(innerKey)]).toEqual([undefined, undefined])
     expect(await collected(views)).toBe(2)
   })
 })
@@ -165,7 +165,7 @@ describe('unloading a plugin releases everything it registered', () => {
     await fiber.dispose()
     expect(books(app)).toEqual(before)
     expect(app.systemPrompt.inspect()).toEqual(inspection)
-    expect(keys.map((key) => engineOf(app).registration.store.peek(key))).toEqual([undefined, undefined])
+    expect(keys.map((key) => engineOf(app).store.peek(key))).toEqual([undefined, undefined])
     expect(await collected(views)).toBe(2)
   })
 
