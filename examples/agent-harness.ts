@@ -46,7 +46,7 @@ import {
   type UsageRecord,
 } from '../src/index.js'
 import { breakText } from '../src/cli/inspect.js'
-import { writeReport } from '../src/cli/report.js'
+import { writeReport } from '../src/cli/run.js'
 import { createSessionLogWriter, type SessionLogWriter } from '../src/node.js'
 import { traced } from './otel-setup.js'
 import { startSimulator } from './simulator/index.js'

@@ -48,8 +48,7 @@ export function prefixChart(agent: string, rows: readonly StepRow[]): Html {
   const plotted = series.map((s) => {
     // A session's first step has nothing to reuse: a hollow mark at 0, left out of the line so it does not read as a drop.
     const path = (s.key === 'observed' ? [] : s.points)
-      .map((p, i) => (p.first ? '' : `${i === 0 || s.points[i - 1]!.first ? 'M' : 'L'}${fmt(x(p.index))},${fmt(y(p.share))}`))
-      .filter((command) => command !== '')
+      .flatMap((p, i) => (p.first ? [] : `${i === 0 || s.points[i - 1]!.first ? 'M' : 'L'}${fmt(x(p.index))},${fmt(y(p.share))}`))
       .join(' ')
     const marks = s.points.map((p) => {
       const title = html`<title>step ${p.step} · ${s.label}: ${percent(p.share)}${p.note === '' ? '' : ` · ${p.note}`}</title>`

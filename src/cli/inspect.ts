@@ -1,12 +1,22 @@
 import type { SessionLogCacheBreak } from '../surface/session-log.js'
-import type { AgentLog } from './agent-log.js'
 import { agentModel, percent, plural, type AgentModel, type StepRow } from './report-model.js'
-import { terminalSafe } from './terminal.js'
+import type { AgentLog } from './run.js'
+
+// C0 and C1 controls (U+009B is a one-character CSI), DEL, line and paragraph separators, and the bidi overrides.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
 
 /**
- * `promptloom inspect`: one agent's steps as a plain-text table, each row's warnings indented under it.
- * Every string from the log goes through `terminalSafe`.
+ * `text` with every control character shown as an escape (`\x1b`, `\u009b`, `\u202e`), so the terminal obeys none:
+ * log text could otherwise move the cursor, set the window title or, with OSC 52, write the clipboard.
  */
+export function terminalSafe(text: string): string {
+  return text.replace(CONTROL, (c) => {
+    const code = c.charCodeAt(0)
+    return code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`
+  })
+}
+
+/** `promptloom inspect`: one agent's steps as a text table, each row's warnings indented under it; log text `terminalSafe`. */
 export function renderInspectTable(agent: AgentModel): string {
   const rows = agent.rows
   type Column = { title: string; left?: true; empty?: string; cell: (row: StepRow) => string }

@@ -90,8 +90,7 @@ export function prefixSplits(agents: readonly AgentModel['tree'][]) {
       if (part.layer === undefined || part.layer === 'global' || before === undefined) return []
       const siblings = agents.flatMap((_, b) => (b !== a && !sends[b]!.has(keyOf(part)) ? [b] : []))
       if (siblings.length === 0) {
-        const key = `${part.name}\u0000${part.layer}`
-        if (!sharedByAll.has(key)) sharedByAll.set(key, { section: part.name, layer: part.layer })
+        sharedByAll.set(`${part.name}\u0000${part.layer}`, { section: part.name, layer: part.layer })
         return []
       }
       const sharable = agent.parts.slice(i + 1).filter((later) => siblings.some((b) => sends[b]!.has(keyOf(later))))

@@ -113,24 +113,14 @@ ${prefixChart(agent.name, agent.rows)}
 function stepTable(agent: AgentModel, index: number): Html {
   const hasUsage = agent.rows.some((row) => row.usage !== undefined || row.expectedTokens !== undefined)
   const columns = hasUsage ? 9 : 8
-  return html`<section class="panel agent" id="agent-${index + 1}" data-agent="${agent.name}">
-<h2>${agent.name} <span class="muted">· per step</span></h2>
-<table class="steps">
-<thead><tr><th class="n">step</th><th class="n">prompt</th><th>stable prefix</th><th class="n">reusable</th><th>why reuse was lost</th><th>sections</th><th>tools · config</th><th>warnings · withheld</th>${hasUsage ? html`<th>cache: observed vs expected</th>` : ''}</tr></thead>
-${bodies(agent.rows, hasUsage, columns)}
-</table>
-</section>`
-}
-
-/** The rows as table bodies: each run of two or more quiet rows folded on its own, the rest between them. */
-function bodies(rows: readonly StepRow[], hasUsage: boolean, columns: number): Html[] {
+  // The rows as table bodies: each run of two or more quiet rows folded on its own, the rest between them.
   const groups: { rows: StepRow[]; folded: boolean }[] = []
-  rows.forEach((row, i) => {
+  agent.rows.forEach((row, i, rows) => {
     const folded = row.quiet && (rows[i - 1]?.quiet === true || rows[i + 1]?.quiet === true)
     if (groups.at(-1)?.folded === folded) groups.at(-1)!.rows.push(row)
     else groups.push({ rows: [row], folded })
   })
-  return groups.map(({ rows, folded }) => {
+  const bodies = groups.map(({ rows, folded }) => {
     const body = rows.map((row) => stepRow(row, hasUsage, columns))
     if (!folded) return html`<tbody>${body}</tbody>`
     const first = rows[0]!.step
@@ -140,6 +130,13 @@ function bodies(rows: readonly StepRow[], hasUsage: boolean, columns: number): H
 ${body}
 </tbody>`
   })
+  return html`<section class="panel agent" id="agent-${index + 1}" data-agent="${agent.name}">
+<h2>${agent.name} <span class="muted">· per step</span></h2>
+<table class="steps">
+<thead><tr><th class="n">step</th><th class="n">prompt</th><th>stable prefix</th><th class="n">reusable</th><th>why reuse was lost</th><th>sections</th><th>tools · config</th><th>warnings · withheld</th>${hasUsage ? html`<th>cache: observed vs expected</th>` : ''}</tr></thead>
+${bodies}
+</table>
+</section>`
 }
 
 function stepRow(row: StepRow, hasUsage: boolean, columns: number): Html {

@@ -3,7 +3,7 @@ import { commonPrefixLength, wholeCodePoints } from '../render/utf8.js'
 import { headerStateOf, toolDiff, type ToolDiff } from '../surface/cache-break.js'
 import type { ReplayedStep } from '../surface/session-log-replay.js'
 import type { RequestHeaderEvent, UsageRecord } from '../surface/step-result.js'
-import type { AgentLog } from './agent-log.js'
+import type { AgentLog } from './run.js'
 import { prefixSplits, prefixTree, SEPARATOR, sum } from './prefix-tree.js'
 
 /** One step of one agent. Shares are of the prompt the model holds after the step, in UTF-16 code units (0 when empty). */
@@ -34,7 +34,7 @@ export function agentModel(log: AgentLog) {
   const mean = (values: number[]): number => ratio(sum(values), values.length)
   const used = rows.flatMap((row) => (row.usage === undefined ? [] : [row.usage]))
   const predicted = used.flatMap((usage) => (usage.predictedTokens === undefined ? [] : [usage.predictedTokens]))
-  // The latest step as the prefix tree reads it: its parts, or the whole prompt as one part.
+  // The latest prompt for the prefix tree: its parts (or the whole prompt as one), tokens per char for unlogged counts.
   const parts: StepPart[] = stepParts(last) ?? (last.prompt === '' ? [] : [{ name: '(prompt)', text: last.prompt, layer: undefined, tokens: undefined }])
   const tokensPerChar = last.promptTokens === undefined || last.prompt.length === 0 ? undefined : last.promptTokens / last.prompt.length
   return {
@@ -46,7 +46,6 @@ export function agentModel(log: AgentLog) {
     meanReusableShare: mean(later.map((row) => row.reusableShare)),
     warningCount: sum(rows.map((row) => row.warnings.length)),
     breakCount: rows.filter((row) => row.cacheBreak !== undefined).length,
-    // The latest prompt for the prefix tree; tokens per character estimate a part whose count is not logged.
     tree: { name: log.name, parts, tokensPerChar },
     readWarnings: log.warnings.map((warning) => warning.message),
     usageTotals:
@@ -97,15 +96,12 @@ function stepRow(agent: string, step: ReplayedStep, previous: ReplayedStep | und
     config: config?.length === 0 ? undefined : config,
     headerReason: header?.reason,
     warnings: step.warnings,
-    // Every section the budget withheld from this step's prompt (`[]` without a budget).
     withheld: step.withheld ?? [],
     overBudget: step.overBudget === true,
     usage: step.usage === undefined ? undefined : usageFigures(step.usage),
     cacheBreak: step.cacheBreak,
     changedText: before && after && { before: text(before), after: text(after) },
-    // The usage record's expected cached tokens, else the step's.
     expectedTokens: step.usage?.expectedTokens ?? step.expectedCachedTokens,
-    // Nothing happened: not a first step, no break, no change, header, warning or budget move.
     quiet:
       previous !== undefined && step.cacheBreak === undefined && header === undefined &&
       !changedAny(sections) && step.warnings.length === 0,
@@ -117,10 +113,7 @@ function usageFigures({ type: _type, step: _step, ...figures }: UsageRecord) {
   return { ...figures, observedShare: ratio(figures.cachedInputTokens, figures.inputTokens) }
 }
 
-/**
- * The longest common prefix of the agents' latest prompts, in UTF-16 code units, cut back to whole code points,
- * and per agent its share and how its prompt continues.
- */
+/** The agents' latest prompts' longest common prefix (UTF-16, cut to whole code points); per agent its share and continuation. */
 export function sharedPrefix(agents: readonly { readonly name: string; readonly latestPrompt: string }[]) {
   const first = agents[0]!.latestPrompt
   let length = first.length
@@ -138,14 +131,10 @@ export function sharedPrefix(agents: readonly { readonly name: string; readonly 
 }
 
 /** `0.931` → `'93.1%'`. */
-export function percent(share: number): string {
-  return `${(100 * share).toFixed(1)}%`
-}
+export const percent = (share: number): string => `${(100 * share).toFixed(1)}%`
 
 /** `1 step`, `2 steps`. */
-export function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`
-}
+export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`
 
 /** One sent part of a step; `layer` is `'global'`, the supplying scope's label, or `undefined` when the log does not say. */
 export type StepPart = Readonly<{ name: string; text: string; layer: string | undefined; tokens: number | undefined }>

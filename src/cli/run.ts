@@ -1,17 +1,16 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, statSync, writeFileSync, type BigIntStats } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { readSessionLog } from '../surface/session-log-file.js'
 import { SessionLogError } from '../surface/session-log-replay.js'
-import { readAgentLogs } from './agent-log.js'
-import { checkLog, DEFAULT_MIN_REUSABLE, renderCheck, renderInspectTable, type CheckThresholds } from './inspect.js'
-import { writeReport } from './report.js'
-import { agentModel } from './report-model.js'
-import { CliError, terminalSafe } from './terminal.js'
+import { checkLog, DEFAULT_MIN_REUSABLE, renderCheck, renderInspectTable, terminalSafe, type CheckThresholds } from './inspect.js'
+import { renderReportHtml } from './report-html.js'
+import { agentModel, buildReport } from './report-model.js'
 
 /** Where the CLI writes; the bin passes `process.stdout` / `process.stderr`. */
 export type CliOutput = Readonly<Record<'stdout' | 'stderr', { write(text: string): unknown }>>
 
-/** The text of `promptloom --help`. */
-export const CLI_HELP = `promptloom — look at promptloom session logs
+const CLI_HELP = `promptloom — look at promptloom session logs
 
 Usage:
   promptloom report <log.jsonl…> [-o report.html]
@@ -48,6 +47,11 @@ arguments (with a usage line) and for a log it cannot read.
 `
 
 const CHECK_USAGE = 'usage: promptloom check <log.jsonl…> [--min-reusable F] [--max-breaks N]'
+
+/** A failure the CLI reports as one `promptloom: …` line on stderr with exit code 1 (bad usage, an unreadable log, an unwritable output). */
+class CliError extends Error {
+  override readonly name = 'CliError'
+}
 
 /**
  * Runs the CLI with `argv` (without node and the script) and returns the exit code: 0 on success, 1 for a bad log,
@@ -135,4 +139,99 @@ function thresholdsOf(minReusable: string | undefined, maxBreaks: string | undef
     throw new CliError(`--max-breaks must be a non-negative integer (got "${maxBreaks}"); ${CHECK_USAGE}`)
   }
   return { minReusable: share, maxBreaks: maxBreaks === undefined ? undefined : Number(maxBreaks) }
+}
+
+/**
+ * `promptloom report`: writes the report for `files` (one log per agent) to `output` and returns the absolute
+ * path written; `onWarning` receives each line a reader skipped. Throws before writing when no log is given,
+ * a log is bad (`SessionLogError`), or `output` cannot take the report (`CliError`): it is an input (by device
+ * and inode, so symlinks and hard links count), a directory, or in a folder that does not exist.
+ */
+export function writeReport(files: readonly string[], output: string, onWarning: (message: string) => void = () => {}): string {
+  if (files.length === 0) throw new CliError('report needs at least one session log; usage: promptloom report <log.jsonl…> [-o report.html]')
+  const target = resolve(output)
+  const existing = statOf(target)
+  if (existing === undefined) {
+    const folder = statOf(dirname(target))
+    if (folder === undefined) {
+      throw new CliError(`cannot write the report to "${output}": the folder "${dirname(output)}" does not exist; create it or pick another -o path`)
+    }
+    if (!folder.isDirectory()) throw new CliError(`cannot write the report to "${output}": "${dirname(output)}" is a file, not a folder; pick another -o path`)
+  } else if (existing.isDirectory()) {
+    throw new CliError(`output "${output}" is a directory; pass a file path such as "${join(output, 'report.html')}"`)
+  } else {
+    for (const file of files) {
+      const input = statOf(file)
+      if (input !== undefined && input.dev === existing.dev && input.ino === existing.ino) {
+        throw new CliError(`output "${output}" is the same file as the input log "${file}"; writing it would destroy the log, so pick another -o path`)
+      }
+    }
+  }
+  const page = renderReportHtml(buildReport(readAgentLogs(files, onWarning)))
+  try {
+    writeFileSync(target, page)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException | null)?.code
+    if (typeof code !== 'string') throw error
+    throw new CliError(`cannot write the report to "${output}" (${code}); pick an -o path in a folder you can write to`)
+  }
+  return target
+}
+
+/** The file at `path` after following symlinks, or `undefined` when there is none. */
+function statOf(path: string): BigIntStats | undefined {
+  try {
+    return statSync(path, { bigint: true, throwIfNoEntry: false })
+  } catch (error) {
+    // A path through a regular file ("log.jsonl/out.html") names nothing.
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined
+    throw error
+  }
+}
+
+/** One session log read for the report: one agent, named after its file; `steps` holds at least one step, in log order. */
+export type AgentLog = ReturnType<typeof readAgentLog>
+
+/** The agent name for a log path: `logs/session.agent-1.jsonl` → `session.agent-1`. */
+export const agentNameOf = (file: string): string => basename(file).replace(/\.jsonl$/i, '')
+
+/** Reads the log at `file`; throws `SessionLogError` for a malformed line, `CliError` if unreadable or without a step. */
+export function readAgentLog(file: string) {
+  let replay
+  try {
+    replay = readSessionLog(file)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException | null)?.code
+    if (typeof code !== 'string') throw error
+    throw new CliError(`cannot read session log "${file}" (${code}); pass the path of a .jsonl file the session-log writer wrote`)
+  }
+  if (replay.steps.length === 0) {
+    throw new CliError(`session log "${file}" holds no step records; a session log starts with {"type":"step",…} (is it empty?)`)
+  }
+  return { name: agentNameOf(file), file, steps: replay.steps, warnings: replay.warnings }
+}
+
+/**
+ * The logs with agents named after the files: with several logs, a dotted prefix they all share is dropped
+ * (`session.agent-1.jsonl`, `session.agent-2.jsonl` → `agent-1`, `agent-2`); names that still collide become paths.
+ */
+export function agentNames(logs: readonly AgentLog[]): AgentLog[] {
+  const names = logs.map((log) => log.name)
+  const first = names[0] ?? ''
+  let cut = 0
+  for (let i = first.indexOf('.'); i >= 0 && names.length > 1; i = first.indexOf('.', i + 1)) {
+    const prefix = first.slice(0, i + 1)
+    if (!names.every((name) => name.startsWith(prefix) && name.length > prefix.length)) break
+    cut = prefix.length
+  }
+  const short = names.map((name) => name.slice(cut))
+  const collides = (name: string): boolean => short.indexOf(name) !== short.lastIndexOf(name)
+  return logs.map((log, i) => ({ ...log, name: collides(short[i]!) ? log.file : short[i]! }))
+}
+
+/** Reads `files` as agents named by `agentNames`, passing each line a reader skipped to `onWarning`. */
+export function readAgentLogs(files: readonly string[], onWarning: (message: string) => void): AgentLog[] {
+  const logs = agentNames(files.map(readAgentLog))
+  for (const log of logs) for (const warning of log.warnings) onWarning(warning.message)
+  return logs
 }

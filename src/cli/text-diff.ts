@@ -47,8 +47,7 @@ function lineDiff(a: readonly string[], b: readonly string[]): DiffLine[] {
   let j = 0
   while (i < n || j < m) {
     if (!whole && i < n && j < m && x[i] === y[j]) {
-      out.push({ kind: 'same', text: x[i]! })
-      i++
+      out.push({ kind: 'same', text: x[i++]! })
       j++
     } else if (j >= m || (i < n && (whole || lengths[(i + 1) * (m + 1) + j]! >= lengths[i * (m + 1) + j + 1]!))) {
       out.push({ kind: 'removed', text: x[i++]! })
@@ -90,13 +89,11 @@ function changedRanges(a: string, b: string): [[number, number], [number, number
 
 function folded(lines: readonly DiffLine[]): (DiffLine | DiffGap)[] {
   const out: (DiffLine | DiffGap)[] = []
-  let gap = 0
   lines.forEach((line, index) => {
-    if (lines.slice(Math.max(0, index - CONTEXT), index + CONTEXT + 1).every((near) => near.kind === 'same')) return void gap++
-    if (gap > 0) out.push({ kind: 'gap', lines: gap })
-    gap = 0
-    out.push(line)
+    const last = out.at(-1)
+    if (lines.slice(Math.max(0, index - CONTEXT), index + CONTEXT + 1).some((near) => near.kind !== 'same')) out.push(line)
+    else if (last?.kind === 'gap') out[out.length - 1] = { kind: 'gap', lines: last.lines + 1 }
+    else out.push({ kind: 'gap', lines: 1 })
   })
-  if (gap > 0) out.push({ kind: 'gap', lines: gap })
   return out
 }

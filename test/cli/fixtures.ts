@@ -1,6 +1,6 @@
 /** Hand-written session-log lines for the CLI tests. */
 
-import { agentNameOf, type AgentLog } from '../../src/cli/agent-log.js'
+import { agentNameOf, type AgentLog } from '../../src/cli/run.js'
 import { runCli } from '../../src/cli/run.js'
 import { parseSessionLog } from '../../src/index.js'
 

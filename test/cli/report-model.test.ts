@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest'
 import { agentLogOf } from './fixtures.js'
 import { agentModel, buildReport, sharedPrefix } from '../../src/cli/report-model.js'
 import { configChanges, sectionChanges, toolChanges } from '../../src/cli/report-model.js'
-import { agentNames } from '../../src/cli/agent-log.js'
+import { agentNames } from '../../src/cli/run.js'
 import { budgetLog, jsonl, messageLine, stepLine, threeStepLog, usageLine } from './fixtures.js'
 
 const model = (text: string, file = 'a.jsonl') => agentModel(agentLogOf(text, file))

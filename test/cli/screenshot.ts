@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
-import { writeReport } from '../../src/cli/report.js'
+import { writeReport } from '../../src/cli/run.js'
 import { launchChromium } from './browser.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, test } from 'vitest'
-import { terminalSafe } from '../../src/cli/terminal.js'
+import { terminalSafe } from '../../src/cli/inspect.js'
 import { cli, headerLine, jsonl, messageLine, stepLine } from '../cli/fixtures.js'
 
 // A session log is untrusted input: nothing the CLI prints from it may reach
