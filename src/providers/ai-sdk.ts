@@ -3,7 +3,7 @@
 import { resolveMarkedRequest, type CacheTtlOption, type MarkerFormat } from './cache-markers.js'
 import type { AnthropicCacheControl } from './anthropic.js'
 import type { OpenAIChatSnapshotMessage } from './openai.js'
-import { HISTORIES, type RequestOptions } from './request.js'
+import { HISTORIES, withSnapshot, type RequestOptions } from './request.js'
 
 /** The Anthropic provider option that marks a cache breakpoint (no `ttl`: 5 minutes). */
 export type AISDKCacheControlOptions = { anthropic: { cacheControl: AnthropicCacheControl } }
@@ -90,14 +90,13 @@ function objectOr(value: unknown): Record<string, unknown> {
  * ```
  */
 export function toAISDK<const M extends AISDKMessageLike>(options: AISDKRequestOptions<M>): AISDKRequest<M> {
-  const { rendered, snapshot, history, split, own, target } = resolveMarkedRequest('toAISDK', options, MARKERS)
+  const { rendered, snapshot, history, own, target } = resolveMarkedRequest('toAISDK', options, MARKERS)
   const system = rendered.blocks.map((block, index): AISDKSystemMessage => ({
     role: 'system',
     content: block.text,
     ...(own.has(index) && { providerOptions: { anthropic: { cacheControl: own.get(index)! } } }),
   }))
-  const kept: (M | AISDKSnapshotMessage)[] = history.slice()
-  if (snapshot !== '') kept.splice(split, 0, { role: 'user', content: snapshot })
+  const kept = withSnapshot(history, snapshot, ['system'])
   const messages = kept.slice()
   if (target !== undefined) {
     const message = history[target.message]!

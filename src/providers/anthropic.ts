@@ -2,13 +2,13 @@
 
 import { describeValue } from '../assembly/errors.js'
 import { resolveMarkedRequest } from './cache-markers.js'
-import type { CacheTtlOption, MarkerFormat, OwnMarker } from './cache-markers.js'
+import type { CacheTtl, CacheTtlOption, MarkerFormat, OwnMarker } from './cache-markers.js'
 import { HISTORIES, type RequestOptions } from './request.js'
 
 /** Caches the request prefix through the block that carries it; no `ttl`: Anthropic's 5 minutes. */
 export type AnthropicCacheControl = {
   type: 'ephemeral'
-  ttl?: '5m' | '1h'
+  ttl?: CacheTtl
 }
 
 /** A text content block (system blocks and the snapshot). */

@@ -1,6 +1,7 @@
 // Anthropic's cache markers as `toAnthropic` and `toAISDK` place them (SPEC §4.3): the caller's, counted at any depth, never
 // change; promptloom's take what is left of `ANTHROPIC_MAX_CACHE_MARKERS` by priority (history, system latest first, tools).
 
+import type { AnthropicCacheControl } from './anthropic.js'
 import { optionError, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request.js'
 
 /** Anthropic's limit on `cache_control` markers in one request (tools, system and messages together). */
@@ -20,8 +21,7 @@ export type CacheTtlOption =
 
 const TTLS: readonly unknown[] = ['5m', '1h']
 const TTL_KINDS = ['static', 'session', 'history'] as const
-
-type TtlPlan = Readonly<Record<(typeof TTL_KINDS)[number], CacheTtl | undefined>>
+type TtlPlan = Exclude<CacheTtlOption, CacheTtl>
 
 function ttlPlanOf(fn: string, ttl: unknown): TtlPlan {
   if (ttl === undefined || TTLS.includes(ttl)) return { static: ttl, session: ttl, history: ttl } as TtlPlan
@@ -40,6 +40,12 @@ function ttlPlanOf(fn: string, ttl: unknown): TtlPlan {
   return record as TtlPlan
 }
 
+/** A place promptloom may mark: a system block by index, the tools or the history. */
+export type OwnMarker = 'tools' | 'history' | number
+
+/** A place in the history: a message and its top-level content block (`Infinity`: the message itself). */
+export type MarkerPlace = { readonly message: number; readonly block: number }
+
 /** A marker already in the caller's history, at the top-level content block (or part) that holds it, or is it. */
 type CallerMarker = MarkerPlace & { readonly ttl: CacheTtl }
 
@@ -54,10 +60,7 @@ export interface MarkerFormat<M> {
   readonly historyTarget: (history: readonly M[], end: number) => MarkerPlace | undefined
 }
 
-/**
- * The caller's markers in prefix order: each content part's, at any depth, before its message's own. Throws a `TypeError`
- * at one that puts a longer TTL after a shorter one, which Anthropic rejects.
- */
+/** The caller's markers in prefix order, parts (any depth) before their message; throws at a longer TTL after a shorter one. */
 function callerMarkersOf(fn: string, history: readonly unknown[], format: MarkerFormat<never>): CallerMarker[] {
   const markers: CallerMarker[] = []
   let last5m: CallerMarker | undefined
@@ -82,10 +85,7 @@ function callerMarkersOf(fn: string, history: readonly unknown[], format: Marker
   return markers
 }
 
-/**
- * The validated inputs of `toAnthropic` / `toAISDK`; `split`, where the snapshot goes (before trailing system messages, which
- * stay last); promptloom's markers `own` by place, and `target`, the history marker's place when it is placed.
- */
+/** `toAnthropic`/`toAISDK`'s validated inputs, the snapshot's index `split`, promptloom's markers `own` and history `target`. */
 export function resolveMarkedRequest<M>(
   fn: string,
   options: RequestOptions & { readonly messages: readonly M[]; readonly historyBreakpoint?: boolean; readonly ttl?: CacheTtlOption },
@@ -121,7 +121,7 @@ export function resolveMarkedRequest<M>(
 
   const last1h = planned.findLastIndex((marker) => marker.ttl === '1h')
   const firstCaller5m = planned.findIndex((marker) => marker.own === undefined && marker.ttl === '5m')
-  const own = new Map<OwnMarker, { type: 'ephemeral'; ttl?: CacheTtl }>()
+  const own = new Map<OwnMarker, AnthropicCacheControl>()
   planned.forEach(({ own: place, ttl }, i) => {
     const raised = i < last1h ? '1h' : ttl
     const written = raised === '1h' && firstCaller5m !== -1 && firstCaller5m < i ? '5m' : raised
@@ -130,39 +130,23 @@ export function resolveMarkedRequest<M>(
   return { ...resolved, history, split, own, target: own.has('history') ? at : undefined }
 }
 
-/** A place promptloom may mark: a system block by index, the tools or the history. */
-export type OwnMarker = 'tools' | 'history' | number
-
-/** A place in the history: a message and its top-level content block (`Infinity`: the message itself). */
-export interface MarkerPlace {
-  readonly message: number
-  readonly block: number
-}
-
-/**
- * Calls `found` for every marker under `root` in prefix order (children before their holder), skipping keys that hold data. An object
- * reached twice counts twice, as it is serialized twice; iterative for any depth; a cycle is not followed.
- */
+/** Calls `found` per marker under `root`, children first, as serialized (twice if reached twice); cycles are not followed. */
 function walkMarkers(root: unknown, { markerOf, skip }: MarkerFormat<never>, found: (marker: unknown) => void): void {
   const onPath = new Set<object>()
-  // An object is pushed to enter, then its leave below its children.
-  const stack: { node: object; leave: boolean }[] = []
-  const push = (value: unknown): void => {
-    if (typeof value === 'object' && value !== null && !onPath.has(value)) stack.push({ node: value, leave: false })
-  }
-  push(root)
+  // Iterative for any depth: a value is pushed to enter, then an object's leave below its children.
+  const stack: { node: unknown; leave?: true }[] = [{ node: root }]
   while (stack.length > 0) {
     const { node, leave } = stack.pop()!
+    if (typeof node !== 'object' || node === null || (!leave && onPath.has(node))) continue
     if (leave) {
       onPath.delete(node)
       const marker = Array.isArray(node) ? undefined : markerOf(node)
       if (marker != null) found(marker)
       continue
     }
-    if (onPath.has(node)) continue
     onPath.add(node)
     stack.push({ node, leave: true })
     const children = Array.isArray(node) ? node : Object.keys(node).filter((key) => !skip(node, key)).map((key) => (node as Record<string, unknown>)[key])
-    for (let i = children.length - 1; i >= 0; i--) push(children[i])
+    for (let i = children.length - 1; i >= 0; i--) stack.push({ node: children[i] })
   }
 }

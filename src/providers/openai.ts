@@ -4,7 +4,7 @@ import { describeValue } from '../assembly/errors.js'
 import type { ToolSchema } from '../assembly/types.js'
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
 import { fnv1a64 } from './fnv1a64.js'
-import { HISTORIES, optionError, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request.js'
+import { HISTORIES, optionError, resolveRequest, withSnapshot, type RequestOptions } from './request.js'
 
 /** The leading message: `'system'`, or `'developer'` for reasoning models that take instructions that way. */
 export type OpenAIChatInstructionMessage = { role: 'system'; content: string } | { role: 'developer'; content: string }
@@ -87,13 +87,6 @@ function promptCacheKeyOf(fn: string, option: unknown, tools: readonly ToolSchem
   )
 }
 
-/** `history` (never mutated) with the snapshot as a user message before its trailing system or developer messages. */
-function withSnapshot<T>(history: readonly T[], snapshot: string): (T | OpenAIChatSnapshotMessage)[] {
-  const placed: (T | OpenAIChatSnapshotMessage)[] = history.slice()
-  if (snapshot !== '') placed.splice(trailingInstructionsStart(history, ['system', 'developer']), 0, { role: 'user', content: snapshot })
-  return placed
-}
-
 /**
  * Builds the Chat Completions request fields for one step: the prompt as a leading system (or developer) message, the
  * history with the snapshot as a user message before trailing system or developer messages, and the tools. Throws a
@@ -118,7 +111,7 @@ export function toOpenAIChat<M extends OpenAIChatMessageLike>(options: OpenAICha
   const { rendered, tools, snapshot } = resolveRequest('toOpenAIChat', options, options?.messages, 'messages', 'optional')
   const role = options.role ?? 'system'
   if (role !== 'system' && role !== 'developer') throw optionError('toOpenAIChat', 'role', "'system' or 'developer'", role)
-  const history = withSnapshot(options.messages, snapshot)
+  const history = withSnapshot(options.messages, snapshot, ['system', 'developer'])
   const request: OpenAIChatRequest<M> = {
     messages: [{ role, content: rendered.text }, ...history],
     tools: tools.map(({ name, description, parameters }) => ({ type: 'function', function: { name, description, parameters } })),
@@ -147,7 +140,7 @@ export function toOpenAIChat<M extends OpenAIChatMessageLike>(options: OpenAICha
  */
 export function toOpenAIResponses<I extends object>(options: OpenAIResponsesRequestOptions<I>): OpenAIResponsesRequest<I> {
   const { rendered, tools, snapshot } = resolveRequest('toOpenAIResponses', options, options?.input, 'input', 'optional')
-  const input = withSnapshot(options.input, snapshot)
+  const input = withSnapshot(options.input, snapshot, ['system', 'developer'])
   const request: OpenAIResponsesRequest<I> = {
     instructions: rendered.text,
     input,

@@ -33,6 +33,13 @@ export function trailingInstructionsStart(history: readonly unknown[], roles: re
   return history.findLastIndex((message) => !roles.includes((message as { role?: unknown }).role as string)) + 1
 }
 
+/** `history` (never mutated) with the snapshot as a user message before its trailing messages with one of `roles`. */
+export function withSnapshot<T>(history: readonly T[], snapshot: string, roles: string[]): (T | OpenAIChatSnapshotMessage)[] {
+  const placed: (T | OpenAIChatSnapshotMessage)[] = history.slice()
+  if (snapshot !== '') placed.splice(trailingInstructionsStart(history, roles), 0, { role: 'user', content: snapshot })
+  return placed
+}
+
 /** Validates `options` of the builder `fn`; resolves its prompt, tools and snapshot (`''`: none). Throws a `TypeError` naming what is bad. */
 export function resolveRequest(fn: string, options: RequestOptions, history: unknown, historyName: string, rule: 'required' | 'optional') {
   if (typeof options !== 'object' || options === null) {

@@ -80,13 +80,10 @@ function checkCached(reader: string, inputField: string, cachedField: string, in
 }
 
 /**
- * Anthropic: in = `input_tokens` (only the uncached rest) + cache reads + cache creations; cached = the reads; written = the
- * creations, split by TTL when `cache_creation` is present (its sum must equal them). Throws a `TypeError` naming a bad field.
+ * Anthropic: in = `input_tokens` (the uncached rest) + cache reads + creations; cached = the reads; written = the creations
+ * (0 when absent), split by TTL when `cache_creation` is present (summing to them). Throws a `TypeError` naming a bad field.
  */
-export function usageFromAnthropic(usage: AnthropicUsageLike): ObservedUsage & {
-  /** The input tokens written to the cache (`cache_creation_input_tokens`; 0 when absent). */
-  readonly cacheWriteTokens: number
-} {
+export function usageFromAnthropic(usage: AnthropicUsageLike): ObservedUsage & Required<Pick<ObservedUsage, 'cacheWriteTokens'>> {
   const count = countsOf('usageFromAnthropic', usage)
   const input = count('input_tokens')
   const read = count('cache_read_input_tokens', true) ?? 0

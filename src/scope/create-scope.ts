@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import { assertBindable, bindScopeParent, isScopeParentBound, scopeParentOf } from './parent-chain.js'
+import { assertBindable, bindScopeParent, scopeParentOf } from './parent-chain.js'
 import { SCOPE_TAG, scopeLabel, type ScopeKey } from './scope-key.js'
 import { untracked } from '@preact/signals-core'
 
@@ -75,8 +75,8 @@ export function scopeKeyOfFiber(fiber: object): ScopeKey | undefined {
 export function createScope(ctx: Context, key: ScopeKey, options: CreateScopeOptions = {}): Scope {
   if (typeof key !== 'object' || key === null) throw new TypeError(`scope key must be an object (got ${String(key)})`)
   const { parent } = options
-  const bind = parent !== undefined && !(isScopeParentBound(key) && untracked(() => scopeParentOf(key)) === parent)
-  // Check, mint, then bind: a refused parent mints nothing, and a failed mint binds nothing.
+  const bind = parent !== undefined && untracked(() => scopeParentOf(key)) !== parent
+  // Check, mint, then bind (its parent again binds nothing): a refused parent mints nothing, a failed mint binds nothing.
   if (bind) assertBindable(key, parent)
   if (ctx.fiber.runtime === null) explainRootScopes(ctx.root)
   const fiber = ctx.plugin(scope)

@@ -4,9 +4,8 @@ import { Context } from 'cordis'
 import { scopeLabel, scopeOf, type ScopeKey, type Scoped } from './scope-key.js'
 
 /**
- * The scope parent relation: one link per key, held weakly, each in its own
- * signal, so a chain read inside a `computed` subscribes to exactly the links
- * it walked. `scopeTarget` routes events up the same chain.
+ * The scope parent relation: one link per key, held weakly, each in its own signal, so a chain read inside a
+ * `computed` subscribes to exactly the links it walked. `scopeTarget` routes events up the same chain.
  *
  *        preset            registrations are inherited downwards
  *        ▲    ▲            (agent sees preset and global layers);
@@ -15,8 +14,7 @@ import { scopeLabel, scopeOf, type ScopeKey, type Scoped } from './scope-key.js'
  */
 const links = new WeakMap<ScopeKey, Signal<ScopeKey | undefined>>()
 const bound = new WeakSet<ScopeKey>()
-// How many keys link to each key: a key with no children cannot close a cycle,
-// so the check skips the ancestor walk and building a chain downwards stays linear.
+// Children per key: a childless key cannot close a cycle, so its bind skips the ancestor walk and building a chain stays linear.
 const childCounts = new WeakMap<ScopeKey, number>()
 
 // Held weakly: a registry nobody references must not be kept alive by this module.
@@ -89,11 +87,6 @@ function setLink(key: ScopeKey, parent: ScopeKey | undefined): void {
       else counter.value++
     }
   })
-}
-
-/** Whether `key` was ever bound with `bindScopeParent` (not reactive). */
-export function isScopeParentBound(key: ScopeKey): boolean {
-  return bound.has(key)
 }
 
 /** The parent of `key`, or `undefined`; subscribes, also to a later bind. */

@@ -20,11 +20,8 @@ export interface LayerEffectOptions {
 }
 
 /** `ScopedLayers.merge` of `layers` (farthest first), with the entries each winner shadows, farthest first (for inspection). */
-export function mergeNamed<L, V>(
-  layers: readonly L[],
-  pick: (layer: L) => NamedEntries<V>,
-): Map<string, { readonly value: V; readonly shadows: readonly V[] }> {
-  const merged: ReturnType<typeof mergeNamed<L, V>> = new Map()
+export function mergeNamed<L, V>(layers: readonly L[], pick: (layer: L) => NamedEntries<V>) {
+  const merged = new Map<string, { readonly value: V; readonly shadows: readonly V[] }>()
   for (const layer of layers) {
     pick(layer).forEach((value, name) => {
       const hidden = merged.get(name)
@@ -49,10 +46,7 @@ export class ScopedLayers<L extends ScopeLayer> {
   readonly #createLayer: (scope: ScopeKey | undefined) => L
   readonly #onChange: (() => void) | undefined
 
-  /**
-   * @param createLayer - builds an empty layer for a scope key (`undefined` for the global layer).
-   * @param onChange - called after every successful registration and every undo.
-   */
+  /** `createLayer` makes an empty layer (`undefined`: global); `onChange` runs after every successful registration and undo. */
   constructor(createLayer: (scope: ScopeKey | undefined) => L, onChange?: () => void) {
     this.#createLayer = createLayer
     this.#onChange = onChange

@@ -12,9 +12,8 @@ export function cellOf<K extends object, V>(cells: WeakMap<K, Signal<V | undefin
 }
 
 /** Yields `map(item)` for each item of `items` when it is reached, so a live iterator stays live. */
-export function* mapLive<T, U>(items: Iterable<T>, map: (item: T) => U): Generator<U, undefined> {
+export function* mapLive<T, U>(items: Iterable<T>, map: (item: T) => U): Generator<U, void> {
   for (const item of items) yield map(item)
-  return undefined
 }
 
 /**

@@ -31,9 +31,8 @@ export function ownedEffect(owner: EffectOwner, fn: () => void | (() => void), l
 }
 
 /**
- * Moves one `pulse` signal whenever any of a changing set of sources gets a new value. One small effect per
- * source, so adding a source is O(1) and a write re-runs only its own relay; an effect reading `pulse` runs
- * once per `batch()`.
+ * Moves one `pulse` signal whenever any of a changing set of sources gets a new value. One small effect per source, so
+ * adding a source is O(1) and a write re-runs only its own relay; an effect reading `pulse` runs once per `batch()`.
  *
  *     source a ─▶ relay a ─┐
  *     source b ─▶ relay b ─┼─▶ pulse ─▶ the one effect that reads it
@@ -52,7 +51,6 @@ export class ChangeRelay {
       watch.count++
       return
     }
-    const pulse = this.#pulse
     // The first run only subscribes: it happens inside `effect()`, before `stop` is assigned.
     let stop: (() => void) | undefined
     stop = effect(() => {
@@ -61,7 +59,7 @@ export class ChangeRelay {
       } catch {
         // A source whose derivation throws still changed; the error is the reader's, not the writer's.
       }
-      if (stop !== undefined) pulse.value = pulse.peek() + 1
+      if (stop !== undefined) this.#pulse.value = this.#pulse.peek() + 1
     })
     this.#watches.set(source, { count: 1, stop })
   }

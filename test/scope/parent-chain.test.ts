@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest'
 import { bindScopeParent, scopeChainOf, scopeParentOf } from '../../src/index.js'
 import { signal } from '@preact/signals-core'
-import { isScopeParentBound, isScopeWithin, watchParentChanges } from '../../src/scope/parent-chain.js'
+import { isScopeWithin, watchParentChanges } from '../../src/scope/parent-chain.js'
 import { counted } from '../assembly/counted.js'
 
 /** A counter that every parent re-link bumps (what a registry watches). */
@@ -19,11 +19,11 @@ describe('bindScopeParent', () => {
     expect(scopeParentOf(agent)).toBe(preset)
   })
 
-  test('marks the key as bound', () => {
+  test('a key stays bound after its binding unlinks it', () => {
     const agent = {}
-    expect(isScopeParentBound(agent)).toBe(false)
-    bindScopeParent(agent, {})
-    expect(isScopeParentBound(agent)).toBe(true)
+    bindScopeParent(agent, {}).rebind(undefined)
+    expect(scopeParentOf(agent)).toBeUndefined()
+    expect(() => bindScopeParent(agent, {})).toThrow(/already bound/)
   })
 
   test('throws "already bound" on a second bind of the same key', () => {
@@ -71,7 +71,6 @@ describe('bindScopeParent', () => {
   test('a bind rejected for a cycle leaves the key unbound', () => {
     const agent = {}
     expect(() => bindScopeParent(agent, agent)).toThrow(/cycle/)
-    expect(isScopeParentBound(agent)).toBe(false)
     expect(scopeParentOf(agent)).toBeUndefined()
   })
 
