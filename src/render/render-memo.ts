@@ -82,8 +82,8 @@ function stillFits(fill: Fill, item: RenderItem, variables: Variables, sameValue
 const sharedFills = new WeakMap<object, Fill>()
 
 /**
- * The last render of one scope's sections (or contexts), by position. An item moved farther than one
- * place finds its last fill through its registration's shared fill; one without a registration by name.
+ * The last render of one scope's sections (or contexts), by position. An item moved farther than one place
+ * takes its registration's shared fill when that still fits, else this scope's last fill of that name.
  */
 export class RenderMemo {
   #fills: readonly Fill[] = []
@@ -103,6 +103,10 @@ export class RenderMemo {
       count++
     }
     return count === this.#variableCount
+  }
+
+  #lastNamed(name: string): Fill | undefined {
+    return (this.#byName ??= new Map(this.#fills.map((fill) => [fill.name, fill]))).get(name)
   }
 
   /**
@@ -125,9 +129,12 @@ export class RenderMemo {
         if (last[i + shift + 1]?.name === item.name) previous = last[i + ++shift]
         else if (i + shift > 0 && last[i + shift - 1]?.name === item.name) previous = last[i + --shift]
         else {
-          // Farther (or new): an item with a registration finds its last fill through the registration, below.
+          // Farther (or new). A registration no scope has rendered yet is new here too, and one whose shared fill
+          // still fits needs no lookup; otherwise this scope's last fill is found by name.
           source = sources === undefined ? undefined : sourceNamed(sources, item.name, i)
-          if (source === undefined) previous = (this.#byName ??= new Map(last.map((fill) => [fill.name, fill]))).get(item.name)
+          const shared = source === undefined ? undefined : sharedFills.get(source)
+          if (shared !== undefined && stillFits(shared, item, variables)) previous = shared
+          else if (source === undefined || shared !== undefined) previous = this.#lastNamed(item.name)
           else previous = undefined
         }
       }

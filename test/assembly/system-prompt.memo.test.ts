@@ -231,6 +231,32 @@ describe('render memoization', () => {
     expect(await assembleAndRender(app, keys.agent)).toBe('You are an AI agent.\n\nFirst in /work\n\nSecond me\n\nThird')
   })
 
+  test('a section moved two places keeps its fill, also when another scope last rendered it with other values', async () => {
+    const app = await mount(BARE)
+    const a = { name: 'a' }
+    const b = { name: 'b' }
+    const scopeA = await mintScope(app, a)
+    const scopeB = await mintScope(app, b)
+    app.systemPrompt.section({ name: 'moved', order: 500, text: 'Moved {{x}}' })
+    scopeA.ctx.systemPrompt.variable('x', 'A')
+    scopeB.ctx.systemPrompt.variable('x', 'B')
+    await assembleAndRender(app, a)
+    await assembleAndRender(app, b)
+    scopeA.ctx.systemPrompt.section({ name: 'first', order: 100, text: 'First' })
+    scopeA.ctx.systemPrompt.section({ name: 'second', order: 200, text: 'Second' })
+    let rendered = ''
+    const moved = await delta(app, async () => {
+      rendered = await assembleAndRender(app, a)
+    })
+    expect(rendered).toBe('First\n\nSecond\n\nMoved A')
+    expect(moved.sectionRenders).toBe(2)
+    // Alone in its scope (its shared fill is its own last fill) it is not rendered again either.
+    scopeA.ctx.systemPrompt.section({ name: 'zero', order: 50, text: 'Zero' })
+    scopeA.ctx.systemPrompt.section({ name: 'third', order: 300, text: 'Third' })
+    const again = await delta(app, () => assembleAndRender(app, a))
+    expect(again.sectionRenders).toBe(2)
+  })
+
   test('scopes keep separate render memos', async () => {
     const { app, keys } = await seeded()
     await assembleAndRender(app, keys.agent)
