@@ -57,30 +57,40 @@ export const COMPARED_PART_FIELDS = Object.freeze([
 
 const VARIABLE_FIELDS = ['name', 'layer', 'stability'] as const
 
-/** The prompt of `kept` (a subsequence of the step's parts) and the `variables` they reference; `previous` if equal. */
+/**
+ * The prompt of `kept` (a subsequence of the step's parts) and the `variables` they reference: `previous` when equal,
+ * else a new prompt keeping the parts still at their offsets and `previous`'s equal blocks.
+ */
 export function keptPrompt(kept: readonly RenderedPart[], variables: readonly RenderedVariable[], previous: RenderedPrompt | undefined): RenderedPrompt {
-  const referenced = new Set(kept.flatMap((part) => part.variables))
-  const sent = { parts: kept, variables: variables.filter(({ name }) => referenced.has(name)) }
-  if (previous !== undefined && samePrompt(sent, previous)) return previous
-  return buildRenderedPrompt(kept.map(({ start: _start, end: _end, ...input }) => input), variables)
+  if (previous !== undefined && sameFields(kept, previous.parts, COMPARED_PART_FIELDS)) {
+    const referenced = new Set(kept.flatMap((part) => part.variables))
+    if (sameFields(variables.filter(({ name }) => referenced.has(name)), previous.variables, VARIABLE_FIELDS)) return previous
+  }
+  return buildRenderedPrompt(kept, variables, previous)
 }
 
 /** Whether `a` and `b` hold equal parts (every compared field) and the same variables by name, layer and stability, in order. */
 export function samePrompt(a: Pick<RenderedPrompt, 'parts' | 'variables'>, b: RenderedPrompt): boolean {
-  const strict = (x: unknown, y: unknown): boolean => x === y
-  return sameFields(a.parts, b.parts, COMPARED_PART_FIELDS) && sameFields(a.variables, b.variables, VARIABLE_FIELDS, strict)
+  return sameFields(a.parts, b.parts, COMPARED_PART_FIELDS) && sameFields(a.variables, b.variables, VARIABLE_FIELDS)
 }
 
-/** Whether `a` and `b` agree on `fields` at every position by `same` (default `sameValue`). */
-export function sameFields<T>(a: readonly T[], b: readonly T[], fields: readonly (keyof T)[], same = sameValue): boolean {
-  return a === b || (a.length === b.length && a.every((x, i) => x === b[i] || fields.every((key) => same(x[key], b[i]![key]))))
+/** Whether `a` and `b` agree on `fields` at every position by `sameValue`. */
+export function sameFields<T>(a: readonly T[], b: readonly T[], fields: readonly (keyof T)[]): boolean {
+  return a === b || (a.length === b.length && a.every((x, i) => x === b[i] || fields.every((key) => sameValue(x[key], b[i]![key]))))
 }
 
-/** Strict equality, element by element for arrays, and field by field for the plain records inside them (substitutions). */
+/**
+ * Strict equality, except that arrays are compared element by element and the plain records inside them (substitutions)
+ * field by field. Any other object (a part's `layer`, a scope key) is equal only to itself.
+ */
 function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, i) => sameValue(item, b[i]))
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) || Array.isArray(b)) return false
+  if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false
+  return a.every((item, i) => item === b[i] || sameRecord(item, b[i]))
+}
+
+function sameRecord(a: unknown, b: unknown): boolean {
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
   const keys = Object.keys(a)
   return keys.length === Object.keys(b).length && keys.every((key) => (a as Record<string, unknown>)[key] === (b as Record<string, unknown>)[key])
 }

@@ -246,6 +246,16 @@ describe('sticky withheld set', () => {
     expect(second.rendered.blocks.map((block) => block.parts)).toEqual([['a'], ['b']])
   })
 
+  it('rebuilds the budgeted prompt when a kept part comes from another scope whose key has the same fields', () => {
+    const target = budget(25)
+    const from = (layer: object): RenderedPrompt => buildRenderedPrompt(['a', 'b', 'c'].map((name) => ({ ...input(name), layer })))
+    const first = step(target, from({}))
+    const second = step(target, from({}))
+    expect(second.rendered).not.toBe(first.rendered)
+    expect(second.rendered.parts[0]!.layer).not.toBe(first.rendered.parts[0]!.layer)
+    expect(step(target, second.rendered).rendered).toBe(second.rendered)
+  })
+
   it('reuses the budgeted object for an equal prompt built again', () => {
     const target = budget(25)
     const first = step(target, prompt({ a: {}, b: {}, c: {} }))
