@@ -32,19 +32,20 @@ export class ReportedWarnings {
   readonly #byLayer = new WeakMap<object, Set<string>>()
 
   has(warning: StabilityWarning): boolean {
-    return this.#keys(warning).has(findingKey(warning))
+    return this.#byLayer.get(layerKey(warning))?.has(findingKey(warning)) === true
   }
 
   commit(warnings: readonly StabilityWarning[]): void {
-    for (const warning of warnings) this.#keys(warning).add(findingKey(warning))
+    for (const warning of warnings) {
+      const key = layerKey(warning)
+      const keys = this.#byLayer.get(key) ?? new Set<string>()
+      this.#byLayer.set(key, keys.add(findingKey(warning)))
+    }
   }
+}
 
-  #keys({ layer }: StabilityWarning): Set<string> {
-    const key = layer === 'global' ? GLOBAL_LAYER : (layer ?? UNKNOWN_LAYER)
-    const keys = this.#byLayer.get(key) ?? new Set<string>()
-    this.#byLayer.set(key, keys)
-    return keys
-  }
+function layerKey({ layer }: StabilityWarning): object {
+  return layer === 'global' ? GLOBAL_LAYER : (layer ?? UNKNOWN_LAYER)
 }
 
 function findingKey({ kind, section, variable }: StabilityWarning): string {

@@ -163,10 +163,15 @@ export class StepCounts {
     const { parts } = rendered
     // The parts wholly in the prefix, then the slice of part i (or of the separator before it) up to stableLength.
     const i = parts.findIndex((part) => part.end > stableLength)
-    const sum = promptTokenSum(partTokens.slice(0, i), separatorTokens, BUDGET_COUNTER)
+    const sum = new TokenSum()
+    for (let j = 0; j < i; j++) {
+      if (j > 0) sum.add(separatorTokens)
+      sum.add(partTokens[j]!)
+    }
     const end = i === 0 ? 0 : parts[i - 1]!.end
     if (stableLength > end) {
       const subject = `the stable prefix's end in rendered part "${parts[i]!.name}"`
+      // Only this slice can pass MAX_SAFE_INTEGER: the whole parts sum to at most promptTokens.
       addSafely(sum, countWith(this.#count!, rendered.text.slice(end, stableLength), BUDGET_COUNTER, subject), BUDGET_COUNTER)
     }
     return [sum.value, promptTokens]
