@@ -2,8 +2,9 @@ import { volatileReferenceError } from '../assembly/diagnostics.js'
 import { entryLabel } from '../assembly/errors.js'
 import { recordOf, sourceNamed, type AssemblyRecord, type RenderSlot, type SourceTable } from '../assembly/provenance.js'
 import type { PromptPresentation } from '../assembly/types.js'
+import { sameItems } from '../assembly/view.js'
 import { partsOf, variablesOf } from './prompt-parts.js'
-import { fillOf, RenderMemo, type Fill, type RenderItem, type RenderOwner } from './render-memo.js'
+import { fillOf, NONE, RenderMemo, type Fill, type RenderItem, type RenderOwner } from './render-memo.js'
 import { PART_SEPARATOR, promptOf, type RenderedPrompt } from './rendered-prompt.js'
 
 /** The header that opens every runtime-context snapshot. */
@@ -47,7 +48,7 @@ function sameAsLast(last: SlotCache['prompt'], fills: readonly Fill[], record: A
     a.sections === b.sections &&
     a.collected === b.collected &&
     a.variables === b.variables &&
-    (a.restored ?? []).join('\0') === (b.restored ?? []).join('\0')
+    sameItems(a.restored ?? NONE, b.restored ?? NONE)
   )
 }
 
