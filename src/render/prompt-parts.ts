@@ -53,21 +53,17 @@ function samePart(
 export function partsOf(fills: readonly Fill[], record: AssemblyRecord | undefined, previous?: readonly RenderedPart[]): RenderedPart[] {
   const provenance = record?.provenance
   const table = provenance?.sections
-  // Sized exactly: a live agent keeps its prompt's parts array.
-  let count = 0
-  for (let i = 0; i < fills.length; i++) if (fills[i]!.output !== '') count++
-  const parts = new Array<RenderedPart>(count)
-  let k = 0
+  const parts: RenderedPart[] = []
   let start = 0
   for (let i = 0; i < fills.length; i++) {
     const fill = fills[i]!
     if (fill.output === '') continue
-    if (k > 0) start += PART_SEPARATOR.length
+    if (parts.length > 0) start += PART_SEPARATOR.length
     const index = table === undefined ? undefined : sourceIndex(table, fill.name, i)
     const source = index === undefined ? undefined : table!.list[index]
     const origin = source !== undefined && provenance!.collected?.[index!] === fill.text ? 'registry' : 'waterfall'
     const restored = provenance?.restored?.includes(fill.name) ?? false
-    let part = previous?.[k]
+    let part = previous?.[parts.length]
     if (!samePart(part, fill, start, source, origin, restored)) {
       part = source === undefined ? undefined : sharedParts.get(source)
       if (!samePart(part, fill, start, source, origin, restored)) {
@@ -90,25 +86,17 @@ export function partsOf(fills: readonly Fill[], record: AssemblyRecord | undefin
         if (source !== undefined) sharedParts.set(source, part)
       }
     }
-    parts[k++] = part
+    parts.push(part)
     start = part.end
   }
   return parts
 }
 
-/**
- * The variables `parts` reference, in first-use order, with their supplying layer and declared stability;
- * `previous`'s objects where equal, and `previous` itself when every one is.
- */
-export function variablesOf(
-  parts: readonly RenderedPart[],
-  record: AssemblyRecord | undefined,
-  previous?: readonly RenderedVariable[],
-): readonly RenderedVariable[] {
+/** The variables `parts` reference, in first-use order, with their supplying layer and declared stability. */
+export function variablesOf(parts: readonly RenderedPart[], record: AssemblyRecord | undefined): RenderedVariable[] {
   const table = record?.provenance.variables
   const seen = new Set<string>()
   const out: RenderedVariable[] = []
-  let same = true
   for (let i = 0; i < parts.length; i++) {
     const names = parts[i]!.variables
     for (let j = 0; j < names.length; j++) {
@@ -116,15 +104,8 @@ export function variablesOf(
       if (seen.has(name)) continue
       seen.add(name)
       const source = table === undefined ? undefined : sourceNamed(table, name)
-      const layer = source?.layer
-      const stability = source?.stability ?? 'session'
-      const old = previous?.[out.length]
-      if (old !== undefined && old.name === name && old.layer === layer && old.stability === stability) out.push(old)
-      else {
-        same = false
-        out.push(Object.freeze({ name, layer, stability }))
-      }
+      out.push(Object.freeze({ name, layer: source?.layer, stability: source?.stability ?? 'session' }))
     }
   }
-  return same && previous !== undefined && out.length === previous.length ? previous : out
+  return out
 }

@@ -79,7 +79,7 @@ export function render(assembly: Pick<PromptPresentation, 'sections' | 'variable
   const last = cache.prompt
   if (sameAsLast(last, all, record)) return last!.prompt
   const parts = partsOf(all, record, last?.prompt.parts)
-  const prompt = promptOf(parts, variablesOf(parts, record, last?.prompt.variables), last?.prompt)
+  const prompt = promptOf(parts, variablesOf(parts, record), last?.prompt)
   // A prompt that fails the guard is never kept.
   if (record.provenance.stabilityGuard === 'error') guardStability(prompt)
   cache.prompt = { all, record, prompt }
