@@ -7,7 +7,7 @@
  */
 
 import { diag, SpanStatusCode, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api'
-import { describeValue } from './assembly/errors.js'
+import { describeValue, optionError } from './assembly/errors.js'
 import { fnv1a64 } from './providers/fnv1a64.js'
 import type { RenderedPart, RenderedPrompt } from './render/rendered-prompt.js'
 import { layerLabel } from './surface/session-log.js'
@@ -66,14 +66,19 @@ export function withTracing(surface: StepSurface, options: TracingOptions = {}):
     throw new TypeError(`withTracing options must be an object (got ${describeValue(options)})`)
   }
   const { tracer, agent, recordContent, activeSpan = 'child' } = options
-  const bad = (name: string, rule: string, value: unknown, hint = ''): TypeError =>
-    new TypeError(`withTracing option "${name}" must be ${rule} (got ${describeValue(value)})${hint}`)
   if (tracer !== undefined && (typeof tracer !== 'object' || tracer === null || typeof tracer.startSpan !== 'function')) {
-    throw bad('tracer', 'an OpenTelemetry Tracer with startSpan()', tracer, '; get one with trace.getTracer(name)')
+    const rule = 'an OpenTelemetry Tracer with startSpan()'
+    throw optionError('withTracing', 'tracer', rule, tracer, '; get one with trace.getTracer(name)')
   }
-  if (agent !== undefined && (typeof agent !== 'string' || agent === '')) throw bad('agent', 'a non-empty string', agent)
-  if (recordContent !== undefined && typeof recordContent !== 'boolean') throw bad('recordContent', 'a boolean', recordContent)
-  if (activeSpan !== 'child' && activeSpan !== 'events') throw bad('activeSpan', "'child' or 'events'", activeSpan)
+  if (agent !== undefined && (typeof agent !== 'string' || agent === '')) {
+    throw optionError('withTracing', 'agent', 'a non-empty string', agent)
+  }
+  if (recordContent !== undefined && typeof recordContent !== 'boolean') {
+    throw optionError('withTracing', 'recordContent', 'a boolean', recordContent)
+  }
+  if (activeSpan !== 'child' && activeSpan !== 'events') {
+    throw optionError('withTracing', 'activeSpan', "'child' or 'events'", activeSpan)
+  }
   const spanTracer = tracer ?? trace.getTracer('promptloom')
   const instructions = systemInstructions(recordContent === true)
   let off = false

@@ -12,6 +12,11 @@ export function describeValue(value: unknown): string {
   return value === undefined ? 'undefined' : `${typeof value} ${String(value)}`
 }
 
+/** The `TypeError` for `subject`'s option `name` that is not `rule` (`toAnthropic option "ttl" must be …`), then `hint`. */
+export function optionError(subject: string, name: string, rule: string, value: unknown, hint = ''): TypeError {
+  return new TypeError(`${subject} option "${name}" must be ${rule} (got ${describeValue(value)})${hint}`)
+}
+
 /** A scope, or the global layer as `undefined` or `'global'` (an entry's `LayerRef`). */
 type Where = ScopeKey | 'global' | undefined
 

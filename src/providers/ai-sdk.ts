@@ -90,13 +90,13 @@ function objectOr(value: unknown): Record<string, unknown> {
  * ```
  */
 export function toAISDK<const M extends AISDKMessageLike>(options: AISDKRequestOptions<M>): AISDKRequest<M> {
-  const { rendered, snapshot, history, own, target } = resolveMarkedRequest('toAISDK', options, MARKERS)
+  const { rendered, snapshot, history, split, own, target } = resolveMarkedRequest('toAISDK', options, MARKERS)
   const system = rendered.blocks.map((block, index): AISDKSystemMessage => ({
     role: 'system',
     content: block.text,
     ...(own.has(index) && { providerOptions: { anthropic: { cacheControl: own.get(index)! } } }),
   }))
-  const kept = withSnapshot(history, snapshot, ['system'])
+  const kept = withSnapshot(history, snapshot, split)
   const messages = kept.slice()
   if (target !== undefined) {
     const message = history[target.message]!

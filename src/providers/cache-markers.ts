@@ -2,7 +2,8 @@
 // change; promptloom's take what is left of `ANTHROPIC_MAX_CACHE_MARKERS` by priority (history, system latest first, tools).
 
 import type { AnthropicCacheControl } from './anthropic.js'
-import { optionError, resolveRequest, trailingInstructionsStart, type RequestOptions } from './request.js'
+import { optionError } from '../assembly/errors.js'
+import { resolveRequest, trailingInstructionsStart, type RequestOptions } from './request.js'
 
 /** Anthropic's limit on `cache_control` markers in one request (tools, system and messages together). */
 export const ANTHROPIC_MAX_CACHE_MARKERS = 4

@@ -1,10 +1,13 @@
 /** `toOpenAIChat` and `toOpenAIResponses` (SPEC §4.2, §4.3): the fields promptloom owns; OpenAI caches without markers. */
 
-import { describeValue } from '../assembly/errors.js'
+import { describeValue, optionError } from '../assembly/errors.js'
 import type { ToolSchema } from '../assembly/types.js'
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
 import { fnv1a64 } from './fnv1a64.js'
-import { HISTORIES, optionError, resolveRequest, withSnapshot, type RequestOptions } from './request.js'
+import { HISTORIES, resolveRequest, trailingInstructionsStart, withSnapshot, type RequestOptions } from './request.js'
+
+/** The roles whose trailing run the snapshot goes before: the request's instructions. */
+const INSTRUCTION_ROLES = ['system', 'developer']
 
 /** The leading message: `'system'`, or `'developer'` for reasoning models that take instructions that way. */
 export type OpenAIChatInstructionMessage = { role: 'system'; content: string } | { role: 'developer'; content: string }
@@ -111,7 +114,7 @@ export function toOpenAIChat<M extends OpenAIChatMessageLike>(options: OpenAICha
   const { rendered, tools, snapshot } = resolveRequest('toOpenAIChat', options, options?.messages, 'messages', 'optional')
   const role = options.role ?? 'system'
   if (role !== 'system' && role !== 'developer') throw optionError('toOpenAIChat', 'role', "'system' or 'developer'", role)
-  const history = withSnapshot(options.messages, snapshot, ['system', 'developer'])
+  const history = withSnapshot(options.messages, snapshot, trailingInstructionsStart(options.messages, INSTRUCTION_ROLES))
   const request: OpenAIChatRequest<M> = {
     messages: [{ role, content: rendered.text }, ...history],
     tools: tools.map(({ name, description, parameters }) => ({ type: 'function', function: { name, description, parameters } })),
@@ -140,7 +143,7 @@ export function toOpenAIChat<M extends OpenAIChatMessageLike>(options: OpenAICha
  */
 export function toOpenAIResponses<I extends object>(options: OpenAIResponsesRequestOptions<I>): OpenAIResponsesRequest<I> {
   const { rendered, tools, snapshot } = resolveRequest('toOpenAIResponses', options, options?.input, 'input', 'optional')
-  const input = withSnapshot(options.input, snapshot, ['system', 'developer'])
+  const input = withSnapshot(options.input, snapshot, trailingInstructionsStart(options.input, INSTRUCTION_ROLES))
   const request: OpenAIResponsesRequest<I> = {
     instructions: rendered.text,
     input,

@@ -1,7 +1,7 @@
 // What every request builder shares: its options resolved, and `historyOf` (SPEC §4.3), the conversation to keep without
 // promptloom's history marker (old markers would pile up past Anthropic's limit).
 
-import { describeValue } from '../assembly/errors.js'
+import { describeValue, optionError } from '../assembly/errors.js'
 import { TOOL_ORDER_REST } from '../assembly/orders.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
 import { render, renderContextSnapshot } from '../render/render.js'
@@ -23,20 +23,15 @@ export interface RequestOptions {
   readonly snapshot?: string | false
 }
 
-/** The `TypeError` for `fn`'s option `name` that is not `rule`, with an optional `hint` after the value. */
-export function optionError(fn: string, name: string, rule: string, value: unknown, hint = ''): TypeError {
-  return new TypeError(`${fn} option "${name}" must be ${rule} (got ${describeValue(value)})${hint}`)
-}
-
 /** Where the trailing run of messages with one of `roles` starts: `history.length` when there is none. */
 export function trailingInstructionsStart(history: readonly unknown[], roles: readonly string[]): number {
   return history.findLastIndex((message) => !roles.includes((message as { role?: unknown }).role as string)) + 1
 }
 
-/** `history` (never mutated) with the snapshot as a user message before its trailing messages with one of `roles`. */
-export function withSnapshot<T>(history: readonly T[], snapshot: string, roles: string[]): (T | OpenAIChatSnapshotMessage)[] {
+/** `history` (never mutated) with the snapshot as a user message at index `at` (before its trailing instructions). */
+export function withSnapshot<T>(history: readonly T[], snapshot: string, at: number): (T | OpenAIChatSnapshotMessage)[] {
   const placed: (T | OpenAIChatSnapshotMessage)[] = history.slice()
-  if (snapshot !== '') placed.splice(trailingInstructionsStart(history, roles), 0, { role: 'user', content: snapshot })
+  if (snapshot !== '') placed.splice(at, 0, { role: 'user', content: snapshot })
   return placed
 }
 
@@ -47,7 +42,7 @@ export function resolveRequest(fn: string, options: RequestOptions, history: unk
   }
   const { assembly, snapshot } = options
   if (typeof assembly !== 'object' || assembly === null || !Array.isArray(assembly.tools) || !Array.isArray(assembly.sections)) {
-    throw new TypeError(`${fn} option "assembly" must be a prompt assembly (got ${describeValue(assembly)}); pass the result of systemPrompt.assemble()`)
+    throw optionError(fn, 'assembly', 'a prompt assembly', assembly, '; pass the result of systemPrompt.assemble()')
   }
   assembly.tools.forEach((tool: unknown, index) => {
     if (typeof tool !== 'object' || tool === null) {
@@ -72,7 +67,7 @@ export function resolveRequest(fn: string, options: RequestOptions, history: unk
   }
   const rendered = options.rendered ?? render(assembly)
   if (typeof rendered !== 'object' || rendered === null || typeof rendered.text !== 'string' || !Array.isArray(rendered.blocks)) {
-    throw new TypeError(`${fn} option "rendered" must be a RenderedPrompt (got ${describeValue(rendered)}); pass StepResult.rendered or omit it`)
+    throw optionError(fn, 'rendered', 'a RenderedPrompt', rendered, '; pass StepResult.rendered or omit it')
   }
   history.forEach((message, i) => {
     if (typeof message !== 'object' || message === null || Array.isArray(message)) {

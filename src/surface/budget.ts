@@ -3,7 +3,7 @@
  * step that fails later leaves it untouched: `plan` decides and changes nothing; `commit` adopts the plan.
  */
 
-import { describeValue } from '../assembly/errors.js'
+import { describeValue, optionError } from '../assembly/errors.js'
 import { PART_SEPARATOR, type RenderedPart, type RenderedPrompt } from '../render/rendered-prompt.js'
 import type { ScopeKey } from '../scope/scope-key.js'
 import {
@@ -63,7 +63,7 @@ export function validateBudgetOptions(options: unknown): ValidBudgetOptions {
 }
 
 function badOption(option: string, rule: string, value: unknown, hint: string): never {
-  throw new TypeError(`budget option "${option}" must be ${rule} (got ${describeValue(value)}); ${hint}`)
+  throw optionError('budget', option, rule, value, `; ${hint}`)
 }
 
 /** A budget finding for the step result's warnings. */
