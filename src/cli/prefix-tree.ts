@@ -1,3 +1,4 @@
+import { PART_SEPARATOR } from '../render/rendered-prompt.js'
 import type { AgentModel, StepPart } from './report-model.js'
 
 /*
@@ -25,9 +26,6 @@ export interface TreeNode {
   readonly children: readonly TreeNode[]
 }
 
-/** What the rendered prompt puts between two parts. */
-export const SEPARATOR = '\n\n'
-
 type Trie = Readonly<{ part: StepPart; agents: string[]; children: Trie[]; ratio: number | undefined }>
 
 const keyOf = (part: StepPart): string => `${part.name}\u0000${part.text}`
@@ -35,6 +33,7 @@ const keyOf = (part: StepPart): string => `${part.name}\u0000${part.text}`
 const tokensOf = (part: StepPart, ratio: number | undefined): number | undefined =>
   part.tokens ?? (ratio === undefined ? undefined : Math.round(part.text.length * ratio))
 
+/** The total of `values` (0 for none). */
 export const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0)
 
 /** The sum of `counts`, or `undefined` when one is unknown. */
@@ -69,7 +68,7 @@ function compress(node: Trie, before: number | undefined): TreeNode {
     last = last.children[0]!
     run.push(treePart(last))
   }
-  const chars = sum(run.map((part) => part.chars)) + SEPARATOR.length * (run.length - 1)
+  const chars = sum(run.map((part) => part.chars)) + PART_SEPARATOR.length * (run.length - 1)
   const tokens = total(run.map((part) => part.tokens))
   const prefixTokens = tokens === undefined || before === undefined ? undefined : before + tokens
   const children = last.children.map((child) => compress(child, prefixTokens))

@@ -1,10 +1,11 @@
 import type { ToolSchema } from '../assembly/types.js'
+import { PART_SEPARATOR } from '../render/rendered-prompt.js'
 import { commonPrefixLength, wholeCodePoints } from '../render/utf8.js'
 import { headerStateOf, toolDiff, type ToolDiff } from '../surface/cache-break.js'
 import type { ReplayedStep } from '../surface/session-log-replay.js'
 import type { RequestHeaderEvent, UsageRecord } from '../surface/step-result.js'
 import type { AgentLog } from './run.js'
-import { prefixSplits, prefixTree, SEPARATOR, sum } from './prefix-tree.js'
+import { prefixSplits, prefixTree, sum } from './prefix-tree.js'
 
 /** One step of one agent. Shares are of the prompt the model holds after the step, in UTF-16 code units (0 when empty). */
 export type StepRow = ReturnType<typeof stepRow>
@@ -26,6 +27,7 @@ export function buildReport(logs: readonly AgentLog[]) {
 /** `part / whole`, or 0 when `whole` is 0. */
 export const ratio = (part: number, whole: number): number => (whole === 0 ? 0 : part / whole)
 
+/** Builds one agent's rows and headline figures. */
 export function agentModel(log: AgentLog) {
   const steps = log.steps
   const last = steps[steps.length - 1]!
@@ -102,6 +104,7 @@ function stepRow(agent: string, step: ReplayedStep, previous: ReplayedStep | und
     cacheBreak: step.cacheBreak,
     changedText: before && after && { before: text(before), after: text(after) },
     expectedTokens: step.usage?.expectedTokens ?? step.expectedCachedTokens,
+    // Nothing happened: not a first step, no break, no change, header, warning or budget move (the page folds these rows).
     quiet:
       previous !== undefined && step.cacheBreak === undefined && header === undefined &&
       !changedAny(sections) && step.warnings.length === 0,
@@ -151,8 +154,8 @@ export function stepParts(step: Pick<ReplayedStep, 'prompt' | 'sections' | 'sect
   const parts: StepPart[] = []
   let at = 0
   for (let i = 0; i < sections.length; i++) {
-    if (i > 0 && !prompt.startsWith(SEPARATOR, at)) return undefined
-    const start = i === 0 ? at : at + SEPARATOR.length
+    if (i > 0 && !prompt.startsWith(PART_SEPARATOR, at)) return undefined
+    const start = i === 0 ? at : at + PART_SEPARATOR.length
     const end = start + lengths[i]!
     if (end > prompt.length) return undefined
     parts.push({ name: sections[i]!, text: prompt.slice(start, end), layer: layers?.[i] ?? undefined, tokens: tokens?.[i] })

@@ -230,7 +230,7 @@ export function agentNames(logs: readonly AgentLog[]): AgentLog[] {
 }
 
 /** Reads `files` as agents named by `agentNames`, passing each line a reader skipped to `onWarning`. */
-export function readAgentLogs(files: readonly string[], onWarning: (message: string) => void): AgentLog[] {
+function readAgentLogs(files: readonly string[], onWarning: (message: string) => void): AgentLog[] {
   const logs = agentNames(files.map(readAgentLog))
   for (const log of logs) for (const warning of log.warnings) onWarning(warning.message)
   return logs

@@ -45,7 +45,7 @@ function ttlPlanOf(fn: string, ttl: unknown): TtlPlan {
 export type OwnMarker = 'tools' | 'history' | number
 
 /** A place in the history: a message and its top-level content block (`Infinity`: the message itself). */
-export type MarkerPlace = { readonly message: number; readonly block: number }
+type MarkerPlace = { readonly message: number; readonly block: number }
 
 /** A marker already in the caller's history, at the top-level content block (or part) that holds it, or is it. */
 type CallerMarker = MarkerPlace & { readonly ttl: CacheTtl }
