@@ -24,6 +24,7 @@ export function layerOf(scope: ScopeKey | undefined): LayerRef {
 
 /** How an entry's value is obtained on each assembly: fixed, read from a signal, or by calling a provider once. */
 export const SourceKind = { Static: 0, Signal: 1, Provider: 2 } as const
+/** One of `SourceKind`'s values. */
 export type SourceKind = (typeof SourceKind)[keyof typeof SourceKind]
 
 /** A validated value source, flattened for the assembly loop. */
@@ -49,7 +50,9 @@ interface EntryBase<T, S = NamedSource> extends Source<T> {
 
 /** A registered section, with its declared options. */
 export interface SectionEntry extends EntryBase<string, SectionSource>, Omit<SectionSource, 'layer'> {}
+/** A registered runtime context, with its declared options. */
 export interface ContextEntry extends EntryBase<string>, Pick<SectionEntry, 'order' | 'interpolate' | 'required'> {}
+/** A registered variable and its value source. */
 export interface VariableEntry extends EntryBase<string | undefined> {}
 
 /** A registered tool provider, labelled at assembly by its position in its layer. */

@@ -1,6 +1,7 @@
 // The phrases error messages are built from, so they read alike. Scope keys are read here only, while a message is built.
 
-import { scopeLabel, type ScopeKey } from '../scope/scope-key.js'
+import { scopeLabel } from '../scope/scope-key.js'
+import type { LayerRef } from './entries.js'
 
 /** A short description of a wrong value: `string "x"`, `number NaN`, `an object`, `null`, … */
 export function describeValue(value: unknown): string {
@@ -17,11 +18,8 @@ export function optionError(subject: string, name: string, rule: string, value: 
   return new TypeError(`${subject} option "${name}" must be ${rule} (got ${describeValue(value)})${hint}`)
 }
 
-/** A scope, or the global layer as `undefined` or `'global'` (an entry's `LayerRef`). */
-type Where = ScopeKey | 'global' | undefined
-
 /** A phrase about `scope`: `global` for the global layer, else `scoped` followed by the quoted scope label. */
-const phrase = (global: string, scoped: string) => (scope: Where) =>
+const phrase = (global: string, scoped: string) => (scope: LayerRef | undefined) =>
   scope === undefined || scope === 'global' ? global : `${scoped} "${scopeLabel(scope)}"`
 
 /** ` in scope "agent-1"` for a scoped entry, `''` for a global one: appended to a subject. */
@@ -32,6 +30,6 @@ export const layerPhrase = phrase('in the global layer', 'in scope')
 export const viewName = phrase('the global view', 'scope')
 
 /** `prompt section "intro"`, plus ` in scope "agent-1"` for a scoped entry. */
-export function entryLabel(kind: string, name: string, scope: Where): string {
+export function entryLabel(kind: string, name: string, scope: LayerRef | undefined): string {
   return `${kind} "${name}"${inScope(scope)}`
 }

@@ -149,7 +149,10 @@ export class Pipeline {
     return this.store.effect(ctx, action, { label })
   }
 
-  /** An effect body that emits the change event once per `batch()` after any registry change; its first run only subscribes. */
+  /**
+   * An effect body that emits the change event once per `batch()` after any registry change; its first run only
+   * subscribes. It reads only the relay's pulse, so a write costs the same however many entries are registered.
+   */
   changeEffect(failed: (error: unknown) => void): () => void {
     let first = true
     return () => {

@@ -65,6 +65,7 @@ export interface AssemblyRecord {
  */
 const records = new WeakMap<object, AssemblyRecord>()
 
+/** Ties `record` to `target` (the only writer of `records`) and returns `target`. */
 export function withRecord<T extends object>(target: T, record: AssemblyRecord): T {
   records.set(target, record)
   return target
@@ -102,5 +103,6 @@ export function sourceIndex(table: SourceTable<{ readonly name: string }>, name:
 
 /** The source named `name` in `table`, looked for at `near` first. */
 export function sourceNamed<S extends { readonly name: string }>(table: SourceTable<S>, name: string, near = -1): S | undefined {
-  return table.list[sourceIndex(table, name, near) ?? -1]
+  const index = sourceIndex(table, name, near)
+  return index === undefined ? undefined : table.list[index]
 }

@@ -99,7 +99,7 @@ export class SystemPrompt extends Service {
     configured(PERSONA_SUFFIX_SECTION, SECTION_ORDERS.DEPLOYMENT_PERSONA_SUFFIX, value.personaSuffix)
     if (!value.includeRuntimeContext) engine.register(global, 'systemPrompt config suppressor', () => ({}), suppress)
     ownedEffect(ctx, engine.changeEffect((error) => ctx.logger('system-prompt').warn(error)), 'systemPrompt change effect')
-    ctx.effect(() => () => engine.close(), 'systemPrompt parent watch')
+    ctx.effect(() => () => engine.close(), 'systemPrompt close')
     // A disposed scope keeps nothing here, even while its key lives on.
     releaseOnDispose(ctx, bridge, (key) => engine.views.release(key))
   }

@@ -31,9 +31,9 @@ export class ViewCache {
   #views = new WeakMap<ScopeKey, ScopeView>()
   #globalView: ScopeView
   #slots = new WeakMap<ScopeView, KeptSlot>()
-  /** Least recent first; a collected view's link stays until it comes up for release (its size: how many views keep a slot). */
-  readonly order = new Set<WeakRef<ScopeView>>()
-  released = 0
+  /** Under a finite limit, least recent first; a collected view's link stays until it comes up for release. */
+  readonly #order = new Set<WeakRef<ScopeView>>()
+  #released = 0
 
   constructor(
     readonly store: ScopedLayers<PromptLayer>,
@@ -44,6 +44,11 @@ export class ViewCache {
     this.#globalView = new ScopeView(undefined, this)
   }
 
+  /** Under a finite `renderCacheScopes`: views keeping a render slot (collected ones until they come up) and views released. */
+  get renderSlots(): { readonly kept: number; readonly released: number } {
+    return { kept: this.#order.size, released: this.#released }
+  }
+
   /** The view of `scope` (global for `undefined`), in a new generation if a derivation threw; a `TypeError` for a non-object. */
   view(scope: ScopeKey | undefined): ScopeView {
     if (this.deriving) {
@@ -51,7 +56,7 @@ export class ViewCache {
       this.generation++
       this.#globalView = new ScopeView(undefined, this)
       this.#slots = new WeakMap()
-      this.order.clear()
+      this.#order.clear()
       this.deriving = false
     }
     return this.viewOf(scope)
@@ -79,15 +84,15 @@ export class ViewCache {
     }
     const { ref } = slot
     if (ref === undefined) return slot
-    this.order.delete(ref)
-    this.order.add(ref)
-    if (this.order.size > this.limit) {
-      const oldest = this.order.values().next().value!
-      this.order.delete(oldest)
+    this.#order.delete(ref)
+    this.#order.add(ref)
+    if (this.#order.size > this.limit) {
+      const oldest = this.#order.values().next().value!
+      this.#order.delete(oldest)
       const released = oldest.deref()
       if (released !== undefined && this.#slots.get(released)?.ref === oldest) {
         this.#slots.delete(released)
-        this.released++
+        this.#released++
       }
     }
     return slot
@@ -100,6 +105,6 @@ export class ViewCache {
     if (view === undefined) return
     const ref = this.#slots.get(view)?.ref
     this.#slots.delete(view)
-    if (ref !== undefined) this.order.delete(ref)
+    if (ref !== undefined) this.#order.delete(ref)
   }
 }

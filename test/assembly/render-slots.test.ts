@@ -26,7 +26,7 @@ function engineOf(app: Context): Engine {
 
 /** How many views keep a render slot (collected ones until they come up), and how many were released. */
 function renderSlots(engine: Engine): { kept: number; released: number } {
-  return { kept: engine.views.order.size, released: engine.views.released }
+  return engine.views.renderSlots
 }
 
 interface World {
