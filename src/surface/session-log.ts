@@ -57,7 +57,7 @@ export type SessionLogRecord = SessionLogStepRecord | SurfaceEvent | UsageRecord
  */
 export function serializeStep(result: StepResult): string {
   const { parts } = result.rendered
-  const logged: Readonly<Record<string, unknown>> = {
+  const logged = {
     warnings: result.warnings.map((warning) => ('section' in warning ? withLayerLabel(warning) : warning)),
     sections: parts.map((part) => part.name),
     sectionLengths: parts.map((part) => part.text.length),
@@ -67,8 +67,11 @@ export function serializeStep(result: StepResult): string {
     cacheBreak: result.cacheBreak === undefined ? undefined : withLayerLabel(result.cacheBreak),
   } satisfies Partial<SessionLogStepRecord>
   // In `STEP_FIELDS` order, each field as `logged` has it or else as the result does; JSON.stringify leaves out undefined.
+  // A record field in neither is a compile error at `result[…]`.
+  type Logged = keyof typeof logged
+  const fields = Object.keys(STEP_FIELDS) as (keyof typeof STEP_FIELDS)[]
   const record = Object.fromEntries(
-    Object.keys(STEP_FIELDS).map((key) => [key, key in logged ? logged[key] : result[key as keyof StepResult]]),
+    fields.map((key) => [key, key in logged ? logged[key as Logged] : result[key as Exclude<typeof key, Logged>]]),
   )
   return [{ type: 'step', ...record }, ...result.events].map((line) => JSON.stringify(line) + '\n').join('')
 }
