@@ -66,7 +66,7 @@ if (idleLimit === undefined) {
     }
     return heaps
   }
-  const median = (values: number[]): number => values.sort((a, b) => a - b)[values.length >> 1]!
+  const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1]!
   await settledAfterCycles(4)
   const before = await settledAfterCycles(3)
   const baseline = before[before.length - 1]!
