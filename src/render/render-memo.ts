@@ -81,7 +81,11 @@ function stillFits(fill: Fill, item: RenderItem, variables: Variables, sameValue
 /** The last fill of each registration, so scopes rendering a global section with the same values share one fill. */
 const sharedFills = new WeakMap<object, Fill>()
 
-/** The last render of one scope's sections (or contexts), by position, with a by-name lookup for an item moved farther. */
+/**
+ * The last render of one scope's sections (or contexts), by position. An item moved farther than one place (or new)
+ * takes its registration's shared fill when that still fits, else this scope's last fill of that name, so a churn step
+ * that adds one registered item builds no by-name table of the whole last render.
+ */
 export class RenderMemo {
   #fills: readonly Fill[] = []
   #byName: Map<string, Fill> | undefined
@@ -102,6 +106,10 @@ export class RenderMemo {
     return count === this.#variableCount
   }
 
+  #lastNamed(name: string): Fill | undefined {
+    return (this.#byName ??= new Map(this.#fills.map((fill) => [fill.name, fill]))).get(name)
+  }
+
   /**
    * The fills of `items`, reusing every fill that still fits (the same array when all did), counted in `stats`. Commits
    * nothing when an item throws. `sources` names the registration each item may share a fill with.
@@ -116,15 +124,24 @@ export class RenderMemo {
     for (let i = 0; i < items.length; i++) {
       const item = items[i]!
       let previous: Fill | undefined = last[i + shift]
+      // The item's registration, looked up at most once (`null`: not yet).
+      let source: object | undefined | null = null
       if (previous?.name !== item.name) {
         if (last[i + shift + 1]?.name === item.name) previous = last[i + ++shift]
         else if (i + shift > 0 && last[i + shift - 1]?.name === item.name) previous = last[i + --shift]
-        else previous = (this.#byName ??= new Map(last.map((fill) => [fill.name, fill]))).get(item.name)
+        else {
+          // A registration no scope has rendered yet is new here too.
+          source = sources === undefined ? undefined : sourceNamed(sources, item.name, i)
+          const shared = source === undefined ? undefined : sharedFills.get(source)
+          if (shared !== undefined && stillFits(shared, item, variables)) previous = shared
+          else if (source === undefined || shared !== undefined) previous = this.#lastNamed(item.name)
+          else previous = undefined
+        }
       }
       let fill: Fill
       if (previous !== undefined && stillFits(previous, item, variables, sameValues)) fill = previous
       else {
-        const source = sources === undefined ? undefined : sourceNamed(sources, item.name, i)
+        if (source === null) source = sources === undefined ? undefined : sourceNamed(sources, item.name, i)
         const shared = source === undefined ? undefined : sharedFills.get(source)
         if (shared !== undefined && stillFits(shared, item, variables)) fill = shared
         else {
