@@ -83,8 +83,8 @@ const sharedFills = new WeakMap<object, Fill>()
 
 /**
  * The last render of one scope's sections (or contexts), by position. An item moved farther than one place (or new)
- * takes its registration's shared fill when that still fits, else this scope's last fill of that name, so a churn step
- * that adds one registered item builds no by-name table of the whole last render.
+ * is looked up by name only when its registration was rendered somewhere and its shared fill is not this scope's own,
+ * so a churn step that adds one registered item builds no by-name table of the whole last render.
  */
 export class RenderMemo {
   #fills: readonly Fill[] = []
@@ -130,10 +130,10 @@ export class RenderMemo {
         if (last[i + shift + 1]?.name === item.name) previous = last[i + ++shift]
         else if (i + shift > 0 && last[i + shift - 1]?.name === item.name) previous = last[i + --shift]
         else {
-          // A registration no scope has rendered yet is new here too.
+          // A registration no scope has rendered yet is new here too; its shared fill may be this scope's own.
           source = sources === undefined ? undefined : sourceNamed(sources, item.name, i)
           const shared = source === undefined ? undefined : sharedFills.get(source)
-          if (shared !== undefined && stillFits(shared, item, variables)) previous = shared
+          if (shared !== undefined && last.includes(shared)) previous = shared
           else if (source === undefined || shared !== undefined) previous = this.#lastNamed(item.name)
           else previous = undefined
         }
