@@ -38,7 +38,7 @@ function sameBlock(
   if (block.stability !== parts[start]!.stability || block.cacheBreakpoint !== cacheBreakpoint || block.parts.length !== end - start) return false
   for (let j = start; j < end; j++) {
     const old = previous.parts[at + j - start]
-    if (old === undefined || old.name !== parts[j]!.name || old.text !== parts[j]!.text) return false
+    if (old !== parts[j] && (old === undefined || old.name !== parts[j]!.name || old.text !== parts[j]!.text)) return false
   }
   return true
 }

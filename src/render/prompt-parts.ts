@@ -1,19 +1,8 @@
 // The parts of a render, one per non-empty fill, labelled from the assembly's provenance.
 
 import { sourceIndex, sourceNamed, type AssemblyRecord, type SectionSource } from '../assembly/provenance.js'
-import type { Template } from '../assembly/template.js'
-import { NONE, type Fill } from './render-memo.js'
+import type { Fill } from './render-memo.js'
 import { PART_SEPARATOR, type RenderedPart, type RenderedVariable } from './rendered-prompt.js'
-
-/** A template's distinct reference names in first-use order, shared by every part filled from it. */
-const namesByTemplate = new WeakMap<Template, readonly string[]>()
-
-function namesOf(template: Template | undefined): readonly string[] {
-  if (template === undefined) return NONE
-  let names = namesByTemplate.get(template)
-  if (names === undefined) namesByTemplate.set(template, (names = Object.freeze([...new Set(template.refs)])))
-  return names
-}
 
 /** The last part made for each registration (one source object per registration, shared by every scope). */
 const sharedParts = new WeakMap<SectionSource, RenderedPart>()
@@ -34,7 +23,7 @@ function samePart(
     part.name === fill.name &&
     part.substitutions === fill.substitutions &&
     part.text === fill.output &&
-    part.variables === namesOf(fill.template) &&
+    part.variables === fill.names &&
     part.origin === origin &&
     part.restored === restored &&
     part.layer === source?.layer &&
@@ -75,7 +64,7 @@ export function partsOf(fills: readonly Fill[], record: AssemblyRecord | undefin
           layer: source?.layer,
           origin,
           stability: source?.stability ?? 'session',
-          variables: namesOf(fill.template),
+          variables: fill.names,
           cacheBreakpoint: source?.cacheBreakpoint ?? false,
           required: source?.required ?? false,
           restored,

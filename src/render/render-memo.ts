@@ -26,6 +26,8 @@ export interface Fill {
   readonly template: Template | undefined
   /** The value of each of `template.refs`, as filled in. */
   readonly values: readonly string[]
+  /** `template`'s distinct reference names in first-use order (a part's `variables`), shared by every fill of it. */
+  readonly names: readonly string[]
   readonly output: string
   readonly substitutions: readonly RenderedSubstitution[]
 }
@@ -57,15 +59,21 @@ export function fillOf(item: RenderItem, variables: Variables, owner: RenderOwne
     throw new TypeError(`${owner(String(name))} text must be a string when rendering (got ${typeof text})`)
   }
   let template: Template | undefined
-  if (previous !== undefined && previous.text === text && previous.interpolate === interpolate) template = previous.template
-  else if (interpolate && text.includes('{{')) {
+  let names: readonly string[] = NONE
+  if (previous !== undefined && previous.text === text && previous.interpolate === interpolate) {
+    template = previous.template
+    names = previous.names
+  } else if (interpolate && text.includes('{{')) {
     const compiled = compileTemplate(text, () => owner(name))
-    template = compiled.refs.length === 0 ? undefined : compiled
+    if (compiled.refs.length > 0) {
+      template = compiled
+      names = Object.freeze([...new Set(compiled.refs)])
+    }
   }
-  if (template === undefined) return { name, text, interpolate, template, values: NONE, output: text, substitutions: NONE }
+  if (template === undefined) return { name, text, interpolate, template, values: NONE, names, output: text, substitutions: NONE }
   const output = fillTemplate(template, variables, () => owner(name))
   const values = template.refs.map((ref) => variables[ref]!)
-  return { name, text, interpolate, template, values, output, substitutions: substitutionsOf(template, values) }
+  return { name, text, interpolate, template, values, names, output, substitutions: substitutionsOf(template, values) }
 }
 
 /** Whether `fill` is what `item` renders to; `sameValues`: every variable holds the value `fill` was last checked against. */
