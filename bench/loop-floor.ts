@@ -8,7 +8,8 @@
  *     `app.systemPrompt`), as the churn step makes them;
  *   - one bare Cordis effect started in the agent's scope and the one started
  *     8 steps earlier disposed (every registration is a Cordis effect, by
- *     contract, started with `ctx.effect` as promptloom starts it);
+ *     contract, started with `ctx.fiber.effect`, what `ctx.effect` resolves
+ *     to, as promptloom starts it);
  *   - the agent's prompt text built fresh (its own section texts, one slot
  *     replaced, joined) and held as the agent's last prompt until its next
  *     step, with its runtime-context snapshot, as the loop holds them; the
@@ -60,7 +61,7 @@ export function nullEngineStep(w: World, read: PromptRead = 'text'): { step: () 
     const index = n++ % w.agents.length
     const agent = w.agents[index]!
     const scoped = (agent.scope.ctx as unknown as Record<string, unknown>).systemPrompt
-    live.push(agent.scope.ctx.effect(() => () => undefined, 'systemPrompt.section()'))
+    live.push(agent.scope.ctx.fiber.effect(() => () => undefined, 'systemPrompt.section()'))
     if (live.length > 8) live.shift()!()
     const service = root.systemPrompt
     const own = texts[index]!

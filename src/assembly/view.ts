@@ -58,10 +58,20 @@ function dynamicOf(entries: readonly (SectionEntry | VariableEntry)[]): number[]
   return dynamic
 }
 
+/** The plan of sorted `entries`, in one pass over them. */
 function sectionPlanOf(entries: readonly SectionEntry[]): SectionPlan {
-  const texts = entries.map((entry) => (entry.kind === SourceKind.Static ? entry.value! : ''))
-  const sources = { list: entries.map((entry) => entry.source) }
-  return { entries, complete: entries.filter((entry) => entry.complete), dynamic: dynamicOf(entries), texts, sources }
+  const texts = new Array<string>(entries.length)
+  const list = new Array<SectionSource>(entries.length)
+  const complete: SectionEntry[] = []
+  const dynamic: number[] = []
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]!
+    list[i] = entry.source
+    texts[i] = entry.kind === SourceKind.Static ? entry.value! : ''
+    if (entry.kind !== SourceKind.Static) dynamic.push(i)
+    if (entry.complete) complete.push(entry)
+  }
+  return { entries, complete, dynamic, texts, sources: { list } }
 }
 
 type Ordered = { readonly order: number; readonly name: string }
@@ -78,14 +88,17 @@ function byOrderThenName(a: Ordered, b: Ordered): number {
 function mergeSorted<E extends Ordered>(base: readonly E[], own: E[]): E[] {
   own.sort(byOrderThenName)
   const shadowed = new Set(own.map((entry) => entry.name))
-  const out: E[] = []
+  // Sized for no shadowing and trimmed at the end, so a copy of a large plan never grows its array.
+  const out = new Array<E>(base.length + own.length)
+  let n = 0
   let j = 0
   for (const entry of base) {
     if (shadowed.has(entry.name)) continue
-    while (j < own.length && byOrderThenName(own[j]!, entry) < 0) out.push(own[j++]!)
-    out.push(entry)
+    while (j < own.length && byOrderThenName(own[j]!, entry) < 0) out[n++] = own[j++]!
+    out[n++] = entry
   }
-  while (j < own.length) out.push(own[j++]!)
+  while (j < own.length) out[n++] = own[j++]!
+  out.length = n
   return out
 }
 
