@@ -138,7 +138,10 @@ export function lightenTracker(ctx: Context, bridge: CordisBridge, service: obje
   const prefix = `${name}.`
   tracker.noShadow = true
   Object.defineProperty(tracker, 'associate', {
-    get: () => (Object.keys(props).some((key) => key.startsWith(prefix)) ? name : undefined),
+    get: () => {
+      for (const key in props) if (key.startsWith(prefix)) return name
+      return undefined
+    },
     configurable: true,
     enumerable: true,
   })
