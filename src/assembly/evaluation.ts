@@ -67,18 +67,18 @@ export class Evaluation {
 
   /**
    * The texts of `plan`'s sections by position, each dynamic entry read in plan order. Read-only and shared:
-   * the last collect's array while every dynamic text is unchanged (`plan.texts` without dynamic entries).
+   * the plan's last collected array while every dynamic text is unchanged.
    */
   collect(plan: SectionPlan, context: AssembleContext): readonly string[] {
     const { entries, dynamic } = plan
-    if (dynamic.length === 0) return plan.texts
     const last = this.#collected.get(plan)
-    let texts: string[] | undefined
+    // Ours to write: a first collect of the plan, or a copy made at its first changed text.
+    let texts = last === undefined ? entries.map((entry) => (entry.kind === SourceKind.Static ? entry.value! : '')) : undefined
     for (const i of dynamic) {
       const text = this.text(entries[i]!, context)
       if (texts === undefined) {
-        if (last !== undefined && last[i] === text) continue
-        texts = (last ?? plan.texts).slice()
+        if (last![i] === text) continue
+        texts = last!.slice()
       }
       texts[i] = text
     }

@@ -13,8 +13,6 @@ export interface SectionPlan {
   readonly entries: readonly SectionEntry[]
   readonly complete: readonly SectionEntry[]
   readonly dynamic: readonly number[]
-  /** Each static entry's text by position (`''` at a dynamic position). */
-  readonly texts: readonly string[]
   readonly sources: SourceTable<SectionSource>
 }
 
@@ -60,18 +58,16 @@ function dynamicOf(entries: readonly (SectionEntry | VariableEntry)[]): number[]
 
 /** The plan of sorted `entries`, in one pass over them. */
 function sectionPlanOf(entries: readonly SectionEntry[]): SectionPlan {
-  const texts = new Array<string>(entries.length)
   const list = new Array<SectionSource>(entries.length)
   const complete: SectionEntry[] = []
   const dynamic: number[] = []
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!
     list[i] = entry.source
-    texts[i] = entry.kind === SourceKind.Static ? entry.value! : ''
     if (entry.kind !== SourceKind.Static) dynamic.push(i)
     if (entry.complete) complete.push(entry)
   }
-  return { entries, complete, dynamic, texts, sources: { list } }
+  return { entries, complete, dynamic, sources: { list } }
 }
 
 type Ordered = { readonly order: number; readonly name: string }
