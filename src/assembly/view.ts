@@ -58,12 +58,12 @@ function dynamicOf(entries: readonly (SectionEntry | VariableEntry)[]): number[]
 
 /** The plan of sorted `entries`, in one pass over them. */
 function sectionPlanOf(entries: readonly SectionEntry[]): SectionPlan {
-  const list = new Array<SectionSource>(entries.length)
+  const list: SectionSource[] = []
   const complete: SectionEntry[] = []
   const dynamic: number[] = []
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!
-    list[i] = entry.source
+    list.push(entry.source)
     if (entry.kind !== SourceKind.Static) dynamic.push(i)
     if (entry.complete) complete.push(entry)
   }
@@ -84,17 +84,14 @@ function byOrderThenName(a: Ordered, b: Ordered): number {
 function mergeSorted<E extends Ordered>(base: readonly E[], own: E[]): E[] {
   own.sort(byOrderThenName)
   const shadowed = new Set(own.map((entry) => entry.name))
-  // Sized for no shadowing and trimmed at the end, so a copy of a large plan never grows its array.
-  const out = new Array<E>(base.length + own.length)
-  let n = 0
+  const out: E[] = []
   let j = 0
   for (const entry of base) {
     if (shadowed.has(entry.name)) continue
-    while (j < own.length && byOrderThenName(own[j]!, entry) < 0) out[n++] = own[j++]!
-    out[n++] = entry
+    while (j < own.length && byOrderThenName(own[j]!, entry) < 0) out.push(own[j++]!)
+    out.push(entry)
   }
-  while (j < own.length) out[n++] = own[j++]!
-  out.length = n
+  while (j < own.length) out.push(own[j++]!)
   return out
 }
 

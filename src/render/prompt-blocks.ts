@@ -58,11 +58,10 @@ export function blocksOf(parts: readonly RenderedPart[], previous?: RenderedProm
     if (old !== undefined && sameBlock(old, at, previous!, parts, start, end, cacheBreakpoint)) blocks[r] = old
     else {
       let text = parts[start]!.text
-      const names = new Array<string>(end - start)
-      names[0] = parts[start]!.name
+      const names = [parts[start]!.name]
       for (let j = start + 1; j < end; j++) {
         text = text + PART_SEPARATOR + parts[j]!.text
-        names[j - start] = parts[j]!.name
+        names.push(parts[j]!.name)
       }
       blocks[r] = Object.freeze({ text, parts: Object.freeze(names), stability: parts[start]!.stability, cacheBreakpoint })
     }

@@ -42,19 +42,17 @@ function samePart(
 export function partsOf(fills: readonly Fill[], record: AssemblyRecord | undefined, previous?: readonly RenderedPart[]): RenderedPart[] {
   const provenance = record?.provenance
   const table = provenance?.sections
-  // Sized for no empty output and trimmed at the end, so a long prompt never grows its array.
-  const parts = new Array<RenderedPart>(fills.length)
-  let count = 0
+  const parts: RenderedPart[] = []
   let start = 0
   for (let i = 0; i < fills.length; i++) {
     const fill = fills[i]!
     if (fill.output === '') continue
-    if (count > 0) start += PART_SEPARATOR.length
+    if (parts.length > 0) start += PART_SEPARATOR.length
     const index = table === undefined ? undefined : sourceIndex(table, fill.name, i)
     const source = index === undefined ? undefined : table!.list[index]
     const origin = source !== undefined && provenance!.collected?.[index!] === fill.text ? 'registry' : 'waterfall'
     const restored = provenance?.restored?.includes(fill.name) ?? false
-    let part = previous?.[count]
+    let part = previous?.[parts.length]
     if (!samePart(part, fill, start, source, origin, restored)) {
       part = source === undefined ? undefined : sharedParts.get(source)
       if (!samePart(part, fill, start, source, origin, restored)) {
@@ -77,10 +75,9 @@ export function partsOf(fills: readonly Fill[], record: AssemblyRecord | undefin
         if (source !== undefined) sharedParts.set(source, part)
       }
     }
-    parts[count++] = part
+    parts.push(part)
     start = part.end
   }
-  parts.length = count
   return parts
 }
 
