@@ -78,15 +78,13 @@ export class ScopedLayers<L extends ScopeLayer> {
    * and returns the exact `ctx.effect` disposer. A new layer is published only once `action` succeeded; the
    * undo is installed before any notification; an `onChange` that throws rolls the registration back (without
    * notifying again) and reaches the caller; the last undo of a layer reclaims it.
-   *
-   * The effect is made by `ctx.fiber.effect`, which is what `ctx.effect` resolves to: reading the `ctx.effect`
-   * mixin builds an `Error`, stack and all, on every read (docs/design.md has the figure).
    */
   effect(ctx: Context, action: (layer: L) => Undo, options: LayerEffectOptions): () => Promise<void> {
     const scope = scopeOf(ctx)
     // Cleared for a rollback: the listener that just failed is not called again.
     let notify = options.notify !== false
     return batch(() => {
+      // What `ctx.effect` resolves to, without the `Error` Cordis builds on every read of that mixin (docs/design.md).
       const dispose = ctx.fiber.effect(() => {
         const slot = scope === undefined ? undefined : cellOf(this.#slots, scope)
         const existing = slot === undefined ? this.global : slot.peek()
