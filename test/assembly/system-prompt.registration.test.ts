@@ -460,6 +460,17 @@ describe('a failed registration leaves no trace', () => {
     expect(changes.count).toBe(0)
   })
 
+  test('a service read before its scope was disposed refuses to register (the fiber is inactive)', async () => {
+    const { app, keys, scopes } = await seeded()
+    const sp = scopes.agent2.ctx.systemPrompt
+    await scopes.agent2.dispose()
+    const before = await observe(app, keys.agent2)
+    const changes = countChanges(app)
+    expect(() => sp.section({ name: 'late', order: 0, text: 'L' })).toThrow(/inactive/)
+    expect(await observe(app, keys.agent2)).toEqual(before)
+    expect(changes.count).toBe(0)
+  })
+
   test('the earlier registration still works after a duplicate was rejected', async () => {
     const app = await mount(BARE)
     const dispose = app.systemPrompt.section({ name: 'a', order: 0, text: 'first' })

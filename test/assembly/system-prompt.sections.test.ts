@@ -1,6 +1,6 @@
 import { signal } from '@preact/signals-core'
 import { describe, expect, test, vi } from 'vitest'
-import { renderPrompt, type AssembleContext, type PromptPreparation } from '../../src/index.js'
+import { render, renderPrompt, type AssembleContext, type PromptPreparation } from '../../src/index.js'
 import { BARE, family, mount, names, ownSections } from './system-prompt.fixtures.js'
 
 describe('assemble: sections', () => {
@@ -128,6 +128,22 @@ describe('assemble: sections', () => {
     await expect(app.systemPrompt.assemble()).rejects.toThrow()
     failing.value = false
     expect(renderPrompt(await app.systemPrompt.assemble())).toBe('fine')
+  })
+
+  test('a provider that throws after an earlier one changed leaves no half-collected texts behind', async () => {
+    const app = await mount(BARE)
+    const first = signal('one')
+    const failing = signal(false)
+    app.systemPrompt.section({ name: 'a', order: 0, text: () => first.value })
+    app.systemPrompt.section({ name: 'b', order: 1, text: () => (failing.value ? (42 as never) : 'two') })
+    expect(renderPrompt(await app.systemPrompt.assemble())).toBe('one\n\ntwo')
+    first.value = 'uno'
+    failing.value = true
+    await expect(app.systemPrompt.assemble()).rejects.toThrow('prompt section "b"')
+    failing.value = false
+    const fixed = render(await app.systemPrompt.assemble())
+    expect(fixed.text).toBe('uno\n\ntwo')
+    expect(render(await app.systemPrompt.assemble())).toBe(fixed)
   })
 })
 
