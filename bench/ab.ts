@@ -11,7 +11,7 @@
  * µs per step and the median of the per-round ratios (rev / working tree).
  */
 import { execSync } from 'node:child_process'
-import { existsSync, mkdirSync, symlinkSync } from 'node:fs'
+import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -33,7 +33,12 @@ async function workloadAt(revision: string): Promise<Workload> {
     mkdirSync(dir, { recursive: true })
     execSync(`git archive ${commit} src bench test/reference | tar -x -C ${JSON.stringify(dir)}`, { cwd: root })
   }
-  if (!existsSync(join(dir, 'node_modules'))) symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir')
+  const modules = join(dir, 'node_modules')
+  if (!existsSync(modules)) {
+    // A link left behind by a tree that is gone (existsSync follows it) is replaced.
+    rmSync(modules, { force: true })
+    symlinkSync(join(root, 'node_modules'), modules, 'dir')
+  }
   return (await import(pathToFileURL(join(dir, 'bench', 'workload.ts')).href)) as Workload
 }
 
