@@ -1,23 +1,25 @@
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, rmSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { beforeAll, describe, expect, test } from 'vitest'
 
-// Builds the API reference as `npm run docs` does (typedoc.json, with its
-// plugin and treatWarningsAsErrors), into a temporary folder, and checks what
-// a reader of it gets: the README's first part as the landing page, modules
-// named by their import specifiers, exports grouped by task, `@example`s that
-// type-check against the current API, and no Cordis members on SystemPrompt.
-// It runs `npm run docs` itself, type checking included, into the folder
-// typedoc.json names (docs/api, emptied first), so a build that would fail for a
-// user fails here (and in CI, which runs `npm test`); it only adds a JSON copy.
+// Checks the API reference `npm run docs` builds (typedoc.json, with its plugin
+// and treatWarningsAsErrors) as a reader gets it: the README's first part as
+// the landing page, modules named by their import specifiers, exports grouped
+// by task, `@example`s that type-check against the current API, and no Cordis
+// members on SystemPrompt. `npm test` builds it first (its script runs `npm run
+// docs` before vitest, so a failing build stops CI with TypeDoc's own output);
+// run any other way, this file runs `npm run docs` itself.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
-/** Where `npm run docs` writes the reference: typedoc.json's `out`. */
-const HTML = join(ROOT, (JSON.parse(readFileSync(join(ROOT, 'typedoc.json'), 'utf8')) as { out: string }).out)
+/** Where `npm run docs` writes the reference and its JSON copy: typedoc.json's `out` and `json`. */
+const CONFIG = JSON.parse(readFileSync(join(ROOT, 'typedoc.json'), 'utf8')) as { out: string; json: string }
+const HTML = join(ROOT, CONFIG.out)
+const JSON_COPY = join(ROOT, CONFIG.json)
+/** Under `npm test` the script has just built the reference (and would have stopped had the build failed). */
+const BUILT_BY_SCRIPT = process.env.npm_lifecycle_event === 'test'
 const TASK_GROUPS = ['Registry', 'Scopes', 'Rendering', 'Step surface', 'Providers', 'Logs & CLI', 'Signals']
 const MODULES = ['promptloom', 'promptloom/node', 'promptloom/otel']
 const LANDING_END = '<!-- api-landing-end -->'
@@ -57,7 +59,6 @@ interface JsonReflection {
   readonly id: number
 }
 
-let out: string
 let build: { code: number | null; stdout: string; stderr: string }
 let project: JsonReflection
 
@@ -65,28 +66,25 @@ let exampleCount: number
 let exampleErrors: string[]
 
 beforeAll(async () => {
-  out = mkdtempSync(join(tmpdir(), 'promptloom-docs-'))
-  rmSync(HTML, { recursive: true, force: true })
-  const building = new Promise<typeof build>((resolve) => {
-    // `npm run docs` itself, so a change to the script (not only to typedoc.json) is built here too.
-    execFile(
-      'npm',
-      ['run', '--silent', 'docs', '--', '--json', join(out, 'api.json')],
-      { cwd: ROOT, timeout: 170_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } },
-      (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr }),
-    )
-  })
+  const building = BUILT_BY_SCRIPT
+    ? Promise.resolve({ code: 0, stdout: '', stderr: '' })
+    : new Promise<typeof build>((resolve) => {
+        rmSync(HTML, { recursive: true, force: true })
+        // `npm run docs` itself, so a change to the script (not only to typedoc.json) is built here too.
+        execFile(
+          'npm',
+          ['run', '--silent', 'docs'],
+          { cwd: ROOT, timeout: 170_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } },
+          (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr }),
+        )
+      })
   // While TypeDoc builds in its own process, type-check the examples here.
   const examples = examplesInSrc()
   exampleCount = examples.length
   exampleErrors = typeErrorsIn(examples)
   build = await building
-  if (build.code === 0) project = JSON.parse(readFileSync(join(out, 'api.json'), 'utf8')) as JsonReflection
+  if (build.code === 0) project = JSON.parse(readFileSync(JSON_COPY, 'utf8')) as JsonReflection
 }, 240_000)
-
-afterAll(() => {
-  if (out !== undefined) rmSync(out, { recursive: true, force: true })
-})
 
 /** The later checks read the built reference: without one, they say so instead of failing on a missing file. */
 function requireBuild(): void {
