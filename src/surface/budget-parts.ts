@@ -52,7 +52,7 @@ export const LAYOUT_FIELDS = Object.freeze(['name', 'priority', 'required', 'com
 /** Every `PartInput` field equal parts share (offsets follow from the texts); a test checks no new field is left out. */
 export const COMPARED_PART_FIELDS = Object.freeze([
   'name', 'text', 'layer', 'origin', 'stability', 'variables',
-  'cacheBreakpoint', 'required', 'complete', 'priority', 'substitutions',
+  'cacheBreakpoint', 'required', 'restored', 'complete', 'priority', 'substitutions',
 ] as const satisfies readonly (keyof PartInput)[])
 
 const VARIABLE_FIELDS = ['name', 'layer', 'stability'] as const

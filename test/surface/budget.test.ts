@@ -15,6 +15,7 @@ interface Spec {
   readonly complete?: boolean
   readonly stability?: PartInput['stability']
   readonly cacheBreakpoint?: boolean
+  readonly restored?: boolean
 }
 
 function input(name: string, spec: Spec = {}): PartInput {
@@ -28,6 +29,7 @@ function input(name: string, spec: Spec = {}): PartInput {
     variables: [],
     cacheBreakpoint: spec.cacheBreakpoint ?? false,
     required: spec.required ?? false,
+    restored: spec.restored ?? false,
     complete: spec.complete ?? false,
     priority: spec.priority ?? 0,
     substitutions: [],
@@ -244,6 +246,15 @@ describe('sticky withheld set', () => {
     const second = step(target, prompt({ a: { cacheBreakpoint: true }, b: {}, c: {} }))
     expect(second.rendered).not.toBe(first.rendered)
     expect(second.rendered.blocks.map((block) => block.parts)).toEqual([['a'], ['b']])
+  })
+
+  it('rebuilds the budgeted prompt when a kept part changed only in being restored', () => {
+    const target = budget(25)
+    const first = step(target, prompt({ a: { required: true }, b: {}, c: {} }))
+    const second = step(target, prompt({ a: { required: true, restored: true }, b: {}, c: {} }))
+    expect(second.withheld).toEqual(first.withheld)
+    expect(second.rendered).not.toBe(first.rendered)
+    expect(second.rendered.parts[0]!.restored).toBe(true)
   })
 
   it('rebuilds the budgeted prompt when a kept part comes from another scope whose key has the same fields', () => {
