@@ -14,7 +14,7 @@
 
 import { computed, untracked, type ReadonlySignal } from '@preact/signals-core'
 import { labelOf, layerOf, SourceKind, type ContextEntry, type LayerRef, type SectionEntry } from './entries.js'
-import { describeValue, entryLabel, layerPhrase } from './errors.js'
+import { entryLabel, layerPhrase, optionError } from './errors.js'
 import type { StabilityGuard } from './config.js'
 import { malformedReference, missingValue, scanGroups, unknownVariable, type TemplateGroup } from './template.js'
 import type { ScopeView, VariablePlan } from './view.js'
@@ -225,7 +225,7 @@ export class Diagnostics {
   of(view: ScopeView, options: DiagnosticsOptions = {}): readonly PromptDiagnostic[] {
     const includeUnchecked = options?.includeUnchecked
     if (includeUnchecked !== undefined && typeof includeUnchecked !== 'boolean') {
-      throw new TypeError(`diagnostics option "includeUnchecked" must be a boolean (got ${describeValue(includeUnchecked)})`)
+      throw optionError('diagnostics', 'includeUnchecked', 'a boolean', includeUnchecked)
     }
     // Derived first, so the memo's computeds find these facts fresh whatever the chain's depth.
     for (const fact of ['variables', 'sections', 'contexts', 'suppressed'] as const) view.derive(fact)

@@ -2,7 +2,7 @@ import type { ReadonlySignal } from '@preact/signals-core'
 import { trackedSignalOf } from '../signals/tracked.js'
 import { AnonymousEntries, NamedEntries } from '../scope/layer-entries.js'
 import type { ScopeKey } from '../scope/scope-key.js'
-import { describeValue, entryLabel, inScope, layerPhrase } from './errors.js'
+import { describeValue, entryLabel, inScope, layerPhrase, optionError } from './errors.js'
 import { VARIABLE_NAME } from './template.js'
 import type { NamedSource, SectionSource } from './provenance.js'
 import type {
@@ -101,7 +101,7 @@ function requireFinite(label: Label, key: 'order' | 'priority', value: unknown):
 /** `value === true`, once it is known to be a boolean or absent. */
 function optionalFlag(label: Label, key: string, value: unknown): boolean {
   if (value === undefined || typeof value === 'boolean') return value === true
-  throw new TypeError(`${label()} option "${key}" must be a boolean (got ${describeValue(value)})`)
+  throw optionError(label(), key, 'a boolean', value)
 }
 
 function optionalStability(label: Label, value: unknown): Stability | undefined {

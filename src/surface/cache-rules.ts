@@ -7,7 +7,7 @@
  *   deepseek    64                     64            false
  */
 
-import { describeValue } from '../assembly/errors.js'
+import { describeValue, optionError } from '../assembly/errors.js'
 
 /** What a provider caches, by its documentation. */
 export interface CacheRules {
@@ -51,7 +51,7 @@ function anthropicMinimumOf(model: string): number | undefined {
 function minimumOption(fn: string, value: unknown): number | undefined {
   if (value === undefined) return undefined
   if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value
-  throw new TypeError(`${fn} option "minimumTokens" must be a non-negative integer (got ${describeValue(value)})`)
+  throw optionError(fn, 'minimumTokens', 'a non-negative integer', value)
 }
 
 function optionsObject(fn: string, options: unknown): Record<string, unknown> {
@@ -70,7 +70,7 @@ export const cacheRules = Object.freeze({
     const fn = 'cacheRules.anthropic'
     const { model, minimumTokens } = optionsObject(fn, options)
     if (typeof model !== 'string' || model === '') {
-      throw new TypeError(`${fn} option "model" must be the Claude model id the requests use, e.g. 'claude-sonnet-4-6' (got ${describeValue(model)})`)
+      throw optionError(fn, 'model', "the Claude model id the requests use, e.g. 'claude-sonnet-4-6'", model)
     }
     const minimum = minimumOption(fn, minimumTokens) ?? anthropicMinimumOf(model) ?? ANTHROPIC_UNKNOWN_MODEL_MINIMUM
     return Object.freeze({ provider: 'anthropic', minimumTokens: minimum, granularity: 1, breakpoints: true })
@@ -79,7 +79,7 @@ export const cacheRules = Object.freeze({
   openai(options?: { readonly model?: string; readonly minimumTokens?: number }): CacheRules {
     const fn = 'cacheRules.openai'
     const { model, minimumTokens } = optionsObject(fn, options)
-    if (model !== undefined && typeof model !== 'string') throw new TypeError(`${fn} option "model" must be a string (got ${describeValue(model)})`)
+    if (model !== undefined && typeof model !== 'string') throw optionError(fn, 'model', 'a string', model)
     return Object.freeze({ provider: 'openai', minimumTokens: minimumOption(fn, minimumTokens) ?? 1024, granularity: 128, breakpoints: false })
   },
   /** DeepSeek's rules (context caching guide): 64-token units from 64 tokens, no markers. */

@@ -1,4 +1,4 @@
-import { describeValue } from '../assembly/errors.js'
+import { describeValue, optionError } from '../assembly/errors.js'
 import { deepFreeze } from '../assembly/tools.js'
 import { assembledFor } from '../assembly/provenance.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
@@ -86,7 +86,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
   const defaultMode = updateMode('createStepSurface option "systemPromptUpdate"', options.systemPromptUpdate) ?? 'replace'
   const { countTokens } = options
   if (countTokens !== undefined && typeof countTokens !== 'function') {
-    throw new TypeError(`createStepSurface option "countTokens" must be a function (text) => number (got ${describeValue(countTokens)})`)
+    throw optionError('createStepSurface', 'countTokens', 'a function (text) => number', countTokens)
   }
   const budget = options.budget === undefined ? undefined : new TokenBudget(options.budget)
   const budgetCount = options.budget?.countTokens
@@ -114,15 +114,13 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       }
       const { assembly } = input
       if (typeof assembly !== 'object' || assembly === null || !Array.isArray(assembly.tools)) {
-        throw new TypeError(
-          `step option "assembly" must be a prompt assembly with a tools array (got ${describeValue(assembly)}); pass the result of systemPrompt.assemble()`,
-        )
+        throw optionError('step', 'assembly', 'a prompt assembly with a tools array', assembly, '; pass the result of systemPrompt.assemble()')
       }
       const first = steps === 0
       const mode = updateMode('step option "systemPromptUpdate"', input.systemPromptUpdate) ?? defaultMode
       const historyLength = mode === 'in-history' ? requireHistoryLength(input.historyLength, first ? 0 : 1) : undefined
       if (input.compacted !== undefined && typeof input.compacted !== 'boolean') {
-        throw new TypeError(`step option "compacted" must be a boolean (got ${describeValue(input.compacted)})`)
+        throw optionError('step', 'compacted', 'a boolean', input.compacted)
       }
       const compacted = input.compacted === true
       const configJson = configJsonOf(input.config)
@@ -229,15 +227,14 @@ function updateMode(what: string, value: unknown): SystemPromptUpdate | undefine
 function requireHistoryLength(value: unknown, min: 0 | 1): number {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= min) return value
   const rule = min === 0 ? 'a non-negative integer' : 'an integer of at least 1 after the first step (node 0 holds the system message)'
-  throw new TypeError(
-    `step option "historyLength" must be ${rule} when systemPromptUpdate is 'in-history' (got ${describeValue(value)}); pass the number of messages in the cached history, where the updated prompt is appended`,
-  )
+  const hint = '; pass the number of messages in the cached history, where the updated prompt is appended'
+  throw optionError('step', 'historyLength', `${rule} when systemPromptUpdate is 'in-history'`, value, hint)
 }
 
 function configJsonOf(config: unknown): string {
   if (config === undefined) return '{}'
   if (typeof config !== 'object' || config === null || Array.isArray(config)) {
-    throw new TypeError(`step option "config" must be a plain object (got ${describeValue(config)})`)
+    throw optionError('step', 'config', 'a plain object', config)
   }
   try {
     return JSON.stringify(config)
