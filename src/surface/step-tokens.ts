@@ -80,10 +80,10 @@ export class TokenSum {
   }
 }
 
-/** The exact total of `counts` with `separator` between each two. Throws what `addSafely` throws. */
-export function promptTokenSum(counts: readonly number[], separator: number, who: string): TokenSum {
+/** The exact total of the first `length` of `counts` with `separator` between each two. Throws what `addSafely` throws. */
+export function promptTokenSum(counts: readonly number[], separator: number, who: string, length = counts.length): TokenSum {
   const total = new TokenSum()
-  for (let i = 0; i < counts.length; i++) {
+  for (let i = 0; i < length; i++) {
     if (i > 0) addSafely(total, separator, who)
     addSafely(total, counts[i]!, who)
   }
@@ -163,15 +163,10 @@ export class StepCounts {
     const { parts } = rendered
     // The parts wholly in the prefix, then the slice of part i (or of the separator before it) up to stableLength.
     const i = parts.findIndex((part) => part.end > stableLength)
-    const sum = new TokenSum()
-    for (let j = 0; j < i; j++) {
-      if (j > 0) sum.add(separatorTokens)
-      sum.add(partTokens[j]!)
-    }
+    const sum = promptTokenSum(partTokens, separatorTokens, BUDGET_COUNTER, i)
     const end = i === 0 ? 0 : parts[i - 1]!.end
     if (stableLength > end) {
       const subject = `the stable prefix's end in rendered part "${parts[i]!.name}"`
-      // Only this slice can pass MAX_SAFE_INTEGER: the whole parts sum to at most promptTokens.
       addSafely(sum, countWith(this.#count!, rendered.text.slice(end, stableLength), BUDGET_COUNTER, subject), BUDGET_COUNTER)
     }
     return [sum.value, promptTokens]
