@@ -134,11 +134,11 @@ export function resolveMarkedRequest<M>(
 /** Calls `found` per marker under `root`, children first, as serialized (twice if reached twice); cycles are not followed. */
 function walkMarkers(root: unknown, { markerOf, skip }: MarkerFormat<never>, found: (marker: unknown) => void): void {
   const onPath = new Set<object>()
-  // Iterative for any depth: a value is pushed to enter, then an object's leave below its children.
-  const stack: { node: unknown; leave?: true }[] = [{ node: root }]
+  // Iterative for any depth: an object is pushed to enter, then its leave below its children (other values are skipped).
+  const stack: { node: object; leave?: true }[] = typeof root === 'object' && root !== null ? [{ node: root }] : []
   while (stack.length > 0) {
     const { node, leave } = stack.pop()!
-    if (typeof node !== 'object' || node === null || (!leave && onPath.has(node))) continue
+    if (!leave && onPath.has(node)) continue
     if (leave) {
       onPath.delete(node)
       const marker = Array.isArray(node) ? undefined : markerOf(node)
@@ -148,6 +148,9 @@ function walkMarkers(root: unknown, { markerOf, skip }: MarkerFormat<never>, fou
     onPath.add(node)
     stack.push({ node, leave: true })
     const children = Array.isArray(node) ? node : Object.keys(node).filter((key) => !skip(node, key)).map((key) => (node as Record<string, unknown>)[key])
-    for (let i = children.length - 1; i >= 0; i--) stack.push({ node: children[i] })
+    for (let i = children.length - 1; i >= 0; i--) {
+      const child: unknown = children[i]
+      if (typeof child === 'object' && child !== null) stack.push({ node: child })
+    }
   }
 }
