@@ -90,9 +90,9 @@ function stillFits(fill: Fill, item: RenderItem, variables: Variables, sameValue
 const sharedFills = new WeakMap<object, Fill>()
 
 /**
- * The last render of one scope's sections (or contexts), by position. An item moved farther than one place (or new)
- * is looked up by name only when its registration was rendered somewhere and its shared fill is not this scope's own,
- * so a churn step that adds one registered item builds no by-name table of the whole last render.
+ * The last render of one scope's sections (or contexts), by position. An item moved farther than one place (or new) is
+ * looked up by name, unless its registration was never rendered anywhere (then it is new here too), so a churn step that
+ * adds one registered item builds no by-name table of the whole last render.
  */
 export class RenderMemo {
   #fills: readonly Fill[] = []
@@ -132,25 +132,25 @@ export class RenderMemo {
     for (let i = 0; i < items.length; i++) {
       const item = items[i]!
       let previous: Fill | undefined = last[i + shift]
-      // The item's registration, looked up at most once (`null`: not yet).
+      // The item's registration and its shared fill, looked up at most once (`null`: not yet).
       let source: object | undefined | null = null
+      let shared: Fill | undefined
       if (previous?.name !== item.name) {
         if (last[i + shift + 1]?.name === item.name) previous = last[i + ++shift]
         else if (i + shift > 0 && last[i + shift - 1]?.name === item.name) previous = last[i + --shift]
         else {
-          // A registration no scope has rendered yet is new here too; its shared fill may be this scope's own.
           source = sources === undefined ? undefined : sourceNamed(sources, item.name, i)
-          const shared = source === undefined ? undefined : sharedFills.get(source)
-          if (shared !== undefined && last.includes(shared)) previous = shared
-          else if (source === undefined || shared !== undefined) previous = this.#lastNamed(item.name)
-          else previous = undefined
+          shared = source === undefined ? undefined : sharedFills.get(source)
+          previous = source !== undefined && shared === undefined ? undefined : this.#lastNamed(item.name)
         }
       }
       let fill: Fill
       if (previous !== undefined && stillFits(previous, item, variables, sameValues)) fill = previous
       else {
-        if (source === null) source = sources === undefined ? undefined : sourceNamed(sources, item.name, i)
-        const shared = source === undefined ? undefined : sharedFills.get(source)
+        if (source === null) {
+          source = sources === undefined ? undefined : sourceNamed(sources, item.name, i)
+          shared = source === undefined ? undefined : sharedFills.get(source)
+        }
         if (shared !== undefined && stillFits(shared, item, variables)) fill = shared
         else {
           fill = fillOf(item, variables, owner, previous ?? shared)
