@@ -112,16 +112,20 @@ export function cordisBridgeOf(ctx: Context, publicOnly = false): CordisBridge {
  */
 export function releaseOnDispose(ctx: Context, bridge: CordisBridge, release: (key: ScopeKey) => void): void {
   if (bridge.path === 'public' || !('uid' in ctx.fiber)) return
-  ctx.on('internal/plugin', async (plugin) => {
+  // Synchronous for every other fiber event: only a minted scope's disposal starts the wait for its unload.
+  ctx.on('internal/plugin', (plugin) => {
     const fiber = plugin as unknown as RawFiber
     const key = fiber.uid === null ? scopeKeyOfFiber(plugin) : undefined
     if (key === undefined) return
     release(key)
-    // The unload starts right after the disposal is reported, in the same job.
-    await undefined
-    while (fiber.inertia) await fiber.inertia.catch(() => undefined)
-    release(key)
+    void unloaded(fiber).then(() => release(key))
   })
+}
+
+/** Settles once `fiber`'s unload did; the unload starts right after the disposal is reported, in the same job. */
+async function unloaded(fiber: RawFiber): Promise<void> {
+  await undefined
+  while (fiber.inertia) await fiber.inertia.catch(() => undefined)
 }
 
 /**
