@@ -56,18 +56,9 @@ function dynamicOf(entries: readonly (SectionEntry | VariableEntry)[]): number[]
   return dynamic
 }
 
-/** The plan of sorted `entries`, in one pass over them. */
 function sectionPlanOf(entries: readonly SectionEntry[]): SectionPlan {
-  const list: SectionSource[] = []
-  const complete: SectionEntry[] = []
-  const dynamic: number[] = []
-  for (let i = 0; i < entries.length; i++) {
-    const entry = entries[i]!
-    list.push(entry.source)
-    if (entry.kind !== SourceKind.Static) dynamic.push(i)
-    if (entry.complete) complete.push(entry)
-  }
-  return { entries, complete, dynamic, sources: { list } }
+  const sources = { list: entries.map((entry) => entry.source) }
+  return { entries, complete: entries.filter((entry) => entry.complete), dynamic: dynamicOf(entries), sources }
 }
 
 type Ordered = { readonly order: number; readonly name: string }
