@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import * as current from './workload.js'
+import { median } from './median.js'
 
 type Workload = typeof current
 const SCENARIOS = ['steady', 'churn', 'churn-blocks', 'signal', 'changed', 'registration']
@@ -78,7 +79,6 @@ for (let round = 0; round < Number(rounds); round++) {
     times[name]!.push(((performance.now() - start) / perRound) * 1000)
   }
 }
-const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1]!
 const fmt = (name: string): string => `${name} median ${median(times[name]!).toFixed(1)} µs (best ${Math.min(...times[name]!).toFixed(1)})`
 const ratios = times[rev]!.map((t, k) => t / times['working tree']![k]!)
 console.log(`${scenario} G=${G} A=${agents}: ${fmt(rev)}, ${fmt('working tree')}; ${rev} / working tree ${median(ratios).toFixed(2)}×`)

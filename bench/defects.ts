@@ -14,6 +14,7 @@
 import { signal, type Signal } from '@preact/signals-core'
 import { Context } from 'cordis'
 import { bindScopeParent, SystemPrompt, type ScopeKey } from '../src/index.js'
+import { median } from './median.js'
 
 const CHAIN_DEPTH = 10_000
 const SECTIONS = 20_000
@@ -26,11 +27,6 @@ async function mount(): Promise<Context> {
 
 function ms(start: number): string {
   return `${(performance.now() - start).toFixed(1)} ms`
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[sorted.length >> 1]!
 }
 
 const rows: [string, string][] = []

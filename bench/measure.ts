@@ -7,6 +7,7 @@
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { Bench } from 'tinybench'
+import { median } from './median.js'
 
 export interface Contender {
   readonly name: string
@@ -19,12 +20,6 @@ export interface Comparison {
   /** Median over rounds of first.mean / second.mean. */
   readonly ratio: number
   readonly rounds: number
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
 /**

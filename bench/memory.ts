@@ -21,6 +21,7 @@
  */
 import { SystemPrompt } from '../src/index.js'
 import { buildWorld, IMPLS, PERSONA, promptloom, type Impl } from './workload.js'
+import { median } from './median.js'
 
 const args = process.argv.slice(2)
 const flag = (name: string): string | undefined => {
@@ -53,10 +54,10 @@ if (idleLimit === undefined) {
   }
   // The settled heap after a full cycle (mint, step, dispose every agent) climbs for the first
   // four or five cycles for either implementation (optimized code, grown table capacities) and then
-  // moves by a few tenths of a percent (run with --no-flush-bytecode, so bytecode aging does not
-  // drop it by 2-3 % at some cycle). So: four cycles first, then the growth compares the median
-  // after three cycles following the measured one with the median after the three before it; a
-  // leak grows with every cycle and so moves the medians apart.
+  // settles (run with --no-flush-bytecode, so bytecode aging does not drop it at some cycle; the
+  // figures are in docs/performance.md). So: four cycles first, then the growth compares the median
+  // of the measured cycle and the two after it with the median of the three before it; a leak grows
+  // with every cycle and so moves the medians apart.
   const settledAfterCycles = async (cycles: number): Promise<number[]> => {
     const heaps: number[] = []
     for (let cycle = 0; cycle < cycles; cycle++) {
@@ -66,7 +67,6 @@ if (idleLimit === undefined) {
     }
     return heaps
   }
-  const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1]!
   await settledAfterCycles(4)
   const before = await settledAfterCycles(3)
   const baseline = before[before.length - 1]!
@@ -82,6 +82,7 @@ if (idleLimit === undefined) {
       G,
       baselineBytes: baseline,
       perAgentBytes: (live - baseline) / count,
+      beforeDisposeBytes: median(before),
       afterDisposeBytes: median(after),
       afterDisposeGrowth: growth,
     }) + '\n',
@@ -100,7 +101,7 @@ if (idleLimit === undefined) {
     }
     for (let round = 0; round < 3; round++) for (const agent of world.agents.slice(0, ACTIVE)) await world.step(agent)
   }
-  // A smaller warm-up cycle (optimized code, grown tables), as in live mode.
+  // One smaller warm-up cycle (optimized code, grown tables) before the baseline.
   await run(Math.min(count, 1000))
   await world.disposeAgents()
   const baseline = await settle()

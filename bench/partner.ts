@@ -9,6 +9,7 @@
  */
 import { nextTurn } from './measure.js'
 import { buildWorld, churnStep as churn, promptloom, reference } from './workload.js'
+import { median } from './median.js'
 
 type Step = () => Promise<unknown>
 
@@ -43,7 +44,6 @@ for (let round = 0; round < rounds; round++) {
   await batch(otherStep, 80)
   afterPromptloom.push(await batch(ownStep, 80))
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!
 const us = (ms: number) => `${(ms * 1000).toFixed(0)} µs`
 const slower = afterReference.filter((ms, i) => ms > afterPromptloom[i]!).length
 console.log(

@@ -19,6 +19,7 @@ import { loopFloorScenario } from './loop-floor.js'
 import { compare } from './measure.js'
 import { report, printTable, type Row } from './report.js'
 import { buildWorld, churnStep, promptloom, reference, type World } from './workload.js'
+import { median } from './median.js'
 
 /** Compile, then fill: how the renderer uses a template once. */
 function interpolate(text: string, variables: Readonly<Record<string, string | undefined>>, owner: string): string {
@@ -145,9 +146,8 @@ function templateScenario(): void {
       runs.ref.push(once(() => referenceInterpolate(text, vars, 'prompt section "big"')))
       runs.pl.push(once(() => interpolate(text, vars, 'prompt section "big"')))
     }
-    const mid = (times: number[]): number => times.sort((a, b) => a - b)[times.length >> 1]!
-    medians[label] = mid(runs.pl)
-    report({ scenario: `template: ${label} (first render)`, reference_ms: mid(runs.ref), promptloom_ms: medians[label], ratio: mid(runs.ref) / medians[label]!, ...noTarget })
+    medians[label] = median(runs.pl)
+    report({ scenario: `template: ${label} (first render)`, reference_ms: median(runs.ref), promptloom_ms: medians[label], ratio: median(runs.ref) / medians[label]!, ...noTarget })
   }
   const scale = medians['5 MB with references']! / medians['1 MB with references']!
   report({ scenario: 'template scaling: promptloom 5 MB / 1 MB', ratio: scale, target: 'linear is 5×', note: 'GC of multi-MB strings adds' })
@@ -182,7 +182,7 @@ function idleScenario(): void {
   const script = fileURLToPath(new URL('./memory.ts', import.meta.url))
   const run = (limit: string) =>
     JSON.parse(
-      execFileSync(process.execPath, ['--expose-gc', '--max-old-space-size=4096', '--import', 'tsx', script, 'promptloom', String(count), '50', '--idle', limit, '--drop'], { encoding: 'utf8' }),
+      execFileSync(process.execPath, ['--expose-gc', '--no-flush-bytecode', '--max-old-space-size=4096', '--import', 'tsx', script, 'promptloom', String(count), '50', '--idle', limit, '--drop'], { encoding: 'utf8' }),
     ) as { perAgentBytes: number }
   const kept = run('Infinity')
   const released = run(String(bound))
