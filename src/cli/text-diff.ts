@@ -5,7 +5,10 @@ export type DiffLine = Readonly<{ kind: 'same' | 'removed' | 'added'; text: stri
 export type DiffGap = { readonly kind: 'gap'; readonly lines: number }
 
 const CONTEXT = 2
-/** Past this many line pairs the diff skips the subsequence and shows the changed middle whole. */
+/**
+ * Past this many line pairs the diff skips the subsequence and shows the changed middle whole: every removal, then
+ * every addition.
+ */
 const LCS_LIMIT = 250_000
 
 /**
@@ -34,7 +37,6 @@ function lineDiff(a: readonly string[], b: readonly string[]): DiffLine[] {
   const y = b.slice(head, b.length - tail)
   const n = x.length
   const m = y.length
-  // Past LCS_LIMIT pairs the middle shows whole: every removal, then every addition.
   const whole = n * m > LCS_LIMIT
   // lengths[i * (m + 1) + j]: the LCS length of x[i..] and y[j..].
   const lengths = new Uint32Array(whole ? 0 : (n + 1) * (m + 1))

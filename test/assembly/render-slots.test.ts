@@ -24,11 +24,6 @@ function engineOf(app: Context): Engine {
   return service[symbol] as Engine
 }
 
-/** How many views keep a render slot (collected ones until they come up), and how many were released. */
-function renderSlots(engine: Engine): { kept: number; released: number } {
-  return engine.views.renderSlots
-}
-
 interface World {
   readonly app: Context
   readonly keys: readonly { readonly name: string }[]
@@ -79,12 +74,12 @@ describe('config renderCacheScopes', () => {
     for (let r = 0; r < 3; r++) {
       for (const key of w.keys) {
         render(await w.app.systemPrompt.assemble({ scope: key }))
-        expect(renderSlots(engine).kept).toBeLessThanOrEqual(3)
+        expect(engine.views.renderSlots.kept).toBeLessThanOrEqual(3)
       }
-      expect(renderSlots(engine).kept).toBe(3)
+      expect(engine.views.renderSlots.kept).toBe(3)
     }
     // Every step after the first three created a slot and released the oldest.
-    expect(renderSlots(engine).released).toBe(3 * SCOPES - 3)
+    expect(engine.views.renderSlots.released).toBe(3 * SCOPES - 3)
   })
 
   test('a released scope renders from scratch, equal to a render without memo', async () => {
@@ -114,7 +109,7 @@ describe('config renderCacheScopes', () => {
     const second = await round(w)
     expect(w.app.systemPrompt.stats().sectionRenders - before.sectionRenders).toBe(0)
     for (let i = 0; i < SCOPES; i++) expect(second[i]!.rendered).toBe(first[i]!.rendered)
-    expect(renderSlots(engineOf(w.app)).released).toBe(0)
+    expect(engineOf(w.app).views.renderSlots.released).toBe(0)
   })
 
   test('a result assembled before its scope was released still renders through its own slot', async () => {
@@ -139,10 +134,10 @@ describe('config renderCacheScopes', () => {
   test('the default keeps 1000 scopes; Infinity keeps every one and orders none', async () => {
     const bounded = await world({})
     await round(bounded)
-    expect(renderSlots(engineOf(bounded.app))).toEqual({ kept: SCOPES, released: 0 })
+    expect(engineOf(bounded.app).views.renderSlots).toEqual({ kept: SCOPES, released: 0 })
     const unbounded = await world({ renderCacheScopes: Infinity })
     await round(unbounded)
-    expect(renderSlots(engineOf(unbounded.app))).toEqual({ kept: 0, released: 0 })
+    expect(engineOf(unbounded.app).views.renderSlots).toEqual({ kept: 0, released: 0 })
   })
 
   test.each([

@@ -1,7 +1,6 @@
 /** Hand-written session-log lines for the CLI tests. */
 
-import { agentNameOf, type AgentLog } from '../../src/cli/run.js'
-import { runCli } from '../../src/cli/run.js'
+import { agentNameOf, runCli, type AgentLog } from '../../src/cli/run.js'
 import { parseSessionLog } from '../../src/index.js'
 
 /** A step record with the base fields; `extra` adds or overrides fields. */
