@@ -51,17 +51,24 @@ export function explain(rendered: RenderedPrompt, offset: number): PromptExplana
   return { part, offsetInPart }
 }
 
+/**
+ * How far `a` and `b` agree: the count of equal leading parts (skipped whole, so a long shared prefix compares
+ * cheaply), the identical prefix's UTF-16 `length`, and that length cut back to a whole code point of `a`.
+ */
+export function identicalPrefix(a: RenderedPrompt, b: RenderedPrompt): { parts: number; length: number; whole: number } {
+  let parts = 0
+  for (; parts < Math.min(a.parts.length, b.parts.length); parts++) {
+    const partA = a.parts[parts]!
+    if (partA.start !== b.parts[parts]!.start || partA.text !== b.parts[parts]!.text) break
+  }
+  const length = commonPrefixLength(a.text, b.text, parts === 0 ? 0 : a.parts[parts - 1]!.end)
+  return { parts, length, whole: wholeCodePoints(a.text, b.text, length) }
+}
+
 /** The identical prefix of `a` and `b` (two agents, say) and the parts where they first diverge. */
 export function comparePrompts(a: RenderedPrompt, b: RenderedPrompt): PromptComparison {
-  // Leading identical parts are skipped whole, so a long shared prefix compares cheaply.
-  let from = 0
-  for (let i = 0; i < Math.min(a.parts.length, b.parts.length); i++) {
-    const partA = a.parts[i]!
-    if (partA.start !== b.parts[i]!.start || partA.text !== b.parts[i]!.text) break
-    from = partA.end
-  }
-  const length = commonPrefixLength(a.text, b.text, from)
-  const bytes = utf8Length(a.text, 0, wholeCodePoints(a.text, b.text, length))
+  const { length, whole } = identicalPrefix(a, b)
+  const bytes = utf8Length(a.text, 0, whole)
   const inA = partAt(a.parts, length)
   const inB = partAt(b.parts, length)
   if (inA === undefined || inB === undefined) return { length, bytes }

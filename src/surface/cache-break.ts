@@ -11,7 +11,8 @@
 
 import type { LayerRef } from '../assembly/entries.js'
 import type { RenderedPart, RenderedPrompt } from '../render/rendered-prompt.js'
-import { commonPrefixLength, utf8Length, wholeCodePoints } from '../render/utf8.js'
+import { identicalPrefix } from '../render/explain.js'
+import { utf8Length } from '../render/utf8.js'
 
 /** The previous step's prompt, its UTF-8 bytes, and the sections that changed in it (`undefined` on the first step). */
 export interface PromptState {
@@ -32,11 +33,8 @@ export function prefixReportOf(prev: PromptState, rendered: RenderedPrompt) {
     return { length: text.length, bytes: prev.bytes, changedSet: next.changed, changedSections: [], next }
   }
   const before: readonly RenderedPart[] = prev.rendered?.parts ?? []
-  let i = 0
-  while (i < before.length && i < parts.length && before[i]!.text === parts[i]!.text) i++
-  const previous = prev.rendered?.text ?? ''
-  const end = commonPrefixLength(previous, text, i === 0 ? 0 : parts[i - 1]!.end)
-  const whole = wholeCodePoints(text, previous, end)
+  const same = prev.rendered === undefined ? { parts: 0, length: 0, whole: 0 } : identicalPrefix(rendered, prev.rendered)
+  const { parts: i, length: end, whole } = same
   const bytes = utf8Length(text, 0, whole)
 
   // Name → output, first occurrence winning (names are unique in a registry-made assembly).
