@@ -48,6 +48,14 @@ arguments (with a usage line) and for a log it cannot read.
 
 const CHECK_USAGE = 'usage: promptloom check <log.jsonl…> [--min-reusable F] [--max-breaks N]'
 
+const OPTIONS = {
+  output: { type: 'string', short: 'o' },
+  'min-reusable': { type: 'string' },
+  'max-breaks': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const
+
 /** A failure the CLI reports as one `promptloom: …` line on stderr with exit code 1 (bad usage, an unreadable log, an unwritable output). */
 class CliError extends Error {
   override readonly name = 'CliError'
@@ -59,8 +67,8 @@ class CliError extends Error {
  * Everything printed from a log or a path goes through `terminalSafe`. Unexpected errors are rethrown.
  */
 export function runCli(argv: readonly string[], out: CliOutput): number {
-  // check is a CI gate: "could not check" (2) must differ from "checked and failed" (1).
-  const checking = argv.find((arg) => !arg.startsWith('-')) === 'check'
+  // check is a CI gate: "could not check" (2) must differ from "checked and failed" (1), wherever the options stand.
+  const checking = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: false }).positionals[0] === 'check'
   try {
     return dispatch(argv, out)
   } catch (error) {
@@ -76,18 +84,7 @@ export function runCli(argv: readonly string[], out: CliOutput): number {
 }
 
 function dispatch(argv: readonly string[], out: CliOutput): number {
-  const { values, positionals } = parseArgs({
-    args: [...argv],
-    options: {
-      output: { type: 'string', short: 'o' },
-      'min-reusable': { type: 'string' },
-      'max-breaks': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-      version: { type: 'boolean', short: 'v' },
-    },
-    allowPositionals: true,
-    strict: true,
-  })
+  const { values, positionals } = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true })
   const [command, ...files] = positionals
   if (values.help === true || command === 'help') {
     out.stdout.write(CLI_HELP)

@@ -95,6 +95,10 @@ describe('promptloom check', () => {
     [['check', 'a.jsonl', '--max-breaks=-1'], '--max-breaks must be a non-negative integer (got "-1")'],
     [['check', 'a.jsonl', '-o', 'x.html'], 'check prints to the terminal and takes no -o'],
     [['check', 'a.jsonl', '--strict'], "Unknown option '--strict'"],
+    // Options before the command: the command is still check.
+    [['--max-breaks', '1.5', 'check', 'a.jsonl'], '--max-breaks must be a non-negative integer (got "1.5")'],
+    [['--min-reusable', 'most', 'check', 'a.jsonl'], '--min-reusable must be a number from 0 to 1, such as 0.9 (got "most")'],
+    [['--strict', 'check', 'a.jsonl'], "Unknown option '--strict'"],
   ])('bad arguments %j exit 2 with the reason and a usage line', (argv, reason) => {
     const run = cli(...argv)
     expect(run.code).toBe(2)
@@ -105,6 +109,7 @@ describe('promptloom check', () => {
 
   test('a log it cannot read exits 2 (could not check), not 1 (checked and failed)', () => {
     expect(cli('check', join(tmp, 'missing.jsonl')).code).toBe(2)
+    expect(cli('--max-breaks', '3', 'check', join(tmp, 'missing.jsonl')).code).toBe(2)
     expect(cli('check', file('torn.jsonl', '{"type":"step"\nnot json\n')).code).toBe(2)
   })
 
