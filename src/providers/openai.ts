@@ -42,7 +42,8 @@ export interface OpenAIChatRequestOptions<M extends OpenAIChatMessageLike> exten
 export interface OpenAIChatRequest<M extends OpenAIChatMessageLike> {
   /** `[prompt message, ...history, snapshot message?]`: a new array; the caller's messages are shared, not copied. */
   messages: (OpenAIChatInstructionMessage | M | OpenAIChatSnapshotMessage)[]
-  tools: OpenAIChatTool[]
+  /** Absent when the assembly has no tools: Chat Completions rejects an empty `tools` array. */
+  tools?: OpenAIChatTool[]
   prompt_cache_key?: string
 }
 
@@ -117,7 +118,9 @@ export function toOpenAIChat<M extends OpenAIChatMessageLike>(options: OpenAICha
   const history = withSnapshot(options.messages, snapshot, trailingInstructionsStart(options.messages, INSTRUCTION_ROLES))
   const request: OpenAIChatRequest<M> = {
     messages: [{ role, content: rendered.text }, ...history],
-    tools: tools.map(({ name, description, parameters }) => ({ type: 'function', function: { name, description, parameters } })),
+    ...(tools.length > 0 && {
+      tools: tools.map(({ name, description, parameters }) => ({ type: 'function' as const, function: { name, description, parameters } })),
+    }),
     ...promptCacheKeyOf('toOpenAIChat', options.promptCacheKey, tools, rendered),
   }
   HISTORIES.set(request, { withSnapshot: history, caller: options.messages.slice() })

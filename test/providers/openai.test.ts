@@ -40,6 +40,14 @@ describe('toOpenAIChat through the real SDK client', () => {
     expect(surface.observeUsage(usageFromOpenAI(completion.usage!))).toEqual({ type: 'usage', step: 1, inputTokens: promptTokens, cachedInputTokens: cachedTokens })
   })
 
+  test('an assembly without tools sends no tools field (Chat Completions rejects an empty tools array)', async () => {
+    const bare = assemblyOf([], { tools: [] })
+    const request = toOpenAIChat({ assembly: bare, rendered: PROMPT, messages: [], snapshot: false })
+    expect('tools' in request).toBe(false)
+    await client.chat.completions.create({ model: 'gpt-5', ...request })
+    expect(Object.keys(server.requests.at(-1)!.body)).toEqual(['model', 'messages'])
+  })
+
   test("role 'developer' leads with a developer message (reasoning models)", async () => {
     await client.chat.completions.create({ model: 'o3', ...toOpenAIChat({ assembly: ASSEMBLY, rendered: PROMPT, messages: [], role: 'developer', snapshot: false }) })
     expect(server.requests.at(-1)!.body.messages).toEqual([{ role: 'developer', content: PROMPT.text }])
