@@ -131,11 +131,16 @@ export function resolveMarkedRequest<M>(
   return { ...resolved, history, split, own, target: own.has('history') ? at : undefined }
 }
 
+/** Whether the marker walk enters `value`: an object, but not binary data (image or file bytes hold no marker). */
+function entered(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && !ArrayBuffer.isView(value) && !(value instanceof ArrayBuffer)
+}
+
 /** Calls `found` per marker under `root`, children first, as serialized (twice if reached twice); cycles are not followed. */
 function walkMarkers(root: unknown, { markerOf, skip }: MarkerFormat<never>, found: (marker: unknown) => void): void {
   const onPath = new Set<object>()
   // Iterative for any depth: an object is pushed to enter, then its leave below its children (other values are skipped).
-  const stack: { node: object; leave?: true }[] = typeof root === 'object' && root !== null ? [{ node: root }] : []
+  const stack: { node: object; leave?: true }[] = entered(root) ? [{ node: root }] : []
   while (stack.length > 0) {
     const { node, leave } = stack.pop()!
     if (!leave && onPath.has(node)) continue
@@ -150,7 +155,7 @@ function walkMarkers(root: unknown, { markerOf, skip }: MarkerFormat<never>, fou
     const children = Array.isArray(node) ? node : Object.keys(node).filter((key) => !skip(node, key)).map((key) => (node as Record<string, unknown>)[key])
     for (let i = children.length - 1; i >= 0; i--) {
       const child: unknown = children[i]
-      if (typeof child === 'object' && child !== null) stack.push({ node: child })
+      if (entered(child)) stack.push({ node: child })
     }
   }
 }

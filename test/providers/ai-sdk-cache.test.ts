@@ -70,6 +70,16 @@ describe('toAISDK: markers', () => {
     expect(messages[0]).toEqual({ ...nested[0], providerOptions: mark() })
   })
 
+  test('binary image and file data is not searched for markers (its bytes are never read as properties)', () => {
+    const bytes = new Uint8Array(8)
+    Object.defineProperty(bytes, 'providerOptions', { enumerable: true, get: () => expect.unreachable('a byte array was walked') })
+    const history: ModelMessage[] = [
+      { role: 'user', content: [{ type: 'image', image: bytes, mediaType: 'image/png' }, { type: 'file', data: bytes.buffer, mediaType: 'application/pdf' }] },
+    ]
+    const { messages } = toAISDK({ assembly: ASSEMBLY, rendered: PROMPT, messages: history })
+    expect(messages[0]).toEqual({ ...history[0], providerOptions: mark() })
+  })
+
   test("the caller's markers stay as they are; an already marked last message gets no second marker", () => {
     const marked: ModelMessage[] = [{ role: 'user', content: 'a', providerOptions: mark('1h') }]
     const request = toAISDK({ assembly: ASSEMBLY, rendered: PROMPT, messages: marked })
