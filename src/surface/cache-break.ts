@@ -30,7 +30,7 @@ export function prefixReportOf(prev: PromptState, rendered: RenderedPrompt) {
   const { text, parts } = rendered
   if (rendered === prev.rendered) {
     const next = { ...prev, changed: new Set<string>() }
-    return { length: text.length, bytes: prev.bytes, changedSet: next.changed, changedSections: [], next }
+    return { length: text.length, whole: text.length, bytes: prev.bytes, changedSet: next.changed, changedSections: [], next }
   }
   const before: readonly RenderedPart[] = prev.rendered?.parts ?? []
   const same = prev.rendered === undefined ? { parts: 0, length: 0, whole: 0 } : identicalPrefix(rendered, prev.rendered)
@@ -50,6 +50,7 @@ export function prefixReportOf(prev: PromptState, rendered: RenderedPrompt) {
   }
   return {
     length: end,
+    whole,
     bytes,
     changedSet: changed,
     changedSections: inPromptOrder(changed, before, parts),

@@ -152,7 +152,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       const measured = counts.measure({
         plan,
         rendered,
-        stableLength: compared.length,
+        stableLength: compared.whole,
         reusableLength: reusable.length,
         fresh: first || toolsChanged || configChanged,
         toolsJson: `[${nextHeader.toolJson.join(',')}]`,

@@ -109,7 +109,7 @@ export type CountedFields = Partial<TokenFigures & Pick<StepResult, 'partTokens'
 export interface CountedStep {
   readonly plan: BudgetPlan | undefined
   readonly rendered: RenderedPrompt
-  /** UTF-16 code units identical to the previous step's prompt, and of those the reusable ones. */
+  /** UTF-16 code units identical to the previous step's prompt, whole code points only, and of those the reusable ones. */
   readonly stableLength: number
   readonly reusableLength: number
   readonly fresh: boolean

@@ -374,6 +374,17 @@ describe('prefix report', () => {
     expect(second!.stablePrefixBytes).toBe(Buffer.byteLength('ok '))
   })
 
+  test('countTokens never sees half a surrogate pair: the counted stable prefix ends on a whole code point', () => {
+    const seen: string[] = []
+    const countTokens = (text: string): number => (seen.push(text), text.length)
+    for (const options of [{ countTokens }, { budget: { maxTokens: 1000, countTokens } }]) {
+      seen.length = 0
+      const [, second] = run([{ assembly: plain([['a', 'ok 😀']]) }, { assembly: plain([['a', 'ok 😁']]) }], options)
+      expect(seen.filter((text) => /[\uD800-\uDBFF](?![\uDC00-\uDFFF])/.test(text))).toEqual([])
+      expect(second).toMatchObject({ stablePrefixLength: 'ok '.length + 1, stablePrefixTokens: 'ok '.length })
+    }
+  })
+
   test('an appended section extends the prompt: the whole previous prompt is reusable', () => {
     const [, second] = run([{ assembly: plain([['a', 'Alpha']]) }, { assembly: plain([['a', 'Alpha'], ['b', 'Beta']]) }])
     expect(second).toMatchObject({ stablePrefixLength: 'Alpha'.length, changedSections: ['b'], firstChangedSection: 'b' })
