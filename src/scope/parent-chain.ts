@@ -84,7 +84,7 @@ function setLink(key: ScopeKey, parent: ScopeKey | undefined): void {
     for (const ref of watchers) {
       const counter = ref.deref()
       if (counter === undefined) watchers.delete(ref)
-      else counter.value++
+      else counter.value = counter.peek() + 1
     }
   })
 }

@@ -64,7 +64,7 @@ export class SignalTable<K, V> {
     batch(() => {
       if (cell === undefined) this.#cells.set(key, signal(value))
       else cell.value = value
-      this.#version.value++
+      this.#version.value = this.#version.peek() + 1
     })
   }
 
@@ -75,7 +75,7 @@ export class SignalTable<K, V> {
     this.#cells.delete(key)
     if (this.#cells.size === 0) this.#cells = EMPTY as Map<K, Signal<V>>
     batch(() => {
-      this.#version.value++
+      this.#version.value = this.#version.peek() + 1
       // Its readers hold the cell, not the map: bump it so they rerun.
       ;(cell as Signal<unknown>).value = REMOVED
     })
