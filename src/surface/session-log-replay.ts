@@ -2,7 +2,7 @@
  * Replaying a JSONL session log one line at a time: the one parser behind `parseSessionLog`, `readSessionLog` and
  * the CLI. A line costs time linear in its own length: steps share what the model held rather than copy it.
  *
- * A crash mid-write leaves a torn line: it starts like a record (`{`) but is not JSON. One per log is skipped, with a
+ * A crash mid-write leaves a torn line: it starts like a record (`{`) but is not JSON. Each is skipped, with a
  * warning, when it is the last line or a step record follows (a resumed writer starts with a step); a complete step
  * record glued to its end (a writer resumed without a line break) is kept. Any other line that is not JSON is an error.
  */
@@ -51,7 +51,7 @@ export interface SessionLogReadWarning {
 export interface SessionLogReplay {
   /** One entry per step record, in log order. */
   readonly steps: ReplayedStep[]
-  /** The lines the reader skipped (at most one torn line). */
+  /** The lines the reader skipped (a torn line per crash). */
   readonly warnings: SessionLogReadWarning[]
 }
 
@@ -128,12 +128,6 @@ export class SessionLogReplayer {
   #notJson(raw: string, line: number, reason: string): unknown {
     this.#settle(false)
     if (!raw.startsWith('{')) throw this.#error(line, notJson(reason))
-    if (this.#warnings.length > 0) {
-      throw this.#error(
-        line,
-        `${notJson(reason)}; line ${this.#warnings[0]!.line} was already skipped as a torn line and a log holds at most one (the remains of a write cut short by a crash), so the log is damaged here`,
-      )
-    }
     const glued = gluedStep(raw)
     if (glued === undefined) this.#suspect = { line, reason }
     else this.#skip(line, 'skipped the torn start of the line (a record cut short when the writing process stopped) and kept the step record a resumed writer appended to it')

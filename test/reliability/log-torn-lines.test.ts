@@ -123,11 +123,27 @@ describe('the reader', () => {
     expect(replay.warnings.map((warning) => warning.line)).toEqual([3])
   })
 
-  test('rejects a second torn line, naming the file and line (a log holds at most one)', () => {
+  test('skips a torn line per crash: every one that a step record or the end follows', () => {
     const text = jsonl(stepLine(1), '{"type":"sys', stepLine(1), messageLine('two', 'append'), '{"type":"st')
-    expect(() => parseSessionLog(text, 'a.jsonl')).toThrow(
-      /^session log "a\.jsonl" line 5: not JSON \(.*\); each line holds one JSON object; line 2 was already skipped as a torn line/,
-    )
+    const replay = parseSessionLog(text, 'a.jsonl')
+    expect(replay.steps.map((step) => step.prompt)).toEqual(['', 'two'])
+    expect(replay.warnings.map((warning) => warning.line)).toEqual([2, 5])
+  })
+
+  test('a log its writers resumed after three crashes keeps every complete step, in the library and the CLI', () => {
+    const path = fresh()
+    const torn: number[] = []
+    for (const [i, text] of ['one', 'two', 'three'].entries()) {
+      steps(path, createStepSurface(), [text])
+      torn.push(crashWhileWriting(path, createStepSurface(), `lost ${i}`, 20))
+    }
+    steps(path, createStepSurface(), ['four'])
+    const { steps: replayed, warnings } = readSessionLog(path)
+    expect(replayed.map((step) => step.prompt)).toEqual(['one', 'two', 'three', 'four'])
+    expect(warnings.map((warning) => warning.line)).toEqual(torn)
+    const run = cli('inspect', path)
+    expect(run.code).toBe(0)
+    expect(run.stderr.split('\n').filter((line) => line.includes('skipped a torn line'))).toHaveLength(3)
   })
 
   test('rejects a line that is not JSON when the record after it does not start a step (damage, not a crash)', () => {
