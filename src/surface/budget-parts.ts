@@ -119,7 +119,7 @@ export function budgetWarnings(
   }
   if (restored.length > 0) {
     const now = `the prompt is now ${tokens} tokens, within ${restoreTokens}`
-    const limit = `(maxTokens ${maxTokens} less ${headroom * 100}% headroom)`
+    const limit = `(maxTokens ${maxTokens} less ${Number((headroom * 100).toPrecision(15))}% headroom)`
     add('restored', restored, `token budget restored prompt ${sectionList(restored)}: ${now} ${limit}`)
   }
   if (overBudget) {
