@@ -29,10 +29,7 @@ export type BudgetSharing = 'ignore' | 'prefer-unshared'
 /** The `headroom` when none is given. */
 export const DEFAULT_BUDGET_HEADROOM = 0.1
 
-/**
- * `BudgetOptions` with the default headroom filled in; `restoreTokens` is `maxTokens × (1 − headroom)` to 15 significant
- * digits, so the product's last-bit rounding (1000 × 0.93 is 929.9999999999999) never refuses a prompt that fits exactly.
- */
+/** `BudgetOptions` with the default headroom filled in; `restoreTokens` is `maxTokens × (1 − headroom)`. */
 export type ValidBudgetOptions = Required<BudgetOptions> & { readonly restoreTokens: number }
 
 const KNOWN_KEYS: readonly string[] = ['maxTokens', 'countTokens', 'headroom', 'shared']
@@ -62,7 +59,7 @@ export function validateBudgetOptions(options: unknown): ValidBudgetOptions {
     badOption('shared', SHARING.map((value) => `"${value}"`).join(' or '), shared, hint)
   }
   const valid = { maxTokens, countTokens: countTokens as (text: string) => number, headroom, shared: shared as BudgetSharing }
-  return Object.freeze({ ...valid, restoreTokens: Number((maxTokens * (1 - headroom)).toPrecision(15)) })
+  return Object.freeze({ ...valid, restoreTokens: maxTokens * (1 - headroom) })
 }
 
 function badOption(option: string, rule: string, value: unknown, hint: string): never {
