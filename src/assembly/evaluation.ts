@@ -57,6 +57,19 @@ export class Evaluation {
     return { plan, values }
   }
 
+  /**
+   * `values` (a prepare waterfall's result, made from `plan`) with each variable that became effective in `view` since,
+   * under a name `values` lacks, so the sections registered with it render; `undefined` when there is none.
+   */
+  late(view: ScopeView, plan: VariablePlan, values: Readonly<Record<string, string | undefined>>, context: AssembleContext) {
+    const now = view.derive('variables')
+    const late = now.entries.filter((entry) => !plan.byName.has(entry.name) && !Object.hasOwn(values, entry.name))
+    if (late.length === 0) return undefined
+    const merged = { ...values }
+    for (const entry of late) merged[entry.name] = this.text(entry, context, true)
+    return { plan: now, values: merged }
+  }
+
   /** A fresh assembled context of `entry`, marked `registered: true`. */
   context(entry: ContextEntry, context: AssembleContext): AssembledContext {
     const text = this.text(entry, context)

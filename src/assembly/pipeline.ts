@@ -187,7 +187,7 @@ export class Pipeline {
     const registered = view.derive('suppressed') ? contextPlan.required : contextPlan.entries
     const contexts = registered.map((entry) => this.#evaluation.context(entry, context))
     const preparation: PromptPreparation = { variables, contexts }
-    const provenance: AssemblyProvenance = { scope: view.key, contexts: contextPlan.sources, variables: variablePlan.sources }
+    let provenance: AssemblyProvenance = { scope: view.key, contexts: contextPlan.sources, variables: variablePlan.sources }
     // The end of a prepare: the abort check, and suppression as of now (a prepare listener may have registered a suppressor).
     const done = (result: PromptPreparation): Prepared => {
       throwIfAborted(context.signal)
@@ -198,7 +198,12 @@ export class Pipeline {
       if (out.contexts === preparation.contexts || out.contexts !== result.contexts) recordScope(out.contexts, view.key)
       return { preparation: withRecord(out, { provenance, slot: this.views.slotOf(view) }), provenance }
     }
-    return this.events.mayHear(PREPARE) ? this.#waterfall(view, PREPARE, preparation, context).then(done) : done(preparation)
+    if (!this.events.mayHear(PREPARE)) return done(preparation)
+    return this.#waterfall(view, PREPARE, preparation, context).then((result) => {
+      const late = this.#evaluation.late(view, variablePlan, result.variables, context)
+      if (late !== undefined) provenance = { ...provenance, variables: late.plan.sources }
+      return done(late === undefined ? result : { ...result, variables: late.values })
+    })
   }
 
   async assemble(context: AssembleContext, preparation?: PromptPreparation): Promise<PromptAssembly> {

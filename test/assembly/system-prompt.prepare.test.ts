@@ -1,7 +1,7 @@
 import { signal } from '@preact/signals-core'
 import { describe, expect, test, vi } from 'vitest'
-import { type AssembleContext, type PromptPreparation } from '../../src/index.js'
-import { BARE, family, mount, names, ownSections, tool } from './system-prompt.fixtures.js'
+import { bindScopeParent, render, type AssembleContext, type PromptPreparation } from '../../src/index.js'
+import { BARE, family, mintScope, mount, names, ownSections, tool } from './system-prompt.fixtures.js'
 
 describe('prepare', () => {
   test('reads no section and no tool provider', async () => {
@@ -206,6 +206,42 @@ describe('prepare', () => {
       return next()
     })
     expect(names((await app.systemPrompt.assemble()).tools)).toEqual(['late'])
+  })
+
+  test('a variable registered by a prepare listener joins the preparation, so the section registered with it renders', async () => {
+    const app = await mount(BARE)
+    let registered = false
+    app.on('system-prompt/prepare', async (_preparation, _context, next) => {
+      if (!registered) {
+        registered = true
+        app.systemPrompt.variable('branch', () => 'main')
+        app.systemPrompt.variable('kept', 'registered')
+        app.systemPrompt.section({ name: 'git', order: 0, text: 'On {{branch}}, {{kept}}.' })
+      }
+      const result = await next()
+      return { ...result, variables: { ...result.variables, kept: 'the listener’s' } }
+    })
+    const assembly = await app.systemPrompt.assemble()
+    expect(assembly.variables).toEqual({ branch: 'main', kept: 'the listener’s' })
+    const rendered = render(assembly)
+    expect(rendered.text).toBe('On main, the listener’s.')
+    expect(rendered.variables.map(({ name, layer }) => [name, layer])).toEqual([['branch', 'global'], ['kept', 'global']])
+  })
+
+  test('variables a parent re-link brings while the prepare waterfall runs join the preparation', async () => {
+    const app = await mount(BARE)
+    const [p1, p2, agent] = [{ name: 'p1' }, { name: 'p2' }, { name: 'agent' }]
+    const scopes = { p1: await mintScope(app, p1), p2: await mintScope(app, p2), agent: await mintScope(app, agent) }
+    const link = bindScopeParent(agent, p1)
+    scopes.p2.ctx.systemPrompt.variable('repo', 'promptloom')
+    scopes.p2.ctx.systemPrompt.section({ name: 'repo', order: 0, text: 'Repo {{repo}}.' })
+    let relinked = false
+    app.on('system-prompt/prepare', async (_preparation, _context, next) => {
+      if (!relinked) link.rebind(p2)
+      relinked = true
+      return next()
+    })
+    expect(render(await app.systemPrompt.assemble({ scope: agent })).text).toBe('Repo promptloom.')
   })
 
   test('a context registered by a prepare listener waits for the next preparation (the preparation is authoritative)', async () => {

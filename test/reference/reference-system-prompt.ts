@@ -210,7 +210,16 @@ export class ReferenceSystemPrompt extends Service {
     const contexts = effective.filter((entry) => !suppressed || entry.flag).map((entry) => this.readContext(entry, context))
     const result = await this.dispatch('system-prompt/prepare', { variables, contexts }, context)
     throwIfAborted(context.signal)
-    const prepared: PromptPreparation = { ...result, contexts: this.enforceSuppression(result.contexts, scope) }
+    // A variable that became effective while the waterfall ran joins under a name the result does not set.
+    const late: Record<string, string | undefined> = {}
+    for (const [name, entry] of this.layers.merged(scope, (layer) => layer.variables)) {
+      if (!Object.hasOwn(variables, name) && !Object.hasOwn(result.variables, name)) late[name] = valueOf(entry, context)
+    }
+    const prepared: PromptPreparation = {
+      ...result,
+      variables: { ...result.variables, ...late },
+      contexts: this.enforceSuppression(result.contexts, scope),
+    }
     return this.made(prepared, scope, { contexts: labelsByName(effective) })
   }
 

@@ -31,8 +31,10 @@ import { plain } from '../properties/assembly-ops.js'
 // registry state that assembly observed.
 //
 // What an assembly observes (SPEC §2, DESIGN "Suppression"):
-//   prepare   variables and contexts as of the call; suppression as of the
-//             end of the prepare waterfall;
+//   prepare   variables and contexts as of the call, plus the variables
+//             that became effective by the end of the prepare waterfall
+//             (under names its result does not set); suppression as of
+//             that end;
 //   assemble  sections, tools, the complete section and suppression as of
 //             collection, i.e. after prepare resolved and before the
 //             assemble waterfall.
