@@ -57,17 +57,12 @@ export class Evaluation {
     return { plan, values }
   }
 
-  /**
-   * `values` (a prepare waterfall's result, made from `plan`) with each variable that became effective in `view` since,
-   * under a name `values` lacks, so the sections registered with it render; `undefined` when there is none.
-   */
+  /** `values` plus each variable effective in `view` since `plan`, under names `values` lacks; `undefined` when none. */
   late(view: ScopeView, plan: VariablePlan, values: Readonly<Record<string, string | undefined>>, context: AssembleContext) {
     const now = view.derive('variables')
     const late = now.entries.filter((entry) => !plan.byName.has(entry.name) && !Object.hasOwn(values, entry.name))
     if (late.length === 0) return undefined
-    const merged = { ...values }
-    for (const entry of late) merged[entry.name] = this.text(entry, context, true)
-    return { plan: now, values: merged }
+    return { plan: now, values: { ...values, ...Object.fromEntries(late.map((e) => [e.name, this.text(e, context, true)])) } }
   }
 
   /** A fresh assembled context of `entry`, marked `registered: true`. */

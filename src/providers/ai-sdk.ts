@@ -51,21 +51,30 @@ function markerIn(providerOptions: unknown): unknown {
 /** Markers sit in `providerOptions` (of a message or a part); a tool call's `input` and a JSON output's `value` are data. */
 const MARKERS: MarkerFormat<AISDKMessageLike> = {
   markerOf: (node) => markerIn((node as { providerOptions?: unknown }).providerOptions),
-  skip: (node, key) => {
-    const type = (node as { type?: unknown }).type
-    return key === 'input' || key === 'providerOptions' || (key === 'value' && (type === 'json' || type === 'error-json'))
-  },
+  skip: (node, key) =>
+    key === 'input' || key === 'providerOptions' || (key === 'value' && /json$/.test(String(objectOr(node).type))),
   onMessage: true,
   marksTools: false,
-  // The last message with content, unless marked itself or on its last part, where its own marker would land.
+  // The last part Anthropic caches (not reasoning or empty text): the message if it ends it, else the part itself.
   historyTarget: (history, end) => {
-    const message = history.slice(0, end).findLastIndex(({ content }) => Boolean(content?.length))
-    if (message === -1) return undefined
-    const { content, providerOptions } = history[message]!
-    const lastPart = Array.isArray(content) ? (content.at(-1) as { providerOptions?: unknown } | null) : undefined
-    const marked = markerIn(providerOptions) != null || markerIn(lastPart?.providerOptions) != null
-    return marked ? undefined : { message, block: Infinity }
+    for (let message = end - 1; message >= 0; message--) {
+      const { content, providerOptions } = history[message]!
+      const parts: unknown[] = typeof content === 'string' ? (content === '' ? [] : [content]) : (content ?? [])
+      const block = parts.findLastIndex((part) => typeof part === 'string' || cacheable(objectOr(part)))
+      if (block === -1) continue
+      const ends = block === parts.length - 1
+      const marked = (ends && markerIn(providerOptions) != null) || markerIn(objectOr(parts[block]).providerOptions) != null
+      return marked ? undefined : { message, block: ends ? Infinity : block }
+    }
+    return undefined
   },
+}
+
+const cacheable = ({ type, text }: Record<string, unknown>): boolean => type !== 'reasoning' && !(type === 'text' && text === '')
+
+function withMarker<N extends { providerOptions?: unknown }>(node: N, cacheControl: AnthropicCacheControl): N {
+  const providerOptions = objectOr(node.providerOptions)
+  return { ...node, providerOptions: { ...providerOptions, anthropic: { ...objectOr(providerOptions.anthropic), cacheControl } } }
 }
 
 function objectOr(value: unknown): Record<string, unknown> {
@@ -100,9 +109,11 @@ export function toAISDK<const M extends AISDKMessageLike>(options: AISDKRequestO
   const messages = kept.slice()
   if (target !== undefined) {
     const message = history[target.message]!
-    const providerOptions = objectOr(message.providerOptions)
-    const anthropic = { ...objectOr(providerOptions.anthropic), cacheControl: own.get('history')! }
-    messages[target.message] = { ...message, providerOptions: { ...providerOptions, anthropic } }
+    const mark = <N extends object>(node: N): N => withMarker(node, own.get('history')!)
+    messages[target.message] =
+      target.block === Infinity
+        ? mark(message)
+        : { ...message, content: (message.content as object[]).map((part, i) => (i === target.block ? mark(part) : part)) }
   }
   const request: AISDKRequest<M> = { system, messages }
   HISTORIES.set(request, { withSnapshot: kept, caller: history.slice() })

@@ -32,6 +32,24 @@ describe('toAISDK through generateText and @ai-sdk/anthropic', () => {
     expect(usageFromAISDK(result.usage)).toEqual({ inputTokens: promptTokens, cachedInputTokens: cachedTokens, cacheWriteTokens })
   })
 
+  test('a last message that ends in a reasoning part or an empty text part gets its marker on its last cacheable part', async () => {
+    const anthropic = createAnthropic({ apiKey: 'test-key', baseURL: `${server.url}/v1` })
+    const thinking = { type: 'reasoning' as const, text: 'Let me check.', providerOptions: { anthropic: { signature: 'sig' } } }
+    const history: ModelMessage[] = [
+      { role: 'user', content: 'Which test fails?' },
+      { role: 'assistant', content: [{ type: 'text', text: 'The first one.' }, thinking] },
+    ]
+    await generateText({ model: anthropic('claude-sonnet-4-6'), maxRetries: 0, ...toAISDK({ assembly: ASSEMBLY, rendered: PROMPT, messages: history }) })
+    const sent = server.requests.at(-1)!.body.messages[1].content
+    expect(sent.map((block: { type: string; cache_control?: unknown }) => [block.type, block.cache_control])).toEqual([
+      ['text', { type: 'ephemeral' }],
+      ['thinking', undefined],
+    ])
+    const emptyLast: ModelMessage[] = [{ role: 'user', content: [{ type: 'text', text: 'Go on.' }, { type: 'text', text: '' }] }]
+    const { messages } = toAISDK({ assembly: ASSEMBLY, rendered: PROMPT, messages: emptyLast })
+    expect(messages[0]).toEqual({ role: 'user', content: [{ type: 'text', text: 'Go on.', providerOptions: mark() }, { type: 'text', text: '' }] })
+  })
+
   test('a trailing mid-conversation system message stays last: the snapshot is sent before it', async () => {
     const anthropic = createAnthropic({ apiKey: 'test-key', baseURL: `${server.url}/v1` })
     const history: ModelMessage[] = [...HISTORY, { role: 'system', content: 'Answer in French from now on.' }]
