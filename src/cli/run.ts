@@ -40,10 +40,10 @@ Options:
   -v, --version          Print the version.
 
 A log may hold a torn line per crash (a record cut short when its writer
-stopped mid-write): each is skipped with a warning on stderr. Exit code 1 with one
-message on stderr for a malformed log (naming the file and line), a missing
-file, or an -o path that cannot take the report. check exits 2 for bad
-arguments (with a usage line) and for a log it cannot read.
+stopped mid-write): each is skipped with a warning on stderr. Exit code 1
+with one message on stderr for a malformed log (naming the file and line), a
+missing file, or an -o path that cannot take the report. check exits 2 for
+bad arguments (with a usage line) and for a log it cannot read.
 `
 
 const CHECK_USAGE = 'usage: promptloom check <log.jsonl…> [--min-reusable F] [--max-breaks N]'
