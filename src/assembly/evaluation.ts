@@ -60,6 +60,7 @@ export class Evaluation {
   /** `values` plus each variable effective in `view` since `plan`, under names `values` lacks; `undefined` when none. */
   late(view: ScopeView, plan: VariablePlan, values: Readonly<Record<string, string | undefined>>, context: AssembleContext) {
     const now = view.derive('variables')
+    if (now === plan) return undefined
     const late = now.entries.filter((entry) => !plan.byName.has(entry.name) && !Object.hasOwn(values, entry.name))
     if (late.length === 0) return undefined
     return { plan: now, values: { ...values, ...Object.fromEntries(late.map((e) => [e.name, this.text(e, context, true)])) } }

@@ -187,10 +187,10 @@ export class Pipeline {
     const registered = view.derive('suppressed') ? contextPlan.required : contextPlan.entries
     const contexts = registered.map((entry) => this.#evaluation.context(entry, context))
     const preparation: PromptPreparation = { variables, contexts }
-    let provenance: AssemblyProvenance = { scope: view.key, contexts: contextPlan.sources, variables: variablePlan.sources }
     // The end of a prepare: the abort check, and suppression as of now (a prepare listener may have registered a suppressor).
-    const done = (result: PromptPreparation): Prepared => {
+    const done = (result: PromptPreparation, variablesFrom = variablePlan): Prepared => {
       throwIfAborted(context.signal)
+      const provenance: AssemblyProvenance = { scope: view.key, contexts: contextPlan.sources, variables: variablesFrom.sources }
       const enforced = view.derive('suppressed') ? requiredOnly(view.derive('contexts'), result.contexts) : result.contexts
       const out = result === preparation && enforced === result.contexts ? result : { ...result, contexts: enforced }
       if (!recorded) return { preparation: out, provenance }
@@ -201,8 +201,7 @@ export class Pipeline {
     if (!this.events.mayHear(PREPARE)) return done(preparation)
     return this.#waterfall(view, PREPARE, preparation, context).then((result) => {
       const late = this.#evaluation.late(view, variablePlan, result.variables, context)
-      if (late !== undefined) provenance = { ...provenance, variables: late.plan.sources }
-      return done(late === undefined ? result : { ...result, variables: late.values })
+      return late === undefined ? done(result) : done({ ...result, variables: late.values }, late.plan)
     })
   }
 
