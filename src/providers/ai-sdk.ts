@@ -1,6 +1,6 @@
 /** `toAISDK` (SPEC §4.2, §4.3): `system` and `messages` for a Vercel AI SDK call, with Anthropic's cache markers. */
 
-import { resolveMarkedRequest, type CacheTtlOption, type MarkerFormat } from './cache-markers.js'
+import { lastMarkable, resolveMarkedRequest, type CacheTtlOption, type MarkerFormat } from './cache-markers.js'
 import type { AnthropicCacheControl } from './anthropic.js'
 import type { OpenAIChatSnapshotMessage } from './openai.js'
 import { HISTORIES, withSnapshot, type RequestOptions } from './request.js'
@@ -55,22 +55,17 @@ const MARKERS: MarkerFormat<AISDKMessageLike> = {
     key === 'input' || key === 'providerOptions' || (key === 'value' && /json$/.test(String(objectOr(node).type))),
   onMessage: true,
   marksTools: false,
-  // The last part Anthropic caches (not reasoning or empty text): the message if it ends it, else the part itself.
+  // The message itself when that part ends it (the provider puts a message's marker on its last part), else the part.
   historyTarget: (history, end) => {
-    for (let message = end - 1; message >= 0; message--) {
-      const { content, providerOptions } = history[message]!
-      const parts: unknown[] = typeof content === 'string' ? (content === '' ? [] : [content]) : (content ?? [])
-      const block = parts.findLastIndex((part) => typeof part === 'string' || cacheable(objectOr(part)))
-      if (block === -1) continue
-      const ends = block === parts.length - 1
-      const marked = (ends && markerIn(providerOptions) != null) || markerIn(objectOr(parts[block]).providerOptions) != null
-      return marked ? undefined : { message, block: ends ? Infinity : block }
-    }
-    return undefined
+    const at = lastMarkable(history, end, ['reasoning'])
+    if (at === undefined) return undefined
+    const { message, block, blocks } = at
+    const ends = block === blocks.length - 1
+    const part = blocks[block] as { providerOptions?: unknown }
+    const marked = markerIn(part.providerOptions) ?? (ends ? markerIn(history[message]!.providerOptions) : undefined)
+    return marked != null ? undefined : { message, block: ends ? Infinity : block }
   },
 }
-
-const cacheable = ({ type, text }: Record<string, unknown>): boolean => type !== 'reasoning' && !(type === 'text' && text === '')
 
 function withMarker<N extends { providerOptions?: unknown }>(node: N, cacheControl: AnthropicCacheControl): N {
   const providerOptions = objectOr(node.providerOptions)

@@ -1,7 +1,7 @@
 /** `toAnthropic` (SPEC §4.2, §4.3): the Messages API fields promptloom owns, with `cache_control` breakpoints. */
 
 import { describeValue } from '../assembly/errors.js'
-import { resolveMarkedRequest } from './cache-markers.js'
+import { blocksOf, lastMarkable, resolveMarkedRequest } from './cache-markers.js'
 import type { CacheTtl, CacheTtlOption, MarkerFormat, OwnMarker } from './cache-markers.js'
 import { HISTORIES, type RequestOptions } from './request.js'
 
@@ -66,29 +66,15 @@ export interface AnthropicRequest<M extends AnthropicMessageLike> {
   messages: (M | AnthropicSnapshotMessage)[]
 }
 
-/** A message's content as blocks (a copy): string content is one text block. */
-function blocksOf(content: AnthropicMessageLike['content']): unknown[] {
-  return typeof content === 'string' ? [{ type: 'text', text: content }] : [...content]
-}
-
 /** A marker at any depth of a message's content; a tool's `input` is data, never a marker. */
 const MARKERS: MarkerFormat<AnthropicMessageLike> = {
   markerOf: (node) => (node as { cache_control?: unknown }).cache_control,
   skip: (_node, key) => key === 'input' || key === 'cache_control',
   onMessage: false,
   marksTools: true,
-  // The last block that can carry `cache_control` (not a thinking block or empty text).
   historyTarget: (history, end) => {
-    for (let message = end - 1; message >= 0; message--) {
-      const blocks = blocksOf(history[message]!.content)
-      const block = blocks.findLastIndex((block) => {
-        if (typeof block !== 'object' || block === null) return false
-        const { type, text } = block as { type?: unknown; text?: unknown }
-        return type !== 'thinking' && type !== 'redacted_thinking' && !(type === 'text' && text === '')
-      })
-      if (block !== -1) return (blocks[block] as AnthropicContentBlockLike).cache_control == null ? { message, block } : undefined
-    }
-    return undefined
+    const at = lastMarkable(history, end, ['thinking', 'redacted_thinking'])
+    return at && (at.blocks[at.block] as AnthropicContentBlockLike).cache_control == null ? at : undefined
   },
 }
 

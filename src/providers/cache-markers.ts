@@ -50,6 +50,25 @@ type MarkerPlace = { readonly message: number; readonly block: number }
 /** A marker already in the caller's history, at the top-level content block (or part) that holds it, or is it. */
 type CallerMarker = MarkerPlace & { readonly ttl: CacheTtl }
 
+type Content = string | readonly unknown[] | undefined
+
+/** A message's content as blocks (a copy): string content is one text block. */
+export function blocksOf(content: Content): unknown[] {
+  return typeof content === 'string' ? [{ type: 'text', text: content }] : [...(content ?? [])]
+}
+
+/** The last block of `history[0…end)` that can carry a marker (an object; no empty text, no `skip` type), and its blocks. */
+export function lastMarkable(history: readonly { readonly content?: Content }[], end: number, skip: readonly string[]) {
+  const markable = ({ type, text }: { type?: unknown; text?: unknown }) =>
+    !skip.includes(type as string) && !(type === 'text' && text === '')
+  for (let message = end - 1; message >= 0; message--) {
+    const blocks = blocksOf(history[message]!.content)
+    const block = blocks.findLastIndex((candidate) => typeof candidate === 'object' && candidate !== null && markable(candidate))
+    if (block !== -1) return { message, block, blocks }
+  }
+  return undefined
+}
+
 /** Where a history holds markers: `markerOf` a node; `skip`, the keys that hold data; `onMessage`: on a message itself too. */
 export interface MarkerFormat<M> {
   readonly markerOf: (node: object) => unknown
