@@ -29,7 +29,14 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason
 }
 
-function checkItems(event: string, field: 'sections' | 'contexts', items: readonly unknown[]): void {
+/** Who handed over a malformed preparation: a waterfall listener, or the caller of `assemble()`. */
+type Culprit = { readonly is: string; readonly has: string; readonly fix: string }
+const listener = (event: string): Culprit => ({ is: `a "${event}" listener resolved to`, has: `a "${event}" listener returned`,
+  fix: 'return (or resolve to) the value of next(), or a modified copy of it' })
+const CALLER: Culprit = { is: 'assemble() was given a preparation that is', has: 'assemble() was given a preparation with',
+  fix: 'leave it out, or pass what prepare() resolved to (or an object { variables, contexts })' }
+
+function checkItems(culprit: Culprit, field: 'sections' | 'contexts', items: readonly unknown[]): void {
   for (let i = 0; i < items.length; i++) {
     const item = items[i] as { name?: unknown; text?: unknown } | null | undefined
     if (typeof item === 'object' && item !== null && typeof item.name === 'string' && typeof item.text === 'string') continue
@@ -37,16 +44,15 @@ function checkItems(event: string, field: 'sections' | 'contexts', items: readon
       typeof item !== 'object' || item === null || Array.isArray(item)
         ? describeValue(item)
         : `{ name: ${describeValue(item.name)}, text: ${describeValue(item.text)} }`
-    const needs = `every ${field.slice(0, -1)} needs a string name and text`
-    throw new Error(`a "${event}" listener returned ${field}[${i}] = ${held}; ${needs}`)
+    throw new Error(`${culprit.has} ${field}[${i}] = ${held}; every ${field.slice(0, -1)} needs a string name and text`)
   }
 }
 
 /**
  * Throws unless `result` is a preparation (with `sections`, a presentation) whose every section and
- * context has a string `name` and `text`: a bad listener result fails its call, not a later render.
+ * context has a string `name` and `text`: a bad preparation fails its call, not a later render.
  */
-function checkWaterfallResult(event: string, sections: boolean, result: unknown): void {
+function checkPreparation(culprit: Culprit, sections: boolean, result: unknown): void {
   const value = result as { contexts?: unknown; variables?: unknown; sections?: unknown } | null | undefined
   const missing =
     typeof value !== 'object' || value === null
@@ -58,13 +64,9 @@ function checkWaterfallResult(event: string, sections: boolean, result: unknown)
           : sections && !Array.isArray(value.sections)
             ? 'an object without a sections array'
             : undefined
-  if (missing !== undefined) {
-    throw new Error(
-      `a "${event}" listener resolved to ${missing}; return (or resolve to) the value of next(), or a modified copy of it`,
-    )
-  }
-  checkItems(event, 'contexts', value!.contexts as readonly unknown[])
-  if (sections) checkItems(event, 'sections', value!.sections as readonly unknown[])
+  if (missing !== undefined) throw new Error(`${culprit.is} ${missing}; ${culprit.fix}`)
+  checkItems(culprit, 'contexts', value!.contexts as readonly unknown[])
+  if (sections) checkItems(culprit, 'sections', value!.sections as readonly unknown[])
 }
 
 function requiredOnly(plan: ContextPlan, contexts: AssembledContext[]): AssembledContext[] {
@@ -170,7 +172,7 @@ export class Pipeline {
 
   async #waterfall<T extends PromptPreparation | PromptPresentation>(view: ScopeView, name: string, value: T, context: AssembleContext): Promise<T> {
     const result: unknown = await this.events.waterfall(view.carrier, name, value, context, () => Promise.resolve(value))
-    checkWaterfallResult(name, 'sections' in value, result)
+    checkPreparation(listener(name), 'sections' in value, result)
     return result as T
   }
 
@@ -206,6 +208,7 @@ export class Pipeline {
   }
 
   async assemble(context: AssembleContext, preparation?: PromptPreparation): Promise<PromptAssembly> {
+    if (preparation !== undefined) checkPreparation(CALLER, false, preparation)
     this.stats.assemblies++
     const view = this.views.view(context.scope)
     const made =
