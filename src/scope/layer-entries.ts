@@ -31,6 +31,7 @@ export class NamedEntries<V> {
     return this.#table.get(name)?.value
   }
 
+  /** Whether `name` is registered. */
   has(name: string): boolean {
     return this.#table.has(name)
   }
@@ -55,6 +56,7 @@ export class NamedEntries<V> {
     this.#table.forEach((slot, name) => visit(slot.value, name))
   }
 
+  /** Whether no entry is registered. */
   isEmpty(): boolean {
     return this.#table.size === 0
   }
@@ -91,6 +93,7 @@ export class AnonymousEntries<V> {
     this.#table.forEach((value) => visit(value, index++))
   }
 
+  /** Whether no entry is registered. */
   isEmpty(): boolean {
     return this.#table.size === 0
   }
