@@ -1,6 +1,6 @@
 /** `toAISDK` (SPEC §4.2, §4.3): `system` and `messages` for a Vercel AI SDK call, with Anthropic's cache markers. */
 
-import { lastMarkable, resolveMarkedRequest, type CacheTtlOption, type MarkerFormat } from './cache-markers.js'
+import { blocksOf, lastMarkable, resolveMarkedRequest, type CacheTtlOption, type MarkerFormat } from './cache-markers.js'
 import type { AnthropicCacheControl } from './anthropic.js'
 import type { OpenAIChatSnapshotMessage } from './openai.js'
 import { HISTORIES, withSnapshot, type RequestOptions } from './request.js'
@@ -42,10 +42,10 @@ export interface AISDKRequest<M extends AISDKMessageLike> {
   messages: (M | AISDKSnapshotMessage)[]
 }
 
-/** The Anthropic cache marker in `providerOptions`, under either spelling. */
+/** A cache marker in `providerOptions`, under either spelling and any provider key (a provider may read its own, not `anthropic`). */
 function markerIn(providerOptions: unknown): unknown {
-  const anthropic = (providerOptions as { anthropic?: Record<string, unknown> | null } | null | undefined)?.anthropic
-  return anthropic?.cacheControl ?? anthropic?.cache_control
+  const markers = Object.values(objectOr(providerOptions)).map(objectOr)
+  return markers.map((options) => options.cacheControl ?? options.cache_control).find((marker) => marker != null)
 }
 
 /** Markers sit in `providerOptions` (of a message or a part); a tool call's `input` and a JSON output's `value` are data. */
@@ -55,9 +55,19 @@ const MARKERS: MarkerFormat<AISDKMessageLike> = {
     key === 'input' || key === 'providerOptions' || (key === 'value' && /json$/.test(String(objectOr(node).type))),
   onMessage: true,
   marksTools: false,
+  // The AI SDK runs approved tools only when the history ends in the tool message approving them: the snapshot then goes
+  // before the assistant message that asked for approval.
+  snapshotAt: (history, split) => {
+    let at = split
+    const approving = blocksOf(history[at - 1]?.content).some((part) => objectOr(part).type === 'tool-approval-response')
+    if (split < history.length || !approving) return at
+    while (history[at - 1]?.role === 'tool') at--
+    return history[at - 1]?.role === 'assistant' ? at - 1 : at
+  },
   // The message itself when that part ends it (the provider puts a message's marker on its last part), else the part.
+  // The AI SDK sends no approval parts (a provider-executed tool's aside), so they carry none.
   historyTarget: (history, end) => {
-    const at = lastMarkable(history, end, ['reasoning'])
+    const at = lastMarkable(history, end, ['reasoning', 'tool-approval-request', 'tool-approval-response'])
     if (at === undefined) return undefined
     const { message, block, blocks } = at
     const ends = block === blocks.length - 1

@@ -78,6 +78,8 @@ export interface MarkerFormat<M> {
   readonly marksTools: boolean
   /** The history marker's place in `history[0…end)`; `undefined`: none, or it is marked already. */
   readonly historyTarget: (history: readonly M[], end: number) => MarkerPlace | undefined
+  /** Where the snapshot goes, given the place before the trailing system messages; default that place. */
+  readonly snapshotAt?: (history: readonly M[], split: number) => number
 }
 
 /** The caller's markers in prefix order, parts (any depth) before their message; throws at a longer TTL after a shorter one. */
@@ -116,7 +118,8 @@ export function resolveMarkedRequest<M>(
   if (typeof historyBreakpoint !== 'boolean') throw optionError(fn, 'historyBreakpoint', 'a boolean', historyBreakpoint)
   const ttl = ttlPlanOf(fn, options.ttl)
   const callers = callerMarkersOf(fn, history, format)
-  const split = resolved.snapshot === '' ? history.length : trailingInstructionsStart(history, ['system'])
+  const trailing = trailingInstructionsStart(history, ['system'])
+  const split = resolved.snapshot === '' ? history.length : (format.snapshotAt?.(history, trailing) ?? trailing)
   const at = historyBreakpoint ? format.historyTarget(history, split) : undefined
 
   // promptloom's markers (no `ttl`: 5 min): tools only beside a system breakpoint, history only `at` a place. Anthropic rejects

@@ -1,5 +1,5 @@
 import { createAnthropic } from '@ai-sdk/anthropic'
-import { generateText, type ModelMessage } from 'ai'
+import { generateText, jsonSchema, tool, type ModelMessage } from 'ai'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { startSimulator, type Simulator } from '../../examples/simulator/index.js'
 import { historyOf, toAISDK, usageFromAISDK } from '../../src/index.js'
@@ -58,6 +58,62 @@ describe('toAISDK through generateText and @ai-sdk/anthropic', () => {
     expect(body.messages.at(-1)).toMatchObject({ role: 'system', content: [{ type: 'text', text: 'Answer in French from now on.' }] })
     expect(body.messages.at(-2).content.map((block: { type: string }) => block.type)).toEqual(['tool_result', 'text'])
     expect(body.messages.at(-2).content[1].text).toBe(SNAPSHOT)
+  })
+})
+
+describe('toAISDK in the AI SDK tool-approval flow, and markers under another provider key', () => {
+  const APPROVED: ModelMessage[] = [
+    { role: 'user', content: 'Delete the temp dir.' },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'tool-call', toolCallId: 'c1', toolName: 'rm', input: { path: '/tmp/x' } },
+        { type: 'tool-approval-request', approvalId: 'a1', toolCallId: 'c1' },
+      ],
+    },
+    { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: 'a1', approved: true }] },
+  ]
+  const tools = {
+    rm: tool({ inputSchema: jsonSchema<{ path: string }>({ type: 'object', properties: { path: { type: 'string' } } }), needsApproval: true, execute: async () => 'removed' }),
+  }
+  const markers = (body: unknown) => JSON.stringify(body).match(/cache_control/g)?.length ?? 0
+
+  test('an approved tool runs: the snapshot goes before the assistant message that asked, so the approval stays last', async () => {
+    const anthropic = createAnthropic({ apiKey: 'test-key', baseURL: `${server.url}/v1` })
+    const request = toAISDK({ assembly: ASSEMBLY, rendered: PROMPT, messages: APPROVED })
+    expect(request.messages.map((message) => message.role)).toEqual(['user', 'user', 'assistant', 'tool'])
+    await generateText({ model: anthropic('claude-sonnet-4-6'), maxRetries: 0, tools, ...request })
+    const { body } = server.requests.at(-1)!
+    expect(body.messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant', 'user'])
+    expect(body.messages[0].content.map((block: { text?: string; cache_control?: unknown }) => [block.text, block.cache_control])).toEqual([
+      ['Delete the temp dir.', { type: 'ephemeral' }],
+      [SNAPSHOT, undefined],
+    ])
+    expect(body.messages[2].content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'c1' })
+    expect(historyOf(request)).toEqual([APPROVED[0], { role: 'user', content: SNAPSHOT }, APPROVED[1], APPROVED[2]])
+  })
+
+  test('without a snapshot the history marker skips the approval parts, which the AI SDK does not send', async () => {
+    const anthropic = createAnthropic({ apiKey: 'test-key', baseURL: `${server.url}/v1` })
+    await generateText({ model: anthropic('claude-sonnet-4-6'), maxRetries: 0, tools, ...toAISDK({ assembly: ASSEMBLY, rendered: PROMPT, messages: APPROVED, snapshot: false }) })
+    const { body } = server.requests.at(-1)!
+    expect(markers(body)).toBe(3)
+    expect(body.messages[1].content[0]).toMatchObject({ type: 'tool_use', id: 'c1', cache_control: { type: 'ephemeral' } })
+  })
+
+  test('a marker under another provider key counts toward the limit of 4 (a provider built on @ai-sdk/anthropic may read its own)', () => {
+    const marked = (text: string) => ({ type: 'text' as const, text, providerOptions: { gateway: { cacheControl: { type: 'ephemeral' } } } })
+    const history: ModelMessage[] = [
+      { role: 'user', content: [marked('doc 1')] },
+      { role: 'assistant', content: 'Read.' },
+      { role: 'user', content: [marked('doc 2')] },
+      { role: 'assistant', content: 'Read too.' },
+      { role: 'user', content: 'Compare them.' },
+    ]
+    const request = toAISDK({ assembly: ASSEMBLY, rendered: PROMPT, messages: history, snapshot: false })
+    expect(JSON.stringify(request).match(/cacheControl/g)).toHaveLength(4)
+    expect(request.system.map((message) => message.providerOptions !== undefined)).toEqual([false, true, false])
+    expect(request.messages[4]).toMatchObject({ providerOptions: mark() })
   })
 })
 
