@@ -21,10 +21,11 @@ type KeptSlot = RenderSlot & { readonly ref?: WeakRef<ScopeView> }
  *
  * A derivation that throws (a stack overflow inside preact can leave a computed marked running, or
  * holding the error) leaves `deriving` set; the next lookup then starts a new generation and drops
- * every view and slot of the old one, so no error outlives the call that met it.
+ * every view and slot of the old one, so no error outlives the call that met it. Releasing a parent's
+ * view does the same, so nothing below keeps what the disposed parent registered.
  */
 export class ViewCache {
-  /** Moved only by `view`, after a derivation threw. */
+  /** Moved after a derivation threw, and when a parent's view is released. */
   generation = 0
   /** Set while a view derives a fact; still set afterwards only when that derivation threw. */
   deriving = false
@@ -51,15 +52,18 @@ export class ViewCache {
 
   /** The view of `scope` (global for `undefined`), in a new generation if a derivation threw; a `TypeError` for a non-object. */
   view(scope: ScopeKey | undefined): ScopeView {
-    if (this.deriving) {
-      this.#views = new WeakMap()
-      this.generation++
-      this.#globalView = new ScopeView(undefined, this)
-      this.#slots = new WeakMap()
-      this.#order.clear()
-      this.deriving = false
-    }
+    if (this.deriving) this.#restart()
     return this.viewOf(scope)
+  }
+
+  /** Drops every view and slot: a new generation derives afresh (old views hand over to it). */
+  #restart(): void {
+    this.#views = new WeakMap()
+    this.generation++
+    this.#globalView = new ScopeView(undefined, this)
+    this.#slots = new WeakMap()
+    this.#order.clear()
+    this.deriving = false
   }
 
   /** Like `view`, but never starts a new generation (what a view's parent link reads). */
@@ -98,11 +102,15 @@ export class ViewCache {
     return slot
   }
 
-  /** Drops the view of `scope` and its render slot; views below may still derive from it, and stay correct. */
+  /**
+   * Drops the view of `scope` and its render slot. A view that was ever a parent starts a new generation instead: the
+   * views below hold plans derived from it (its registrations' closures), until they next derive.
+   */
   release(scope: ScopeKey): void {
     const view = this.#views.get(scope)
     this.#views.delete(scope)
     if (view === undefined) return
+    if (view.parented) return this.#restart()
     const ref = this.#slots.get(view)?.ref
     this.#slots.delete(view)
     if (ref !== undefined) this.#order.delete(ref)

@@ -139,8 +139,13 @@ export class ScopeView {
   /** The global view for a root scope; `undefined` for the global view itself. */
   readonly parent: ReadonlySignal<ScopeView | undefined> = computed(() => {
     const { key } = this
-    return key === undefined ? undefined : this.#cache.viewOf(scopeParentOf(key))
+    if (key === undefined) return undefined
+    const parent = this.#cache.viewOf(scopeParentOf(key))
+    parent.parented = true
+    return parent
   })
+  /** Set once a view below derives from this one (its release then restarts the cache: see `ViewCache.release`). */
+  parented = false
   readonly own = computed(() => (this.key === undefined ? this.#cache.store.global : this.#cache.store.peek(this.key)))
   /** Existing layers visible here: global first, then the chain farthest → nearest. */
   readonly layers: ReadonlySignal<ViewFacts['layers']> = computed(() => {

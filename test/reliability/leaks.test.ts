@@ -121,6 +121,28 @@ describe('disposing a scope releases everything promptloom held for it', () => {
   })
 })
 
+describe('a parent scope disposed under live, idle child scopes', () => {
+  test('its registrations and view are collected before any child assembles again', async () => {
+    const { app, minter } = await mount()
+    const presetKey = { name: 'preset' }
+    const agentKey = { name: 'agent' }
+    const preset = createScope(minter, presetKey)
+    const agent = createScope(minter, agentKey, { parent: presetKey })
+    agent.ctx.systemPrompt.section({ name: 'own', order: 2, text: 'own' })
+    const held = (() => {
+      const payload = { lines: ['preset policy'] }
+      preset.ctx.systemPrompt.section({ name: 'policy', order: 1, text: () => payload.lines.join('\n') })
+      return new WeakRef(payload)
+    })()
+    expect(renderPrompt(await app.systemPrompt.assemble({ scope: agentKey }))).toBe('Hello Ada.\n\npreset policy\n\nown')
+    const presetView = new WeakRef(engineOf(app).views.view(presetKey))
+    await preset.dispose()
+    expect(await collected([held, presetView])).toBe(2)
+    expect(renderPrompt(await app.systemPrompt.assemble({ scope: agentKey }))).toBe('Hello Ada.\n\nown')
+    await agent.dispose()
+  })
+})
+
 describe('views created while a scope is torn down', () => {
   test('a change listener that re-assembles the scope during its teardown leaves no view behind', async () => {
     const { app, minter } = await mount()
