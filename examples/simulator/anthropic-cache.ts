@@ -58,8 +58,8 @@ interface Entry {
 
 /**
  * One organization's Anthropic prompt cache. `serve` validates a Messages request body the way the
- * API does for caching (400 `ProviderError` on a bad marker, more than 4 markers, or a 1h marker after
- * a 5m one), then reads and writes the cache and returns the usage Anthropic would report.
+ * API does for caching (400 `ProviderError` on a bad marker, more than 4 markers, a 1h marker after
+ * a 5m one, or a system text block of whitespace only), then reads and writes the cache and returns the usage Anthropic would report.
  */
 export class AnthropicCache {
   readonly #entries = new Map<string, Entry>()
@@ -72,6 +72,10 @@ export class AnthropicCache {
   serve(body: JsonObject, now: number): AnthropicServed {
     if (typeof body.model !== 'string') throw badRequest('model: Field required')
     if (typeof body.max_tokens !== 'number') throw badRequest('max_tokens: Field required')
+    const system = Array.isArray(body.system) ? (body.system as { text?: unknown }[]) : []
+    if (system.some((block) => typeof block.text === 'string' && block.text.trim() === '')) {
+      throw badRequest('system: text content blocks must contain non-whitespace text')
+    }
     const blocks = blocksOf(body, this.meter)
     applyAutomaticMarker(body, blocks)
     checkMarkers(blocks)

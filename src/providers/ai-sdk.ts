@@ -104,8 +104,8 @@ function objectOr(value: unknown): Record<string, unknown> {
  * ```
  */
 export function toAISDK<const M extends AISDKMessageLike>(options: AISDKRequestOptions<M>): AISDKRequest<M> {
-  const { rendered, snapshot, history, split, own, target } = resolveMarkedRequest('toAISDK', options, MARKERS)
-  const system = rendered.blocks.map((block, index): AISDKSystemMessage => ({
+  const { blocks, snapshot, history, split, own, target } = resolveMarkedRequest('toAISDK', options, MARKERS)
+  const system = blocks.map((block, index): AISDKSystemMessage => ({
     role: 'system',
     content: block.text,
     ...(own.has(index) && { providerOptions: { anthropic: { cacheControl: own.get(index)! } } }),

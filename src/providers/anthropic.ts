@@ -97,7 +97,7 @@ const MARKERS: MarkerFormat<AnthropicMessageLike> = {
  * ```
  */
 export function toAnthropic<M extends AnthropicMessageLike>(options: AnthropicRequestOptions<M>): AnthropicRequest<M> {
-  const { rendered, tools, snapshot, history, split, own, target } = resolveMarkedRequest('toAnthropic', options, MARKERS)
+  const { blocks, tools, snapshot, history, split, own, target } = resolveMarkedRequest('toAnthropic', options, MARKERS)
   const marking = (place: OwnMarker) => (own.has(place) ? { cache_control: own.get(place)! } : {})
   // The history with `marker` on the target and the snapshot at `split`: into the user turn before it, else a new user message.
   const placed = (marker: AnthropicCacheControl | undefined): (M | AnthropicSnapshotMessage)[] => {
@@ -116,7 +116,7 @@ export function toAnthropic<M extends AnthropicMessageLike>(options: AnthropicRe
     return messages
   }
 
-  const system = rendered.blocks.map(({ text }, index): AnthropicTextBlock => ({ type: 'text', text, ...marking(index) }))
+  const system = blocks.map(({ text }, index): AnthropicTextBlock => ({ type: 'text', text, ...marking(index) }))
   // The Messages API requires an object schema: `type: 'object'` is added when missing; another type is an error.
   const out = tools.map(({ name, description, parameters }, index): AnthropicTool => {
     if (parameters.type !== undefined && parameters.type !== 'object') {

@@ -4,6 +4,7 @@
 import type { AnthropicCacheControl } from './anthropic.js'
 import { optionError } from '../assembly/errors.js'
 import { resolveRequest, trailingInstructionsStart, type RequestOptions } from './request.js'
+import { PART_SEPARATOR, type PromptBlock } from '../render/rendered-prompt.js'
 
 /** Anthropic's limit on `cache_control` markers in one request (tools, system and messages together). */
 export const ANTHROPIC_MAX_CACHE_MARKERS = 4
@@ -124,7 +125,7 @@ export function resolveMarkedRequest<M>(
 
   // promptloom's markers (no `ttl`: 5 min): tools only beside a system breakpoint, history only `at` a place. Anthropic rejects
   // a longer TTL after a shorter one: each rises to the longest TTL after it, then drops to the shortest caller TTL before it.
-  const { blocks } = resolved.rendered
+  const blocks = sentBlocks(resolved.rendered.blocks)
   const systemLatestFirst = blocks.flatMap((block, index) => (block.cacheBreakpoint ? [index] : [])).reverse()
   const candidates: OwnMarker[] = [...(at ? ['history' as const] : []), ...systemLatestFirst]
   if (format.marksTools && resolved.tools.length > 0 && systemLatestFirst.length > 0) candidates.push('tools')
@@ -150,7 +151,28 @@ export function resolveMarkedRequest<M>(
     const written = raised === '1h' && firstCaller5m !== -1 && firstCaller5m < i ? '5m' : raised
     if (place !== undefined) own.set(place, written === undefined ? { type: 'ephemeral' } : { type: 'ephemeral', ttl: written })
   })
-  return { ...resolved, history, split, own, target: own.has('history') ? at : undefined }
+  return { ...resolved, blocks, history, split, own, target: own.has('history') ? at : undefined }
+}
+
+/**
+ * The system blocks as sent: Anthropic rejects a text block of whitespace only, so such a block joins the next block (or
+ * the previous one when it is last) with its separator, and the joined block keeps the marker place of the non-blank one.
+ */
+function sentBlocks(blocks: readonly PromptBlock[]): readonly PromptBlock[] {
+  const blank = (block: PromptBlock): boolean => block.text.trim() === ''
+  if (!blocks.some(blank)) return blocks
+  const join = (a: PromptBlock, b: PromptBlock, flags: PromptBlock): PromptBlock =>
+    ({ ...flags, text: a.text + PART_SEPARATOR + b.text, parts: [...a.parts, ...b.parts] })
+  const sent: PromptBlock[] = []
+  let pending: PromptBlock | undefined
+  for (const block of blocks) {
+    const whole = pending === undefined ? block : join(pending, block, block)
+    pending = blank(block) ? whole : undefined
+    if (pending === undefined) sent.push(whole)
+  }
+  const last = sent.pop()
+  if (last !== undefined) sent.push(pending === undefined ? last : join(last, pending, last))
+  return sent
 }
 
 /** Whether the marker walk enters `value`: an object, but not binary data (image or file bytes hold no marker). */

@@ -176,6 +176,17 @@ describe('toAISDK: markers', () => {
   })
 })
 
+describe('toAISDK: whitespace-only blocks', () => {
+  test('join the next system message (the previous when last), as in toAnthropic: the provider rejects blank system text', async () => {
+    const anthropic = createAnthropic({ apiKey: 'test-key', baseURL: `${server.url}/v1` })
+    const rendered = promptOf([['identity', 'You are Loom.', 'static', true], ['todo', '\n', 'volatile'], ['clock', 'Step 7.', 'session']])
+    const request = toAISDK({ assembly: ASSEMBLY, rendered, messages: [{ role: 'user', content: 'Go on.' }], snapshot: false })
+    expect(request.system.map((message) => message.content)).toEqual(['You are Loom.', '\n\n\nStep 7.'])
+    await generateText({ model: anthropic('claude-sonnet-4-6'), maxRetries: 0, ...request })
+    expect(server.requests.at(-1)!.body.system.map((block: { text: string }) => block.text)).toEqual(['You are Loom.', '\n\n\nStep 7.'])
+  })
+})
+
 describe('historyOf(toAISDK(...)) and bad input', () => {
   test('is the caller history plus the snapshot message, without the history breakpoint', () => {
     const request = toAISDK({ assembly: ASSEMBLY, rendered: PROMPT, messages: HISTORY })

@@ -160,4 +160,24 @@ describe('toAnthropic', () => {
     const { system } = toAnthropic({ assembly: ASSEMBLY, rendered: PROMPT, messages: [] })
     expect(system.map((block) => block.text).join('\n\n')).toBe(PROMPT.text)
   })
+
+  test('a whitespace-only block, which the API rejects, joins the next block (the previous when last); the text is unchanged', async () => {
+    const client = new Anthropic({ apiKey: 'test-key', baseURL: server.url, maxRetries: 0 })
+    const rendered = promptOf([
+      ['identity', 'You are Loom.', 'static', true],
+      ['todo', '\n', 'volatile'],
+      ['clock', 'Step 7.', 'session'],
+      ['tail', ' ', 'static'],
+    ])
+    expect(rendered.blocks.map((block) => block.text)).toEqual(['You are Loom.', '\n', 'Step 7.', ' '])
+    const request = toAnthropic({ assembly: ASSEMBLY, rendered, messages: [{ role: 'user', content: 'Go on.' }], snapshot: false })
+    await client.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 256, ...request })
+    expect(server.requests.at(-1)!.body.system).toEqual([
+      { type: 'text', text: 'You are Loom.', cache_control: EPHEMERAL },
+      { type: 'text', text: '\n\n\nStep 7.\n\n ' },
+    ])
+    expect(request.system.map((block) => block.text).join('\n\n')).toBe(rendered.text)
+    const blank = promptOf([['todo', '\n', 'volatile']])
+    expect(toAnthropic({ assembly: ASSEMBLY, rendered: blank, messages: [] }).system).toEqual([])
+  })
 })
