@@ -1,6 +1,5 @@
 /** `toAnthropic` (SPEC §4.2, §4.3): the Messages API fields promptloom owns, with `cache_control` breakpoints. */
 
-import { describeValue } from '../assembly/errors.js'
 import { blocksOf, lastMarkable, resolveMarkedRequest } from './cache-markers.js'
 import type { CacheTtl, CacheTtlOption, MarkerFormat, OwnMarker } from './cache-markers.js'
 import { HISTORIES, type RequestOptions } from './request.js'
@@ -117,13 +116,8 @@ export function toAnthropic<M extends AnthropicMessageLike>(options: AnthropicRe
   }
 
   const system = blocks.map(({ text }, index): AnthropicTextBlock => ({ type: 'text', text, ...marking(index) }))
-  // The Messages API requires an object schema: `type: 'object'` is added when missing; another type is an error.
+  // The Messages API requires `type: 'object'`: it is added when missing (resolveRequest rejects another type).
   const out = tools.map(({ name, description, parameters }, index): AnthropicTool => {
-    if (parameters.type !== undefined && parameters.type !== 'object') {
-      throw new TypeError(
-        `toAnthropic option "assembly" has tool "${name}" whose parameters have type ${describeValue(parameters.type)}; the Messages API takes an object schema ({ type: 'object', properties })`,
-      )
-    }
     const input_schema = (parameters.type === 'object' ? parameters : { ...parameters, type: 'object' }) as AnthropicTool['input_schema']
     return { name, description, input_schema, ...(index === tools.length - 1 ? marking('tools') : {}) }
   })

@@ -58,6 +58,11 @@ export function resolveRequest(fn: string, options: RequestOptions, history: unk
         `${fn} option "assembly" has ${label} whose parameters are ${describeValue(parameters)}; a tool's parameters must be a JSON Schema object, e.g. { type: 'object', properties: {} }`,
       )
     }
+    // Anthropic and OpenAI both take only an object schema at the top (a missing `type` means one).
+    if (parameters.type !== undefined && parameters.type !== 'object') {
+      throw new TypeError(`${fn} option "assembly" has ${label} whose parameters have type ${describeValue(parameters.type)}; ` +
+        "tool parameters must be an object schema ({ type: 'object', properties })")
+    }
   })
   if (!Array.isArray(history)) {
     throw optionError(fn, historyName, "an array of the provider's messages", history, '; pass [] for none')

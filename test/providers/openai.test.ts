@@ -71,6 +71,13 @@ describe('toOpenAIChat', () => {
     expect(() => toOpenAIChat({ assembly: ASSEMBLY, messages: [], snapshot: 3 as never })).toThrow(/option "snapshot"/)
     expect(() => toOpenAIChat({ assembly: assemblyOf([], { tools: [tool(TOOL_ORDER_REST)] }), messages: [] })).toThrow(/option "assembly" .*reserved/)
   })
+
+  test('a tool whose parameters are not an object schema is a TypeError naming the tool (OpenAI rejects it with a 400)', () => {
+    const wrong = assemblyOf([['a', 'A']], { tools: [{ name: 'ping', description: 'Ping.', parameters: { type: 'array' } }] })
+    const message = /option "assembly" has tool "ping" whose parameters have type string "array"; tool parameters must be an object schema/
+    expect(() => toOpenAIChat({ assembly: wrong, messages: [] })).toThrow(message)
+    expect(() => toOpenAIResponses({ assembly: wrong, input: [] })).toThrow(message)
+  })
 })
 
 describe('toOpenAIResponses through the real SDK client', () => {
