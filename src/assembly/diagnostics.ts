@@ -16,7 +16,7 @@ import { computed, untracked, type ReadonlySignal } from '@preact/signals-core'
 import { labelOf, layerOf, SourceKind, type ContextEntry, type LayerRef, type SectionEntry } from './entries.js'
 import { entryLabel, layerPhrase, optionError } from './errors.js'
 import type { StabilityGuard } from './config.js'
-import { malformedReference, missingValue, scanGroups, unknownVariable, type TemplateGroup } from './template.js'
+import { malformedReference, scanGroups, unknownVariable, valueError, type TemplateGroup } from './template.js'
 import type { ScopeView, VariablePlan } from './view.js'
 
 /** What a diagnostic found. */
@@ -125,7 +125,7 @@ function findingsOf(entry: TextEntry, entryKind: 'section' | 'context', plan: Va
       continue
     }
     const noValue = variable.kind === SourceKind.Signal && read(variable.signal!) === undefined
-    if (noValue && once(`n${name}`)) push('no-value', name, missingValue(name, owner).message)
+    if (noValue && once(`n${name}`)) push('no-value', name, valueError(name, undefined, owner).message)
     if (volatileSection && variable.stability === 'volatile' && once(`v${name}`)) {
       push('volatile-in-section', name, volatileReferenceMessage(guard, entry.name, layer, name, layerOf(variable.scope)))
     }

@@ -1,4 +1,5 @@
-// The phrases error messages are built from, so they read alike. Scope keys are read here only, while a message is built.
+// The phrases error messages are built from, so they read alike, and the shape check built on them. Scope keys are
+// read here only, while a message is built.
 
 import { scopeLabel } from '../scope/scope-key.js'
 import type { LayerRef } from './entries.js'
@@ -16,6 +17,44 @@ export function describeValue(value: unknown): string {
 /** The `TypeError` for `subject`'s option `name` that is not `rule` (`toAnthropic option "ttl" must be …`), then `hint`. */
 export function optionError(subject: string, name: string, rule: string, value: unknown, hint = ''): TypeError {
   return new TypeError(`${subject} option "${name}" must be ${rule} (got ${describeValue(value)})${hint}`)
+}
+
+/** Who handed over a malformed value: messages read `${is} null; ${fix}` and `${has} sections[2] = null; every …`. */
+export type Culprit = { readonly is: string; readonly has: string; readonly fix: string }
+
+/**
+ * Throws an `Error` unless `value` has a `variables` record and, for each of `fields`, an array whose every item has a
+ * string `name` and `text`; with `values`, every own variable value must be a string or undefined as well.
+ */
+export function checkShape(culprit: Culprit, value: unknown, fields: readonly ('sections' | 'contexts')[], values = false): void {
+  const { is, has, fix } = culprit
+  const shape = value as Readonly<Record<string, unknown>> | null
+  let missing = typeof shape !== 'object' || shape === null ? describeValue(shape) : undefined
+  for (let f = 0; missing === undefined && f < fields.length; f++) {
+    if (!Array.isArray(shape![fields[f]!])) missing = `an object without a ${fields[f]} array`
+  }
+  const variables = shape?.variables as Readonly<Record<string, unknown>>
+  if (missing === undefined && (typeof variables !== 'object' || !variables)) missing = 'an object without a variables record'
+  if (missing !== undefined) throw new Error(`${is} ${missing}; ${fix}`)
+  for (let f = 0; f < fields.length; f++) {
+    const field = fields[f]!
+    const items = shape![field] as readonly ({ name?: unknown; text?: unknown } | null | undefined)[]
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i]
+      if (typeof item === 'object' && item !== null && typeof item.name === 'string' && typeof item.text === 'string') continue
+      const held =
+        typeof item !== 'object' || item === null || Array.isArray(item)
+          ? describeValue(item)
+          : `{ name: ${describeValue(item.name)}, text: ${describeValue(item.text)} }`
+      throw new Error(`${has} ${field}[${i}] = ${held}; every ${field.slice(0, -1)} needs a string name and text`)
+    }
+  }
+  if (!values) return
+  for (const name in variables) {
+    const held = variables[name]
+    if (typeof held === 'string' || held === undefined || !Object.hasOwn(variables, name)) continue
+    throw new Error(`${has} variables.${name} = ${describeValue(held)}; every variable value must be a string or undefined`)
+  }
 }
 
 /** A phrase about `scope`: `global` for the global layer, else `scoped` followed by the quoted scope label. */

@@ -6,7 +6,7 @@ import { ScopedLayers } from '../scope/scoped-layers.js'
 import type { Undo } from '../scope/layer-entries.js'
 import { scopeOf, type ScopeKey } from '../scope/scope-key.js'
 import { labelOf, PromptLayer, type SectionEntry } from './entries.js'
-import { describeValue, viewName } from './errors.js'
+import { checkShape, viewName, type Culprit } from './errors.js'
 import { Evaluation } from './evaluation.js'
 import type { CordisBridge } from './cordis-internals.js'
 import { pinRequired, restoreRequired } from './required-sections.js'
@@ -29,45 +29,11 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason
 }
 
-/** Who handed over a malformed preparation: a waterfall listener, or the caller of `assemble()`. */
-type Culprit = { readonly is: string; readonly has: string; readonly fix: string }
+/** Who handed over a malformed preparation (checked so it fails its call, not a later render): a listener, or the caller. */
 const listener = (event: string): Culprit => ({ is: `a "${event}" listener resolved to`, has: `a "${event}" listener returned`,
   fix: 'return (or resolve to) the value of next(), or a modified copy of it' })
 const CALLER: Culprit = { is: 'assemble() was given a preparation that is', has: 'assemble() was given a preparation with',
   fix: 'leave it out, or pass what prepare() resolved to (or an object { variables, contexts })' }
-
-function checkItems(culprit: Culprit, field: 'sections' | 'contexts', items: readonly unknown[]): void {
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i] as { name?: unknown; text?: unknown } | null | undefined
-    if (typeof item === 'object' && item !== null && typeof item.name === 'string' && typeof item.text === 'string') continue
-    const held =
-      typeof item !== 'object' || item === null || Array.isArray(item)
-        ? describeValue(item)
-        : `{ name: ${describeValue(item.name)}, text: ${describeValue(item.text)} }`
-    throw new Error(`${culprit.has} ${field}[${i}] = ${held}; every ${field.slice(0, -1)} needs a string name and text`)
-  }
-}
-
-/**
- * Throws unless `result` is a preparation (with `sections`, a presentation) whose every section and
- * context has a string `name` and `text`: a bad preparation fails its call, not a later render.
- */
-function checkPreparation(culprit: Culprit, sections: boolean, result: unknown): void {
-  const value = result as { contexts?: unknown; variables?: unknown; sections?: unknown } | null | undefined
-  const missing =
-    typeof value !== 'object' || value === null
-      ? describeValue(value)
-      : !Array.isArray(value.contexts)
-        ? 'an object without a contexts array'
-        : typeof value.variables !== 'object' || value.variables === null
-          ? 'an object without a variables record'
-          : sections && !Array.isArray(value.sections)
-            ? 'an object without a sections array'
-            : undefined
-  if (missing !== undefined) throw new Error(`${culprit.is} ${missing}; ${culprit.fix}`)
-  checkItems(culprit, 'contexts', value!.contexts as readonly unknown[])
-  if (sections) checkItems(culprit, 'sections', value!.sections as readonly unknown[])
-}
 
 function requiredOnly(plan: ContextPlan, contexts: AssembledContext[]): AssembledContext[] {
   return contexts.filter((c) => plan.byName.get(c.name)?.required)
@@ -172,7 +138,7 @@ export class Pipeline {
 
   async #waterfall<T extends PromptPreparation | PromptPresentation>(view: ScopeView, name: string, value: T, context: AssembleContext): Promise<T> {
     const result: unknown = await this.events.waterfall(view.carrier, name, value, context, () => Promise.resolve(value))
-    checkPreparation(listener(name), 'sections' in value, result)
+    checkShape(listener(name), result, 'sections' in value ? ['contexts', 'sections'] : ['contexts'], true)
     return result as T
   }
 
@@ -208,7 +174,7 @@ export class Pipeline {
   }
 
   async assemble(context: AssembleContext, preparation?: PromptPreparation): Promise<PromptAssembly> {
-    if (preparation !== undefined) checkPreparation(CALLER, false, preparation)
+    if (preparation !== undefined) checkShape(CALLER, preparation, ['contexts'], true)
     this.stats.assemblies++
     const view = this.views.view(context.scope)
     const made =

@@ -10,6 +10,8 @@
  *   parts[0] refs[0] parts[1] refs[1] parts[2]
  */
 
+import { describeValue } from './errors.js'
+
 /** A compiled template: literal parts around variable references; parts.length === refs.length + 1. */
 export interface Template {
   readonly parts: readonly string[]
@@ -46,8 +48,8 @@ export function compileTemplate(text: string, owner: TemplateOwner): Template {
 }
 
 /**
- * Substitutes each reference with its own-property value, never rescanning values. Throws for the first
- * reference that is not an own key ("unknown prompt variable") or whose value is `undefined` ("has no value").
+ * Substitutes each reference with its own-property value, never rescanning values. Throws for the first reference that
+ * is not an own key ("unknown prompt variable"), whose value is `undefined` ("has no value") or another non-string.
  */
 export function fillTemplate(template: Template, variables: Variables, owner: TemplateOwner): string {
   const { parts, refs } = template
@@ -55,8 +57,8 @@ export function fillTemplate(template: Template, variables: Variables, owner: Te
   for (let i = 0; i < refs.length; i++) {
     const name = refs[i]!
     if (!Object.hasOwn(variables, name)) throw unknownVariable(name, variables, nameOf(owner))
-    const value = variables[name]
-    if (value === undefined) throw missingValue(name, nameOf(owner))
+    const value: unknown = variables[name]
+    if (typeof value !== 'string') throw valueError(name, value, nameOf(owner))
     out += value + parts[i + 1]
   }
   return out
@@ -82,9 +84,13 @@ export function unknownVariable(name: string, variables: Variables, owner: strin
   )
 }
 
-/** The render error for a reference to a variable whose value is `undefined`; shared with diagnostics. */
-export function missingValue(name: string, owner: string): Error {
-  return new Error(`prompt variable "${name}" has no value in ${owner}; its provider returned undefined for this assembly`)
+/** The render error for a reference to a variable whose value is `undefined` (a `TypeError` for any other non-string). */
+export function valueError(name: string, value: unknown, owner: string): Error {
+  if (value === undefined) {
+    return new Error(`prompt variable "${name}" has no value in ${owner}; its provider returned undefined for this assembly`)
+  }
+  const rule = 'a variable value must be a string, or undefined for no value'
+  return new TypeError(`prompt variable "${name}" is ${describeValue(value)} in ${owner}; ${rule}`)
 }
 
 /** One `{{…}}` group found by `scanGroups`: a well-formed reference, or a malformed group as written. */

@@ -116,6 +116,35 @@ describe('listener results are validated', () => {
       'a "system-prompt/prepare" listener returned contexts[0] = undefined; every context needs a string name and text',
     )
   })
+
+  test('a listener returning a non-string variable value fails, naming the variable (it used to render "[object Object]")', async () => {
+    const app = await mount(BARE)
+    app.systemPrompt.variable('cwd', '/w')
+    app.on('system-prompt/prepare', async (_preparation, _context, next) => {
+      const result = await next()
+      return { ...result, variables: { ...result.variables, cwd: { path: '/x' } as never } }
+    })
+    await expect(app.systemPrompt.prepare()).rejects.toThrowError(
+      'a "system-prompt/prepare" listener returned variables.cwd = an object; every variable value must be a string or undefined',
+    )
+  })
+
+  test('an assemble listener setting a variable to null or a number fails; undefined stays "no value"', async () => {
+    const app = await mount(BARE)
+    app.systemPrompt.section({ name: 'a', order: 0, text: 'on {{branch}}' })
+    let value: unknown = null
+    app.on('system-prompt/assemble', async (_presentation, _context, next) => {
+      const result = await next()
+      return { ...result, variables: { ...result.variables, branch: value as never } }
+    })
+    await expect(app.systemPrompt.assemble()).rejects.toThrowError(
+      'a "system-prompt/assemble" listener returned variables.branch = null; every variable value must be a string or undefined',
+    )
+    value = 42
+    await expect(app.systemPrompt.assemble()).rejects.toThrowError('listener returned variables.branch = number 42;')
+    value = undefined
+    await expect(app.systemPrompt.assemble().then(renderPrompt)).rejects.toThrowError('prompt variable "branch" has no value in prompt section "a"')
+  })
 })
 
 describe('config templates', () => {

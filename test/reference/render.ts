@@ -1,4 +1,5 @@
 import type { AssembledContext, AssembledSection } from '../../src/assembly/types.js'
+import { describe } from './entries.js'
 
 /** The header that opens every non-empty runtime-context snapshot. */
 export const REFERENCE_CONTEXT_HEADER =
@@ -58,8 +59,9 @@ export function referenceCheckTemplate(text: string, owner: string): void {
  *
  * Throws "malformed prompt variable reference" (the group is not a bare
  * name; checked over the whole text first), "unknown prompt variable" (no
- * own property of `variables`) or "has no value" (registered but
- * `undefined`), each naming `owner` (e.g. `prompt section "intro"`).
+ * own property of `variables`), "has no value" (registered but `undefined`)
+ * or a `TypeError` for another non-string value, each naming `owner`
+ * (e.g. `prompt section "intro"`).
  */
 export function referenceInterpolate(text: string, variables: Variables, owner: string): string {
   referenceCheckTemplate(text, owner)
@@ -77,9 +79,12 @@ export function referenceInterpolate(text: string, variables: Variables, owner: 
         `unknown prompt variable "{{${name}}}" in ${owner}; registered variables: ${known.length > 0 ? known.join(', ') : 'none'}`,
       )
     }
-    const value = variables[name]
+    const value: unknown = variables[name]
     if (value === undefined) {
       throw new Error(`prompt variable "${name}" has no value in ${owner}; its provider returned undefined for this assembly`)
+    }
+    if (typeof value !== 'string') {
+      throw new TypeError(`prompt variable "${name}" is ${describe(value)} in ${owner}; a variable value must be a string, or undefined for no value`)
     }
     out += text.slice(at, open) + value
     at = close + 2

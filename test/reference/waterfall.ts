@@ -5,7 +5,8 @@ import { describe } from './entries.js'
  * Checks what a waterfall resolved to (SPEC §2 "Assembly"): an object with a
  * `contexts` array and a `variables` record (and a `sections` array for the
  * assemble event), whose every context and section (checked in that order) is an object with a
- * string `name` and `text`. Throws naming the event (and the offending index).
+ * string `name` and `text`, and whose every variable value is a string or
+ * undefined. Throws naming the event (and the offending index or variable).
  */
 export function checkListenerResult(event: string, result: unknown, withSections: boolean): PromptPreparation {
   const value = result as { sections?: unknown; contexts?: unknown; variables?: unknown } | null
@@ -33,6 +34,11 @@ export function checkListenerResult(event: string, result: unknown, withSections
         throw new Error(`a "${event}" listener returned ${field}[${index}] = ${shown}; every ${noun} needs a string name and text`)
       }
     })
+  }
+  for (const [name, held] of Object.entries(value!.variables as Record<string, unknown>)) {
+    if (typeof held !== 'string' && held !== undefined) {
+      throw new Error(`a "${event}" listener returned variables.${name} = ${describe(held)}; every variable value must be a string or undefined`)
+    }
   }
   return value as PromptPreparation
 }

@@ -170,6 +170,15 @@ describe('render(assembly)', () => {
       firstDifferentPart: { a: 'workspace', b: 'workspace' },
     })
   })
+
+  test('a hand-built assembly with a non-string variable value fails naming the variable and the section', () => {
+    const sections = [{ name: 's', text: 'x={{x}}' }]
+    for (const [value, shown] of [[{ path: '/x' }, 'an object'], [42, 'number 42'], [null, 'null']] as const) {
+      expect(() => render({ sections, variables: { x: value as never } })).toThrowError(
+        new TypeError(`prompt variable "x" is ${shown} in prompt section "s"; a variable value must be a string, or undefined for no value`),
+      )
+    }
+  })
 })
 
 describe('section() options for rendering', () => {
