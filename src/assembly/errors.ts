@@ -20,14 +20,15 @@ export function optionError(subject: string, name: string, rule: string, value: 
 }
 
 /** Who handed over a malformed value: messages read `${is} null; ${fix}` and `${has} sections[2] = null; every …`. */
-export type Culprit = { readonly is: string; readonly has: string; readonly fix: string }
+export type Culprit = { readonly is: string; readonly has: string; readonly fix: string; readonly kind?: typeof Error }
 
 /**
- * Throws an `Error` unless `value` has a `variables` record and, for each of `fields`, an array whose every item has a
- * string `name` and `text`; with `values`, every own variable value must be a string or undefined as well.
+ * Throws `culprit.kind` (default `Error`) unless `value` has a `variables` record and, for each of `fields`, an array whose
+ * every item has a string `name` and `text`; with `values`, every own variable value must be a string or undefined too.
+ * Allocates nothing unless it throws, so a render may run it every step.
  */
 export function checkShape(culprit: Culprit, value: unknown, fields: readonly ('sections' | 'contexts')[], values = false): void {
-  const { is, has, fix } = culprit
+  const { is, has, fix, kind: Kind = Error } = culprit
   const shape = value as Readonly<Record<string, unknown>> | null
   let missing = typeof shape !== 'object' || shape === null ? describeValue(shape) : undefined
   for (let f = 0; missing === undefined && f < fields.length; f++) {
@@ -35,25 +36,23 @@ export function checkShape(culprit: Culprit, value: unknown, fields: readonly ('
   }
   const variables = shape?.variables as Readonly<Record<string, unknown>>
   if (missing === undefined && (typeof variables !== 'object' || !variables)) missing = 'an object without a variables record'
-  if (missing !== undefined) throw new Error(`${is} ${missing}; ${fix}`)
+  if (missing !== undefined) throw new Kind(`${is} ${missing}; ${fix}`)
   for (let f = 0; f < fields.length; f++) {
     const field = fields[f]!
     const items = shape![field] as readonly ({ name?: unknown; text?: unknown } | null | undefined)[]
     for (let i = 0; i < items.length; i++) {
       const item = items[i]
       if (typeof item === 'object' && item !== null && typeof item.name === 'string' && typeof item.text === 'string') continue
-      const held =
-        typeof item !== 'object' || item === null || Array.isArray(item)
-          ? describeValue(item)
-          : `{ name: ${describeValue(item.name)}, text: ${describeValue(item.text)} }`
-      throw new Error(`${has} ${field}[${i}] = ${held}; every ${field.slice(0, -1)} needs a string name and text`)
+      const held = describeValue(item)
+      const shown = held === 'an object' ? `{ name: ${describeValue(item!.name)}, text: ${describeValue(item!.text)} }` : held
+      throw new Kind(`${has} ${field}[${i}] = ${shown}; every ${field.slice(0, -1)} needs a string name and text`)
     }
   }
   if (!values) return
   for (const name in variables) {
     const held = variables[name]
     if (typeof held === 'string' || held === undefined || !Object.hasOwn(variables, name)) continue
-    throw new Error(`${has} variables.${name} = ${describeValue(held)}; every variable value must be a string or undefined`)
+    throw new Kind(`${has} variables.${name} = ${describeValue(held)}; every variable value must be a string or undefined`)
   }
 }
 

@@ -49,15 +49,12 @@ function substitutionsOf(template: Template, values: readonly string[]): readonl
 }
 
 /**
- * Renders `item` against `variables`, reusing `previous`'s template for the same text. Throws a `TypeError` for a
- * non-string text, and the template's errors (malformed, unknown or valueless reference) naming the item.
+ * Renders `item` (its shape checked by the caller) against `variables`, reusing `previous`'s template for the same text.
+ * Throws the template's errors (a malformed, unknown or valueless reference, a non-string value) naming the item.
  */
 export function fillOf(item: RenderItem, variables: Variables, owner: RenderOwner, previous?: Fill): Fill {
   const { name, text } = item
   const interpolate = item.interpolate !== false
-  if (typeof text !== 'string') {
-    throw new TypeError(`${owner(String(name))} text must be a string when rendering (got ${typeof text})`)
-  }
   let template: Template | undefined
   let names: readonly string[] = NONE
   if (previous !== undefined && previous.text === text && previous.interpolate === interpolate) {

@@ -1,5 +1,5 @@
 import { volatileReferenceError } from '../assembly/diagnostics.js'
-import { entryLabel } from '../assembly/errors.js'
+import { checkShape, entryLabel, type Culprit } from '../assembly/errors.js'
 import { recordOf, sourceNamed, type AssemblyRecord, type RenderSlot, type SourceTable } from '../assembly/provenance.js'
 import type { PromptPresentation } from '../assembly/types.js'
 import { sameItems } from '../assembly/view.js'
@@ -23,6 +23,11 @@ interface SlotCache {
   prompt: { readonly all: readonly Fill[]; readonly record: AssemblyRecord; readonly prompt: RenderedPrompt } | undefined
   snapshot: { readonly fills: readonly Fill[]; readonly text: string } | undefined
 }
+
+const TO_RENDER: Culprit = { is: 'the assembly to render is', has: 'the assembly to render has',
+  fix: 'pass the result of systemPrompt.assemble()', kind: TypeError }
+const SECTIONS = ['sections'] as const
+const CONTEXTS = ['contexts'] as const
 
 // Keyed by the engine's slot: a released scope drops its slot, and so its caches.
 const caches = new WeakMap<RenderSlot, SlotCache>()
@@ -67,6 +72,7 @@ function sameAsLast(last: SlotCache['prompt'], fills: readonly Fill[], record: A
  * ```
  */
 export function render(assembly: Pick<PromptPresentation, 'sections' | 'variables'>): RenderedPrompt {
+  checkShape(TO_RENDER, assembly, SECTIONS)
   const record = recordOf(assembly)
   if (record === undefined) {
     const owner = ownerIn(undefined, 'prompt section')
@@ -103,7 +109,8 @@ function guardStability({ parts, variables }: RenderedPrompt): void {
 
 /**
  * The system prompt text, `render(assembly).text`: each section interpolated (unless `interpolate: false`), empty ones
- * dropped, joined by a blank line. An unknown, valueless or malformed reference throws an `Error` naming the section.
+ * dropped, joined by a blank line. An unknown, valueless or malformed reference throws an `Error` naming the section; a
+ * non-string value, or an assembly without a sections array, a variables record or string item names and texts, a `TypeError`.
  */
 export function renderPrompt(assembly: Pick<PromptPresentation, 'sections' | 'variables'>): string {
   return render(assembly).text
@@ -111,6 +118,7 @@ export function renderPrompt(assembly: Pick<PromptPresentation, 'sections' | 'va
 
 /** The context fills of `assembly`: through its scope's memo when it carries a record. */
 function contextFills(assembly: Pick<PromptPresentation, 'contexts' | 'variables'>, record: AssemblyRecord | undefined): readonly Fill[] {
+  checkShape(TO_RENDER, assembly, CONTEXTS)
   if (record === undefined) {
     const owner = ownerIn(undefined, 'runtime context')
     return assembly.contexts.map((item: RenderItem) => fillOf(item, assembly.variables, owner))

@@ -1,4 +1,4 @@
-import { describeValue, optionError } from '../assembly/errors.js'
+import { checkShape, describeValue, optionError, type Culprit } from '../assembly/errors.js'
 import { deepFreeze } from '../assembly/tools.js'
 import { assembledFor } from '../assembly/provenance.js'
 import type { PromptAssembly, ToolSchema } from '../assembly/types.js'
@@ -9,6 +9,10 @@ import { checkCacheRules, type CacheRules } from './cache-rules.js'
 import { lintStability, ReportedWarnings } from './stability-lint.js'
 import { StepCounts, type CountedFields } from './step-tokens.js'
 import { usageRecordOf, type ObservedUsage, type StepResult, type SurfaceEvent, type UsageRecord } from './step-result.js'
+
+const STEP_ASSEMBLY: Culprit = { is: 'step option "assembly" is', has: 'step option "assembly" has',
+  fix: 'pass the result of systemPrompt.assemble()', kind: TypeError }
+const ITEMS = ['sections', 'contexts'] as const
 
 /** How a changed prompt reaches the model: `'replace'` rewrites node 0; `'in-history'` appends it after the cached history. */
 export type SystemPromptUpdate = 'replace' | 'in-history'
@@ -116,6 +120,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       if (typeof assembly !== 'object' || assembly === null || !Array.isArray(assembly.tools)) {
         throw optionError('step', 'assembly', 'a prompt assembly with a tools array', assembly, '; pass the result of systemPrompt.assemble()')
       }
+      checkShape(STEP_ASSEMBLY, assembly, ITEMS)
       const first = steps === 0
       const mode = updateMode('step option "systemPromptUpdate"', input.systemPromptUpdate) ?? defaultMode
       const historyLength = mode === 'in-history' ? requireHistoryLength(input.historyLength, first ? 0 : 1) : undefined

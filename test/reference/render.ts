@@ -94,12 +94,19 @@ export function referenceInterpolate(text: string, variables: Variables, owner: 
 
 type Item = { readonly name: string; readonly text: string; readonly interpolate?: boolean }
 
+/** Throws unless every item has a string `name` and `text` (SPEC §2 "Reliability"), naming the first bad one. */
+function checkItems(items: readonly Item[], field: 'sections' | 'contexts'): void {
+  items.forEach((item: Item | null, i) => {
+    if (typeof item === 'object' && item !== null && typeof item.name === 'string' && typeof item.text === 'string') return
+    const shown = typeof item === 'object' && item !== null && !Array.isArray(item) ? `{ name: ${describe(item.name)}, text: ${describe(item.text)} }` : describe(item)
+    throw new TypeError(`the assembly to render has ${field}[${i}] = ${shown}; every ${field.slice(0, -1)} needs a string name and text`)
+  })
+}
+
 function renderItems(items: readonly Item[], variables: Variables, kind: string, labels: ReadonlyMap<string, string> | undefined): string[] {
+  checkItems(items, kind === 'prompt section' ? 'sections' : 'contexts')
   return items.map((item) => {
     const owner = labels?.get(item.name) ?? `${kind} "${item.name}"`
-    if (typeof item.text !== 'string') {
-      throw new TypeError(`${owner} text must be a string when rendering (got ${typeof item.text})`)
-    }
     return item.interpolate === false ? item.text : referenceInterpolate(item.text, variables, owner)
   })
 }

@@ -1,6 +1,6 @@
 import { signal } from '@preact/signals-core'
 import { describe, expect, test } from 'vitest'
-import { comparePrompts, explain, render, renderPrompt } from '../../src/index.js'
+import { comparePrompts, explain, render, renderContextSnapshot, renderPrompt } from '../../src/index.js'
 import { BARE, family, mount } from '../assembly/system-prompt.fixtures.js'
 
 describe('render(assembly)', () => {
@@ -169,6 +169,25 @@ describe('render(assembly)', () => {
       bytes: 'You are an agent.\n\nWorkspace /'.length,
       firstDifferentPart: { a: 'workspace', b: 'workspace' },
     })
+  })
+
+  test('wrong-shaped input is a TypeError naming what is wrong (a preparation, a missing record, a bad item)', async () => {
+    const app = await mount(BARE)
+    app.systemPrompt.section({ name: 'a', order: 0, text: 'A {{x}}' })
+    app.systemPrompt.variable('x', 'X')
+    const preparation = await app.systemPrompt.prepare()
+    const fails = (run: () => unknown, message: string) => {
+      expect(run).toThrowError(message)
+      expect(run).toThrow(TypeError)
+    }
+    const fix = '; pass the result of systemPrompt.assemble()'
+    fails(() => render(preparation as never), `the assembly to render is an object without a sections array${fix}`)
+    fails(() => render({} as never), `the assembly to render is an object without a sections array${fix}`)
+    fails(() => render(null as never), `the assembly to render is null${fix}`)
+    fails(() => render({ sections: [{ name: 's', text: 'hi {{x}}' }] } as never), `the assembly to render is an object without a variables record${fix}`)
+    fails(() => render({ sections: [null], variables: {} } as never), 'the assembly to render has sections[0] = null; every section needs a string name and text')
+    fails(() => renderPrompt({ sections: [{ text: 'hi' }], variables: {} } as never), 'has sections[0] = { name: undefined, text: string "hi" }')
+    fails(() => renderContextSnapshot({ contexts: [{ name: 'c', text: 7 }], variables: {} } as never), 'has contexts[0] = { name: string "c", text: number 7 }')
   })
 
   test('a hand-built assembly with a non-string variable value fails naming the variable and the section', () => {

@@ -608,6 +608,23 @@ describe('failures', () => {
     expect(() => createStepSurface().step({} as StepInput)).toThrow(TypeError)
   })
 
+  test('a wrong-shaped assembly is a TypeError naming the option and the item, and changes nothing', () => {
+    const surface = createStepSurface()
+    surface.step({ assembly: plain([['a', 'Alpha']]) })
+    const { sections, variables, tools } = plain([['a', 'Beta']])
+    const fails = (assembly: unknown, message: string) => {
+      expect(() => surface.step({ assembly: assembly as Plain })).toThrowError(message)
+      expect(() => surface.step({ assembly: assembly as Plain })).toThrow(TypeError)
+    }
+    const fix = '; pass the result of systemPrompt.assemble()'
+    fails({ sections, variables, tools }, `step option "assembly" is an object without a contexts array${fix}`)
+    fails({ contexts: [], variables, tools }, `step option "assembly" is an object without a sections array${fix}`)
+    fails({ sections, contexts: [], tools }, `step option "assembly" is an object without a variables record${fix}`)
+    fails({ sections, contexts: [null], variables, tools }, 'step option "assembly" has contexts[0] = null; every context needs a string name and text')
+    fails({ sections: [{ text: 'Beta' }], contexts: [], variables, tools }, 'step option "assembly" has sections[0] = { name: undefined, text: string "Beta" }')
+    expect(surface.step({ assembly: plain([['a', 'Alpha']]) })).toMatchObject({ step: 2, events: [] })
+  })
+
   test('steps are numbered from 1 and echo the compacted flag', () => {
     const [first, second] = run([{ assembly: plain([]) }, { assembly: plain([]), compacted: true }])
     expect([first!.step, first!.compacted, second!.step, second!.compacted]).toEqual([1, false, 2, true])
