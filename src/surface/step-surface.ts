@@ -238,12 +238,14 @@ function requireHistoryLength(value: unknown, min: 0 | 1): number {
 
 function configJsonOf(config: unknown): string {
   if (config === undefined) return '{}'
-  if (typeof config !== 'object' || config === null || Array.isArray(config)) {
-    throw optionError('step', 'config', 'a plain object', config)
-  }
+  const proto = typeof config === 'object' && config !== null ? Object.getPrototypeOf(config) : undefined
+  let json: string | undefined
   try {
-    return JSON.stringify(config)
+    json = proto === Object.prototype || proto === null ? JSON.stringify(config) : undefined
   } catch (error) {
     throw new TypeError(`step option "config" must be JSON-serializable for the session log (${String(error)})`)
   }
+  if (json?.[0] === '{') return json
+  const hint = '; a Map, a class instance or a toJSON() returning no object would not be logged as its fields'
+  throw optionError('step', 'config', 'a plain object whose JSON is an object', config, hint)
 }

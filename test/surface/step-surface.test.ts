@@ -255,6 +255,23 @@ describe('request/header', () => {
     expect(() => surface.step({ assembly: plain([]), config: { n: 1n } })).toThrow(/"config" must be JSON-serializable/)
     expect(() => surface.step({ assembly: plain([]), config: [] as never })).toThrow(TypeError)
   })
+
+  test('a config that is not a plain object, or whose JSON is not an object, is a TypeError naming the option', () => {
+    const surface = createStepSurface()
+    const rule = 'step option "config" must be a plain object whose JSON is an object'
+    const fails = (config: unknown) => {
+      expect(() => surface.step({ assembly: plain([]), config: config as never })).toThrowError(rule)
+      expect(() => surface.step({ assembly: plain([]), config: config as never })).toThrow(TypeError)
+    }
+    fails(new Map([['model', 'm1']]))
+    fails(new (class Config { model = 'm1' })())
+    fails({ toJSON: () => undefined })
+    fails({ toJSON: () => 'm1' })
+    fails(null)
+    // A null-prototype object is plain; the failures above changed nothing, so this is the first step.
+    const config = Object.assign(Object.create(null) as object, { model: 'm1' })
+    expect(surface.step({ assembly: plain([]), config }).events[1]).toMatchObject({ type: 'request/header', config: { model: 'm1' }, reason: 'initial' })
+  })
 })
 
 describe('context/snapshot', () => {
