@@ -1,5 +1,4 @@
-// The phrases error messages are built from, so they read alike, and the shape check built on them. Scope keys are
-// read here only, while a message is built.
+// Error phrases, so messages read alike, and the checkShape built on them. Scope keys are read here only, to build a message.
 
 import { scopeLabel } from '../scope/scope-key.js'
 import type { LayerRef } from './entries.js'

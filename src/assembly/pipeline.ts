@@ -25,10 +25,6 @@ const CHANGE = 'system-prompt/change'
 /** A preparation with the provenance of its plans (`undefined`: a caller's own preparation). */
 type Prepared = { readonly preparation: PromptPreparation; readonly provenance: AssemblyProvenance | undefined }
 
-function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw signal.reason
-}
-
 /** Who handed over a malformed preparation (checked so it fails its call, not a later render): a listener, or the caller. */
 const listener = (event: string): Culprit => ({ is: `a "${event}" listener resolved to`, has: `a "${event}" listener returned`,
   fix: 'return (or resolve to) the value of next(), or a modified copy of it' })
@@ -149,7 +145,7 @@ export class Pipeline {
 
   /** Synchronous when nobody listens to the prepare waterfall; `recorded` unless `assemble` makes it for itself. */
   #prepare(view: ScopeView, context: AssembleContext, recorded: boolean): Prepared | Promise<Prepared> {
-    throwIfAborted(context.signal)
+    context.signal?.throwIfAborted()
     const { plan: variablePlan, values: variables } = this.#evaluation.variables(view, context)
     const contextPlan = view.derive('contexts')
     const registered = view.derive('suppressed') ? contextPlan.required : contextPlan.entries
@@ -157,7 +153,7 @@ export class Pipeline {
     const preparation: PromptPreparation = { variables, contexts }
     // The end of a prepare: the abort check, and suppression as of now (a prepare listener may have registered a suppressor).
     const done = (result: PromptPreparation, variablesFrom = variablePlan): Prepared => {
-      throwIfAborted(context.signal)
+      context.signal?.throwIfAborted()
       const provenance: AssemblyProvenance = { scope: view.key, contexts: contextPlan.sources, variables: variablesFrom.sources }
       const enforced = view.derive('suppressed') ? requiredOnly(view.derive('contexts'), result.contexts) : result.contexts
       const out = result === preparation && enforced === result.contexts ? result : { ...result, contexts: enforced }
@@ -184,7 +180,7 @@ export class Pipeline {
     // A preparation made here with nobody listening was seen by no one: the presentation takes it without a copy.
     const unseen = preparation === undefined && !(made instanceof Promise)
     const prepared = made instanceof Promise ? await made : made
-    throwIfAborted(context.signal)
+    context.signal?.throwIfAborted()
     const plan = view.derive('sections')
     if (plan.complete.length > 1) {
       throw new Error(
@@ -216,7 +212,7 @@ export class Pipeline {
       variables: unseen ? variables : { ...variables },
     }
     const result = listening ? await this.#waterfall(view, ASSEMBLE, presentation, context) : presentation
-    throwIfAborted(context.signal)
+    context.signal?.throwIfAborted()
     // The complete section alone, plus the required sections beside it (SPEC §5).
     const required = restoreRequired(complete === undefined ? result.sections : [complete], result.sections, pinned)
     const assembly: PromptAssembly = {
