@@ -3,10 +3,11 @@ import { describe } from './entries.js'
 
 /**
  * Checks what a waterfall resolved to (SPEC §2 "Assembly"): an object with a
- * `contexts` array and a `variables` record (and a `sections` array for the
- * assemble event), whose every context and section (checked in that order) is an object with a
- * string `name` and `text`, and whose every variable value is a string or
- * undefined. Throws naming the event (and the offending index or variable).
+ * `contexts` array (and a `sections` array for the assemble event) and a
+ * `variables` record, checked in that order, whose every context and section
+ * (in that order) is an object with a string `name` and `text`, and whose
+ * every variable value is a string or undefined. Throws naming the event (and
+ * the offending index or variable).
  */
 export function checkListenerResult(event: string, result: unknown, withSections: boolean): PromptPreparation {
   const value = result as { sections?: unknown; contexts?: unknown; variables?: unknown } | null
@@ -15,10 +16,10 @@ export function checkListenerResult(event: string, result: unknown, withSections
       ? describe(value)
       : !Array.isArray(value.contexts)
         ? 'an object without a contexts array'
-        : typeof value.variables !== 'object' || value.variables === null
-          ? 'an object without a variables record'
-          : withSections && !Array.isArray(value.sections)
-            ? 'an object without a sections array'
+        : withSections && !Array.isArray(value.sections)
+          ? 'an object without a sections array'
+          : typeof value.variables !== 'object' || value.variables === null
+            ? 'an object without a variables record'
             : undefined
   if (missing !== undefined) {
     throw new Error(
