@@ -3,8 +3,8 @@
  * the CLI. A line costs time linear in its own length: steps share what the model held rather than copy it.
  *
  * A crash mid-write leaves a torn line: it starts like a record (`{`) but is not JSON. Each is skipped, with a
- * warning, when it is the last line or a step record follows (a resumed writer starts with a step); a complete step
- * record glued to its end (a writer resumed without a line break) is kept. Any other line that is not JSON is an error.
+ * warning, when it is the last line or a step record (whole or torn: a resumed writer starts with one) follows; a
+ * complete step record glued to its end (a writer resumed without a line break) is kept. Other non-JSON lines are errors.
  */
 
 import type { ToolSchema } from '../assembly/types.js'
@@ -126,7 +126,8 @@ export class SessionLogReplayer {
 
   /** Throws when the line cannot be torn; returns the complete step record glued to its end, or `undefined` to wait for the next record. */
   #notJson(raw: string, line: number, reason: string): unknown {
-    this.#settle(false)
+    // A resumed writer's first record is a step record, torn or not: a waiting line before one was torn as well.
+    this.#settle(raw.startsWith(GLUED_STEP) || GLUED_STEP.startsWith(raw))
     if (!raw.startsWith('{')) throw this.#error(line, notJson(reason))
     const glued = gluedStep(raw)
     if (glued === undefined) this.#suspect = { line, reason }

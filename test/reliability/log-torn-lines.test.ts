@@ -146,6 +146,31 @@ describe('the reader', () => {
     expect(run.stderr.split('\n').filter((line) => line.includes('skipped a torn line'))).toHaveLength(3)
   })
 
+  test('skips two torn lines in a row: a resumed writer that died during its first write', () => {
+    const path = fresh()
+    steps(path, createStepSurface(), ['one'])
+    const first = crashWhileWriting(path, createStepSurface(), 'lost', 30)
+    createSessionLogWriter(path)
+    const second = crashWhileWriting(path, createStepSurface(), 'lost again', 25)
+    steps(path, createStepSurface(), ['two'])
+    const { steps: replayed, warnings } = readSessionLog(path)
+    expect(replayed.map((step) => [step.session, step.prompt])).toEqual([
+      [1, 'one'],
+      [2, 'two'],
+    ])
+    expect(warnings.map((warning) => warning.line)).toEqual([first, second])
+    expect(cli('check', path, '--min-reusable', '0').code).toBe(0)
+  })
+
+  test('skips a torn line before one cut so short it is only the start of a step record', () => {
+    const replay = parseSessionLog(jsonl(stepLine(1), '{"type":"sys', '{"ty', stepLine(1)), 'a.jsonl')
+    expect([replay.steps.length, replay.warnings.map((warning) => warning.line)]).toEqual([2, [2, 3]])
+  })
+
+  test('rejects a line that is not JSON before another that cannot start a step record', () => {
+    expect(() => parseSessionLog(jsonl(stepLine(1), '{"type":"sys', '{"type":"usage', stepLine(1)), 'a.jsonl')).toThrow(/line 2: not JSON/)
+  })
+
   test('rejects a line that is not JSON when the record after it does not start a step (damage, not a crash)', () => {
     const text = jsonl(stepLine(1), '{"type":"sys', usageLine(1, 10, 0))
     expect(() => parseSessionLog(text, 'a.jsonl')).toThrow(
