@@ -106,17 +106,22 @@ export const DEFAULT_MIN_REUSABLE = 0.9
 
 /**
  * `promptloom check` on one log (SPEC §6): passes when its mean reusable share over the steps after each session's
- * first (`undefined` without any) is at least `minReusable` and at most `maxBreaks` steps have a `cacheBreak`.
+ * first (`undefined` without any) is at least `minReusable` (within 1e-9) and at most `maxBreaks` steps have a `cacheBreak`.
  */
 export function checkLog(log: AgentLog, thresholds: CheckThresholds) {
   const model = agentModel(log)
   const later = model.rows.filter((row) => !row.first)
   const meanReusable = later.length === 0 ? undefined : model.meanReusableShare
   const breaks = model.rows.flatMap((row) => (row.cacheBreak === undefined ? [] : [{ step: row.step, session: row.session, text: breakText(row.cacheBreak) }]))
-  const passed =
-    (meanReusable === undefined || meanReusable >= thresholds.minReusable) && (thresholds.maxBreaks === undefined || breaks.length <= thresholds.maxBreaks)
-  return { file: log.file, meanReusable, steps: later.length, breaks, passed }
+  // The tolerance absorbs the float sum's drift: 30 steps at exactly 9/10 average 0.8999999999999996.
+  const below = meanReusable !== undefined && meanReusable < thresholds.minReusable - 1e-9
+  const passed = !below && (thresholds.maxBreaks === undefined || breaks.length <= thresholds.maxBreaks)
+  return { file: log.file, meanReusable, below, steps: later.length, breaks, passed }
 }
+
+/** `share` in percent to a tenth, rounded `down` or up past float noise, so a failing share never reads as its threshold. */
+const percentRounded = (share: number, down: boolean): string =>
+  `${((down ? Math.floor(1000 * share + 1e-6) : Math.ceil(1000 * share - 1e-6)) / 10).toFixed(1)}%`
 
 /** The report `check` prints for `results`, ending in a line break; every string from a log or a path goes through `terminalSafe`. */
 export function renderCheck(results: readonly ReturnType<typeof checkLog>[], thresholds: CheckThresholds): string {
@@ -124,10 +129,11 @@ export function renderCheck(results: readonly ReturnType<typeof checkLog>[], thr
     `promptloom check: ${plural(results.length, 'log')}, min reusable ${percent(thresholds.minReusable)}, max breaks ${thresholds.maxBreaks ?? 'unlimited'}`,
   ]
   for (const result of results) {
-    const reusable =
-      result.meanReusable === undefined
-        ? 'no step after the first'
-        : `reusable ${percent(result.meanReusable)} over ${plural(result.steps, 'step')}${result.meanReusable < thresholds.minReusable ? ` (below ${percent(thresholds.minReusable)})` : ''}`
+    const { meanReusable: mean, below } = result
+    const figure = mean === undefined ? '' : below ? percentRounded(mean, true) : percent(mean)
+    const steps = plural(result.steps, 'step')
+    const short = below ? ` (below ${percentRounded(thresholds.minReusable, false)})` : ''
+    const reusable = mean === undefined ? 'no step after the first' : `reusable ${figure} over ${steps}${short}`
     const over = thresholds.maxBreaks !== undefined && result.breaks.length > thresholds.maxBreaks ? ` (over ${thresholds.maxBreaks})` : ''
     lines.push(`${result.passed ? 'ok  ' : 'FAIL'}  ${terminalSafe(result.file)}: ${reusable}, ${plural(result.breaks.length, 'cache break')}${over}`)
     if (result.passed) continue

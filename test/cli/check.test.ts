@@ -67,6 +67,29 @@ describe('promptloom check', () => {
     )
   })
 
+  test('passes a log whose mean meets --min-reusable exactly, however the float sum drifts', () => {
+    // 30 steps at 9/10 each: the plain mean is 0.8999999999999996.
+    const lines = [stepLine(1), messageLine('x'.repeat(10), 'append')]
+    for (let step = 2; step <= 31; step++) {
+      lines.push(stepLine(step, { stablePrefixLength: 9, stablePrefixBytes: 9 }), messageLine(`xxxxxxxxx${step % 10}`))
+    }
+    const a = file('exact.jsonl', jsonl(...lines))
+    const run = cli('check', a, '--min-reusable', '0.9')
+    expect([run.code, run.stdout]).toEqual([0, expect.stringContaining(`ok    ${a}: reusable 90.0% over 30 steps`)])
+  })
+
+  test('a failing share is shown rounded down, never as the threshold it misses', () => {
+    const text = 'x'.repeat(10_000)
+    const reusing = (n: number): string =>
+      jsonl(stepLine(1), messageLine(text, 'append'), stepLine(2, { stablePrefixLength: n, stablePrefixBytes: n }))
+    const a = file('just-below.jsonl', reusing(8996))
+    const run = cli('check', a)
+    expect(run.code).toBe(1)
+    expect(run.stdout).toContain(`FAIL  ${a}: reusable 89.9% over 1 step (below 90.0%), 0 cache breaks`)
+    const b = file('off-grid.jsonl', reusing(8994))
+    expect(cli('check', b, '--min-reusable', '0.8995').stdout).toContain(': reusable 89.9% over 1 step (below 90.0%), ')
+  })
+
   test('fails over --max-breaks even with a high reusable share', () => {
     const a = file('breaks.jsonl', log([0.99, 0.99, 0.99]))
     const run = cli('check', '--max-breaks', '2', a)
