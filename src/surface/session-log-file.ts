@@ -11,7 +11,7 @@ export interface SessionLogWriter {
   readonly path: string
   /** Appends the step record and the step's events with one synchronous write (flushed per step). */
   write(result: StepResult): void
-  /** Appends a `surface.observeUsage()` record as its own line (synchronous, like `write`). */
+  /** Appends a `surface.observeUsage()` record as its own line (synchronous); throws `serializeUsage`'s `TypeError` first. */
   writeUsage(record: UsageRecord): void
 }
 

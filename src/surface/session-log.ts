@@ -76,11 +76,17 @@ export function serializeStep(result: StepResult): string {
   return [{ type: 'step', ...record }, ...result.events].map((line) => JSON.stringify(line) + '\n').join('')
 }
 
-/** The line `writeUsage` appends for `record`, ending in `\n`. Throws a `TypeError` for a record that is not a usage record. */
+/**
+ * The line `writeUsage` appends for `record`, ending in `\n`. Throws a `TypeError` for a record that is not a usage
+ * record, or one the reader would reject (naming the field: a NaN count would be written as `null` and poison the log).
+ */
 export function serializeUsage(record: UsageRecord): string {
-  if (typeof record !== 'object' || record === null || record.type !== 'usage' || !Number.isSafeInteger(record.step)) {
+  if (typeof record !== 'object' || record === null || record.type !== 'usage') {
     throw new TypeError('writeUsage expects the record surface.observeUsage() returned ({ type: "usage", step, … })')
   }
+  readRecord(record, (rule) => {
+    throw new TypeError(`writeUsage: ${rule}`)
+  })
   return JSON.stringify(record) + '\n'
 }
 
@@ -248,6 +254,7 @@ export function readRecord(value: unknown, fail: Fail): SessionLogRecord {
 /** A short JSON rendering of a bad value for an error message. */
 function shown(value: unknown): string {
   if (value === undefined) return 'nothing'
-  const json = JSON.stringify(value)
+  // A writer's record may hold NaN or Infinity, which JSON shows as null.
+  const json = typeof value === 'number' ? String(value) : JSON.stringify(value)
   return json.length > 60 ? `${json.slice(0, 57)}...` : json
 }

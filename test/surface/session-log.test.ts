@@ -452,4 +452,25 @@ describe('usage records', () => {
     expect(() => log.writeUsage({ inputTokens: 1, cachedInputTokens: 0 } as never)).toThrow(TypeError)
     expect(readFileSync(path, { encoding: 'utf8', flag: 'a+' })).toBe('')
   })
+
+  test.each([
+    [{ inputTokens: Number.NaN, cachedInputTokens: 0 }, '"inputTokens" must be a non-negative finite number (got NaN)'],
+    [{ inputTokens: -5, cachedInputTokens: 0 }, '"inputTokens" must be a non-negative finite number (got -5)'],
+    [{ inputTokens: 5, cachedInputTokens: 'x' }, '"cachedInputTokens" must be a non-negative finite number (got "x")'],
+    [
+      { inputTokens: 5, cachedInputTokens: 0, predictedTokens: Infinity },
+      '"predictedTokens" must be a non-negative finite number (got Infinity)',
+    ],
+    [{ step: 0, inputTokens: 5, cachedInputTokens: 0 }, '"step" must be a positive integer (got 0)'],
+  ])('writeUsage rejects a record the reader would reject (%j), naming the field, leaving the file as it was', (fields, rule) => {
+    const surface = createStepSurface()
+    const log = createSessionLogWriter(path)
+    log.write(surface.step({ assembly: plain([['a', 'one']]) }))
+    const before = readFileSync(path, 'utf8')
+    const write = (): void => log.writeUsage({ type: 'usage', step: 1, ...fields } as never)
+    expect(write).toThrow(TypeError)
+    expect(write).toThrow(`writeUsage: a "usage" record's ${rule}`)
+    expect(readFileSync(path, 'utf8')).toBe(before)
+    expect(readSessionLog(path).steps).toHaveLength(1)
+  })
 })
