@@ -142,14 +142,16 @@ function thresholdsOf(minReusable: string | undefined, maxBreaks: string | undef
  * `promptloom report`: writes the report for `files` (one log per agent) to `output` and returns the absolute
  * path written; `onWarning` receives each line a reader skipped. Throws before writing when no log is given,
  * a log is bad (`SessionLogError`), or `output` cannot take the report (`CliError`): it is an input (by device
- * and inode, so symlinks and hard links count), a directory, or in a folder that does not exist.
+ * and inode, so symlinks and hard links count), a directory, in a folder that does not exist, or the file system refuses it.
  */
 export function writeReport(files: readonly string[], output: string, onWarning: (message: string) => void = () => {}): string {
   if (files.length === 0) throw new CliError('report needs at least one session log; usage: promptloom report <log.jsonl…> [-o report.html]')
   const target = resolve(output)
-  const existing = statOf(target)
+  const unwritable = (code: string): string =>
+    `cannot write the report to "${output}" (${code}); pick an -o path in a folder you can write to`
+  const existing = statOf(target, unwritable)
   if (existing === undefined) {
-    const folder = statOf(dirname(target))
+    const folder = statOf(dirname(target), unwritable)
     if (folder === undefined) {
       throw new CliError(`cannot write the report to "${output}": the folder "${dirname(output)}" does not exist; create it or pick another -o path`)
     }
@@ -158,6 +160,7 @@ export function writeReport(files: readonly string[], output: string, onWarning:
     throw new CliError(`output "${output}" is a directory; pass a file path such as "${join(output, 'report.html')}"`)
   } else {
     for (const file of files) {
+      // An input that cannot be looked at is not the output; reading it fails, with its own message, before any write.
       const input = statOf(file)
       if (input !== undefined && input.dev === existing.dev && input.ino === existing.ino) {
         throw new CliError(`output "${output}" is the same file as the input log "${file}"; writing it would destroy the log, so pick another -o path`)
@@ -170,19 +173,24 @@ export function writeReport(files: readonly string[], output: string, onWarning:
   } catch (error) {
     const code = (error as NodeJS.ErrnoException | null)?.code
     if (typeof code !== 'string') throw error
-    throw new CliError(`cannot write the report to "${output}" (${code}); pick an -o path in a folder you can write to`)
+    throw new CliError(unwritable(code))
   }
   return target
 }
 
-/** The file at `path` after following symlinks, or `undefined` when there is none. */
-function statOf(path: string): BigIntStats | undefined {
+/**
+ * The file at `path` after following symlinks, or `undefined` when there is none. Another file-system error (`EACCES`,
+ * `ELOOP`, `ENAMETOOLONG`) throws a `CliError` with `failure`'s message for its code (without `failure`: `undefined`).
+ */
+function statOf(path: string, failure?: (code: string) => string): BigIntStats | undefined {
   try {
     return statSync(path, { bigint: true, throwIfNoEntry: false })
   } catch (error) {
+    const code = (error as NodeJS.ErrnoException | null)?.code
+    if (typeof code !== 'string') throw error
     // A path through a regular file ("log.jsonl/out.html") names nothing.
-    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined
-    throw error
+    if (code === 'ENOTDIR' || failure === undefined) return undefined
+    throw new CliError(failure(code))
   }
 }
 

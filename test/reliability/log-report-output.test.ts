@@ -85,6 +85,28 @@ describe('an output the report cannot be written to', () => {
     expect([run.code, run.stderr]).toEqual([1, `promptloom: cannot write the report to "${join(input, 'r.html')}": "${input}" is a file, not a folder; pick another -o path\n`])
   })
 
+  test('any other error looking at the output or an input (a symlink loop, a name too long) is one promptloom: line', () => {
+    const input = log('loops.jsonl')
+    symlinkSync(join(dir, 'loop-b'), join(dir, 'loop-a'))
+    symlinkSync(join(dir, 'loop-a'), join(dir, 'loop-b'))
+    const long = join(dir, `${'x'.repeat(300)}.html`)
+    const outputs = [[join(dir, 'loop-a'), 'ELOOP'], [join(dir, 'loop-a', 'r.html'), 'ELOOP'], [long, 'ENAMETOOLONG']] as const
+    for (const [out, code] of outputs) {
+      expect(cli('report', input, '-o', out)).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `promptloom: cannot write the report to "${out}" (${code}); pick an -o path in a folder you can write to\n`,
+      })
+    }
+    // An existing output is compared with every input, so each input is looked at.
+    const existing = join(dir, 'existing.html')
+    writeFileSync(existing, 'old')
+    const run = cli('report', join(dir, 'loop-a'), '-o', existing)
+    expect(run.code).toBe(1)
+    expect(run.stderr).toMatch(/^promptloom: cannot read session log ".*loop-a" \(ELOOP\); .*\n$/)
+    expect(readFileSync(existing, 'utf8')).toBe('old')
+  })
+
   test('the script prints no stack trace for a missing folder or a directory', async () => {
     const input = log('s.jsonl')
     for (const out of [join(dir, 'nope', 'r.html'), dir]) {
