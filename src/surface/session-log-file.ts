@@ -1,13 +1,14 @@
 // The session log on disk: the `node:fs` writer and reader of the JSONL format in `session-log.ts` (`promptloom/node`).
 
 import { appendFileSync, closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { SessionLogError, SessionLogReplayer, type SessionLogReplay } from './session-log-replay.js'
 import { serializeStep, serializeUsage } from './session-log.js'
 import type { StepResult, UsageRecord } from './step-result.js'
 
 /** Appends step results to a JSONL file; made by `createSessionLogWriter`. */
 export interface SessionLogWriter {
-  /** The JSONL file written to. */
+  /** The JSONL file written to, absolute: resolved once, so a later `process.chdir` does not move the log. */
   readonly path: string
   /** Appends the step record and the step's events with one synchronous write (flushed per step). */
   write(result: StepResult): void
@@ -23,8 +24,9 @@ export interface SessionLogWriterOptions {
 
 /**
  * Creates a writer that appends `serializeStep(result)` to the JSONL file at `path` (created when missing; its directory
- * must exist), on disk before `write` returns. Resuming a file whose writer died mid-line first ends that line, so the
- * reader can skip the torn record. Throws the file system's error when the file cannot be written.
+ * must exist; a relative `path` is resolved now), on disk before `write` returns. Resuming a file whose writer died
+ * mid-line first ends that line, so the reader can skip the torn record. Throws the file system's error when the file
+ * cannot be written.
  *
  * @example
  * ```ts
@@ -34,12 +36,13 @@ export interface SessionLogWriterOptions {
  * ```
  */
 export function createSessionLogWriter(path: string, options: SessionLogWriterOptions = {}): SessionLogWriter {
-  if (options.truncate === true) writeFileSync(path, '')
-  else if (endsMidLine(path)) appendFileSync(path, '\n')
+  const file = resolve(path)
+  if (options.truncate === true) writeFileSync(file, '')
+  else if (endsMidLine(file)) appendFileSync(file, '\n')
   return {
-    path,
-    write: (result) => appendFileSync(path, serializeStep(result)),
-    writeUsage: (record) => appendFileSync(path, serializeUsage(record)),
+    path: file,
+    write: (result) => appendFileSync(file, serializeStep(result)),
+    writeUsage: (record) => appendFileSync(file, serializeUsage(record)),
   }
 }
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
@@ -94,6 +94,28 @@ describe('writer', () => {
     expect(readSessionLog(path).steps).toHaveLength(2)
     createSessionLogWriter(path, { truncate: true })
     expect(readFileSync(path, 'utf8')).toBe('')
+  })
+
+  test('a writer made with a relative path keeps writing the file it opened after process.chdir', () => {
+    const cwd = process.cwd()
+    mkdirSync(join(dir, 'workspace'))
+    process.chdir(dir)
+    try {
+      const log = createSessionLogWriter('relative.jsonl', { truncate: true })
+      expect(log.path).toBe(join(dir, 'relative.jsonl'))
+      const surface = createStepSurface()
+      log.write(surface.step({ assembly: plain([['a', 'Alpha']]) }))
+      process.chdir(join(dir, 'workspace'))
+      log.write(surface.step({ assembly: plain([['a', 'Alpha']]) }))
+      log.writeUsage(surface.observeUsage({ inputTokens: 1, cachedInputTokens: 0 }))
+    } finally {
+      process.chdir(cwd)
+    }
+    expect(readSessionLog(join(dir, 'relative.jsonl')).steps.map((step) => [step.step, step.usage?.inputTokens])).toEqual([
+      [1, undefined],
+      [2, 1],
+    ])
+    expect(existsSync(join(dir, 'workspace', 'relative.jsonl'))).toBe(false)
   })
 
   test('a warning is logged with its layer as a label, never the scope key object', async () => {
