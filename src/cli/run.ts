@@ -43,7 +43,8 @@ A log may hold a torn line per crash (a record cut short when its writer
 stopped mid-write): each is skipped with a warning on stderr. Exit code 1
 with one message on stderr for a malformed log (naming the file and line), a
 missing file, or an -o path that cannot take the report. check exits 2 for
-bad arguments (with a usage line) and for a log it cannot read.
+bad arguments (with a usage line), a log it cannot read, or any other error
+that stops it: 1 always means checked and failed.
 `
 
 const CHECK_USAGE = 'usage: promptloom check <log.jsonl…> [--min-reusable F] [--max-breaks N]'
@@ -63,8 +64,9 @@ class CliError extends Error {
 
 /**
  * Runs the CLI with `argv` (without node and the script) and returns the exit code: 0 on success, 1 for a bad log,
- * bad usage or an unwritable output (one `promptloom: ` line on `stderr`), 2 when `check` cannot check.
- * Everything printed from a log or a path goes through `terminalSafe`. Unexpected errors are rethrown.
+ * bad usage or an unwritable output (one `promptloom: ` line on `stderr`), 2 when `check` cannot check (for any
+ * error, also an unexpected one). Everything printed from a log or a path goes through `terminalSafe`. Other commands
+ * rethrow unexpected errors.
  */
 export function runCli(argv: readonly string[], out: CliOutput): number {
   // check is a CI gate: "could not check" (2) must differ from "checked and failed" (1), wherever the options stand.
@@ -79,7 +81,9 @@ export function runCli(argv: readonly string[], out: CliOutput): number {
       out.stderr.write(`promptloom: ${terminalSafe((error as Error).message)}${usage}\n`)
       return checking ? 2 : 1
     }
-    throw error
+    if (!checking) throw error
+    out.stderr.write(`promptloom: check could not finish: ${terminalSafe(String(error))}\n`)
+    return 2
   }
 }
 

@@ -251,10 +251,17 @@ export function readRecord(value: unknown, fail: Fail): SessionLogRecord {
   return { type, ...readFields(RECORD_FIELDS[type as SessionLogRecord['type']], value, failInRecord) } as SessionLogRecord
 }
 
-/** A short JSON rendering of a bad value for an error message. */
+/** A short JSON rendering of a bad value for an error message; never throws. */
 function shown(value: unknown): string {
   if (value === undefined) return 'nothing'
-  // A writer's record may hold NaN or Infinity, which JSON shows as null.
-  const json = typeof value === 'number' ? String(value) : JSON.stringify(value)
+  // A writer's record may hold NaN, Infinity or a bigint, which JSON shows as null or cannot show.
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value)
+  let json: string
+  try {
+    json = JSON.stringify(value)
+  } catch {
+    // A RangeError from nesting too deep for JSON.stringify (JSON.parse reads any depth), or a cycle in a writer's record.
+    return 'a value too deeply nested or cyclic to show'
+  }
   return json.length > 60 ? `${json.slice(0, 57)}...` : json
 }

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createStepSurface } from '../../src/index.js'
 import { createSessionLogWriter } from '../../src/node.js'
 import { BARE, mount } from '../assembly/system-prompt.fixtures.js'
-import { cli, jsonl, messageLine, stepLine } from './fixtures.js'
+import { cli, headerLine, jsonl, messageLine, stepLine } from './fixtures.js'
 
 // promptloom check: the CI gate over session logs (exit 0 pass, 1 fail, 2 could not check).
 
@@ -134,6 +134,23 @@ describe('promptloom check', () => {
     expect(cli('check', join(tmp, 'missing.jsonl')).code).toBe(2)
     expect(cli('--max-breaks', '3', 'check', join(tmp, 'missing.jsonl')).code).toBe(2)
     expect(cli('check', file('torn.jsonl', '{"type":"step"\nnot json\n')).code).toBe(2)
+  })
+
+  test('an unexpected error while checking is one promptloom: line and exit 2, not 1 (checked and failed)', () => {
+    // JSON.parse reads a value nested 200,000 deep; JSON.stringify overflows the stack on it.
+    const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`
+    const header = `{"type":"request/header","config":{"a":${deep}},"tools":[],"reason":"initial"}`
+    const config = file('deep-config.jsonl', jsonl(stepLine(1), header, stepLine(2), headerLine([], 'config', { a: 1 })))
+    const run = cli('check', config)
+    expect([run.code, run.stdout]).toEqual([2, ''])
+    expect(run.stderr).toMatch(/^promptloom: check could not finish: RangeError: [^\n]*\n$/)
+  })
+
+  test('a deeply nested bad field is reported as a bad log, naming the line and field', () => {
+    const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`
+    const step = file('deep-step.jsonl', `{"type":"step","step":${deep},"compacted":false}\n`)
+    const rule = 'a "step" record\'s "step" must be a positive integer (got a value too deeply nested or cyclic to show)'
+    expect(cli('check', step)).toEqual({ code: 2, stdout: '', stderr: `promptloom: session log "${step}" line 1: ${rule}\n` })
   })
 
   test('the check options belong to check alone', () => {
