@@ -128,7 +128,7 @@ export function sharedPrefix(agents: readonly { readonly name: string; readonly 
     agents: agents.map((agent) => ({
       name: agent.name,
       share: ratio(length, agent.latestPrompt.length),
-      continuation: agent.latestPrompt.slice(length, length + 80),
+      continuation: agent.latestPrompt.slice(length, wholeCodePoints(agent.latestPrompt, agent.latestPrompt, length + 80)),
     })),
   }
 }

@@ -1,3 +1,5 @@
+import { isLowSurrogate, wholeCodePoints } from '../render/utf8.js'
+
 /** One line of the diff; `mark` is the UTF-16 range `[start, end)` of `text` that differs from the line it replaces. */
 export type DiffLine = Readonly<{ kind: 'same' | 'removed' | 'added'; text: string; mark?: readonly [number, number] }>
 
@@ -81,12 +83,17 @@ function marked(lines: DiffLine[]): DiffLine[] {
 
 const WORD = /[\p{L}\p{N}_]/u
 
-/** The differing middles of two lines, widened to whole words (`main` → `feature/login`, not `ma` → `feature/log`). */
+/**
+ * The differing middles of two lines, widened to whole words (`main` → `feature/login`, not `ma` → `feature/log`) and
+ * whole code points (two emoji may share a high or a low surrogate: a half alone renders as U+FFFD).
+ */
 function changedRanges(a: string, b: string): [[number, number], [number, number]] {
   let [head, tail] = commonEnds(a, b)
   // The prefix and suffix are common, so widening them moves both ranges alike.
   while (head > 0 && WORD.test(a[head - 1]!)) head--
   while (tail > 0 && WORD.test(a[a.length - tail]!)) tail--
+  head = wholeCodePoints(a, b, head)
+  if (tail > 0 && isLowSurrogate(a.charCodeAt(a.length - tail))) tail--
   return [[head, a.length - tail], [head, b.length - tail]]
 }
 

@@ -1,7 +1,7 @@
 // UTF-8 byte counts as an encoder makes them (a lone surrogate becomes U+FFFD), without Node's `Buffer`.
 
 const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff
-const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff
+export const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff
 
 /** UTF-8 bytes of `text.slice(start, end)`; a pair split by either bound counts as lone surrogates. */
 export function utf8Length(text: string, start = 0, end = text.length): number {

@@ -130,6 +130,16 @@ describe('the prefix the agents share', () => {
     expect(sharedPrefix([{ name: 'a', latestPrompt: 'x😀' }, { name: 'b', latestPrompt: 'x😁' }]).length).toBe(1)
   })
 
+  test('cuts a continuation on a whole code point, never before half of a surrogate pair', () => {
+    const shared = sharedPrefix([
+      { name: 'a', latestPrompt: `Shared.\n\n${'a'.repeat(79)}🚀 rest` },
+      { name: 'b', latestPrompt: 'Shared.\n\nb' },
+    ])
+    expect(shared.agents.map((agent) => agent.continuation)).toEqual(['a'.repeat(79), 'b'])
+    const whole = sharedPrefix([{ name: 'a', latestPrompt: `${'a'.repeat(78)}🚀 rest` }, { name: 'b', latestPrompt: 'b' }])
+    expect(whole.agents[0]!.continuation).toBe(`${'a'.repeat(78)}🚀`)
+  })
+
   test('is reported only for two or more agents', () => {
     expect(buildReport([agentLogOf(threeStepLog(), 'a.jsonl')]).shared).toBeUndefined()
     expect(buildReport([agentLogOf(threeStepLog(), 'a.jsonl'), agentLogOf(threeStepLog(), 'b.jsonl')]).shared?.agents).toHaveLength(2)

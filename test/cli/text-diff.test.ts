@@ -44,6 +44,19 @@ describe('diffTexts', () => {
     ])
   })
 
+  test('a mark never starts or ends inside a surrogate pair (emoji sharing a high or a low surrogate)', () => {
+    // 🟢 is U+1F7E2 (\ud83d\udfe2) and 🔴 U+1F534 (\ud83d\udd34): the common prefix ends between the halves.
+    expect(diffTexts('status: 🟢 green', 'status: 🔴 green')).toEqual([
+      { kind: 'removed', text: 'status: 🟢 green', mark: [8, 10] },
+      { kind: 'added', text: 'status: 🔴 green', mark: [8, 10] },
+    ])
+    // U+1F300 (\ud83c\udf00) and U+1F700 (\ud83d\udf00): the common suffix starts between the halves.
+    expect(diffTexts('x \u{1F300} y', 'x \u{1F700} y')).toEqual([
+      { kind: 'removed', text: 'x \u{1F300} y', mark: [2, 4] },
+      { kind: 'added', text: 'x \u{1F700} y', mark: [2, 4] },
+    ])
+  })
+
   test('texts too long for the line table still diff: the changed middle whole', () => {
     const before = Array.from({ length: 600 }, (_, i) => `b${i}`).join('\n')
     const after = Array.from({ length: 600 }, (_, i) => `a${i}`).join('\n')
