@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -175,5 +175,18 @@ describe('the command line', () => {
       })
     })
     expect(result).toEqual({ code: 1, stderr: `promptloom: session log "${bad}" line 1: a "step" record's "step" must be a positive integer (got nothing)\n` })
+  })
+
+  test('the script exits 0 quietly when its reader closes the pipe early (promptloom inspect log | head)', async () => {
+    // Over 64 KiB of table, more than a pipe buffers, in case the child writes before the pipe is closed.
+    const steps = Array.from({ length: 3000 }, (_, i) => stepLine(i + 2, { stablePrefixLength: 5, stablePrefixBytes: 5 }))
+    const log = file('long.jsonl', jsonl(stepLine(1), messageLine('hello', 'append'), ...steps))
+    const args = ['--import', 'tsx', 'src/cli/main.ts', 'inspect', log]
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+    child.stdout.destroy()
+    let stderr = ''
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
   })
 })
