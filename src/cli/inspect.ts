@@ -55,7 +55,7 @@ export function renderInspectTable(agent: AgentModel): string {
       .join('  ')
       .trimEnd()
 
-  const mean = rows.length < 2 ? '-' : percent(agent.meanStableShare)
+  const mean = agent.meanStableShare === undefined ? '-' : percent(agent.meanStableShare)
   const summary = `${plural(rows.length, 'step')}, mean stable prefix ${mean}, ${plural(agent.warningCount, 'warning')}`
   const out = [`${terminalSafe(agent.name)} (${terminalSafe(agent.file)}): ${summary}`, format(columns.map((column) => column.title))]
   rows.forEach((row, i) => {
@@ -111,7 +111,7 @@ export const DEFAULT_MIN_REUSABLE = 0.9
 export function checkLog(log: AgentLog, thresholds: CheckThresholds) {
   const model = agentModel(log)
   const later = model.rows.filter((row) => !row.first)
-  const meanReusable = later.length === 0 ? undefined : model.meanReusableShare
+  const meanReusable = model.meanReusableShare
   const breaks = model.rows.flatMap((row) => (row.cacheBreak === undefined ? [] : [{ step: row.step, session: row.session, text: breakText(row.cacheBreak) }]))
   // The tolerance absorbs the float sum's drift: 30 steps at exactly 9/10 average 0.8999999999999996.
   const below = meanReusable !== undefined && meanReusable < thresholds.minReusable - 1e-9

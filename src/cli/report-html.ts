@@ -93,8 +93,8 @@ function agentCard(agent: AgentModel, index: number): Html {
   const figures: [string, string | undefined][] = [
     ['steps', String(agent.rows.length)],
     ['latest prompt', `${num(last.promptLength)} chars${last.promptTokens === undefined ? '' : ` · ${num(last.promptTokens)} tokens`}`],
-    ['mean stable prefix', later ? percent(agent.meanStableShare) : '—'],
-    ['mean reusable prefix', later ? percent(agent.meanReusableShare) : undefined],
+    ['mean stable prefix', agent.meanStableShare === undefined ? '—' : percent(agent.meanStableShare)],
+    ['mean reusable prefix', agent.meanReusableShare === undefined ? undefined : percent(agent.meanReusableShare)],
     ['warnings', String(agent.warningCount)],
     ['cache breaks', later ? String(agent.breakCount) : undefined],
     ...agent.readWarnings.map((message): [string, string] => ['log damage', message]),

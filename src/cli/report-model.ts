@@ -10,7 +10,7 @@ import { prefixSplits, prefixTree, sum } from './prefix-tree.js'
 /** One step of one agent. Shares are of the prompt the model holds after the step, in UTF-16 code units (0 when empty). */
 export type StepRow = ReturnType<typeof stepRow>
 
-/** One agent's rows and headline figures; means are over the steps that are not the first of their session (0 without any). */
+/** One agent's rows and headline figures; means are over the steps after the first of each session (`undefined` without any). */
 export type AgentModel = ReturnType<typeof agentModel>
 
 /** The whole report; `shared` and `sharing` (the prefix tree and its scoped splits) are present with two or more agents. */
@@ -33,7 +33,7 @@ export function agentModel(log: AgentLog) {
   const last = steps[steps.length - 1]!
   const rows = steps.map((step, i) => stepRow(log.name, step, i === 0 || steps[i - 1]!.session !== step.session ? undefined : steps[i - 1]))
   const later = rows.filter((row) => !row.first)
-  const mean = (values: number[]): number => ratio(sum(values), values.length)
+  const mean = (values: number[]): number | undefined => (values.length === 0 ? undefined : sum(values) / values.length)
   const used = rows.flatMap((row) => (row.usage === undefined ? [] : [row.usage]))
   const predicted = used.flatMap((usage) => (usage.predictedTokens === undefined ? [] : [usage.predictedTokens]))
   // The latest prompt for the prefix tree: its parts (or the whole prompt as one), tokens per char for unlogged counts.

@@ -1,5 +1,7 @@
 import { describe, expect, test } from 'vitest'
 import { agentLogOf } from './fixtures.js'
+import { renderInspectTable } from '../../src/cli/inspect.js'
+import { renderReportHtml } from '../../src/cli/report-html.js'
 import { agentModel, buildReport, sharedPrefix } from '../../src/cli/report-model.js'
 import { configChanges, sectionChanges, toolChanges } from '../../src/cli/report-model.js'
 import { agentNames } from '../../src/cli/run.js'
@@ -97,6 +99,15 @@ describe('agent headline figures', () => {
   test('the mean stable share leaves out the first step', () => {
     const step3 = 'You are Loom.\n\nPersona '.length / 'You are Loom.\n\nPersona B.\n\nWeb UI.'.length
     expect(model(threeStepLog()).meanStableShare).toBeCloseTo((1 + step3) / 2, 10)
+  })
+
+  test('with only steps that start a session there is no mean: undefined, shown as a dash by inspect and the report', () => {
+    const text = jsonl(stepLine(1), messageLine('hello'), stepLine(1), messageLine('hello'), stepLine(1), messageLine('hello'))
+    expect([model(text).meanStableShare, model(text).meanReusableShare]).toEqual([undefined, undefined])
+    expect(renderInspectTable(model(text)).split('\n')[0]).toMatch(/: 3 steps, mean stable prefix -, 0 warnings$/)
+    const page = renderReportHtml(buildReport([agentLogOf(text, 'restarts.jsonl')]))
+    expect(page).toContain('<dt>mean stable prefix</dt><dd>—</dd>')
+    expect(page).not.toContain('mean reusable prefix')
   })
 
   test('the reusable mean is taken over the same steps (a log without reusable figures reuses its stable ones)', () => {
