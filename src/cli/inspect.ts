@@ -109,14 +109,12 @@ export const DEFAULT_MIN_REUSABLE = 0.9
  * first (`undefined` without any) is at least `minReusable` (within 1e-9) and at most `maxBreaks` steps have a `cacheBreak`.
  */
 export function checkLog(log: AgentLog, thresholds: CheckThresholds) {
-  const model = agentModel(log)
-  const later = model.rows.filter((row) => !row.first)
-  const meanReusable = model.meanReusableShare
-  const breaks = model.rows.flatMap((row) => (row.cacheBreak === undefined ? [] : [{ step: row.step, session: row.session, text: breakText(row.cacheBreak) }]))
+  const { rows, meanReusableShare: meanReusable } = agentModel(log)
+  const breaks = rows.flatMap((row) => (row.cacheBreak === undefined ? [] : [{ step: row.step, session: row.session, text: breakText(row.cacheBreak) }]))
   // The tolerance absorbs the float sum's drift: 30 steps at exactly 9/10 average 0.8999999999999996.
   const below = meanReusable !== undefined && meanReusable < thresholds.minReusable - 1e-9
   const passed = !below && (thresholds.maxBreaks === undefined || breaks.length <= thresholds.maxBreaks)
-  return { file: log.file, meanReusable, below, steps: later.length, breaks, passed }
+  return { file: log.file, meanReusable, below, steps: rows.filter((row) => !row.first).length, breaks, passed }
 }
 
 /** `share` in percent to a tenth, rounded `down` or up past float noise, so a failing share never reads as its threshold. */

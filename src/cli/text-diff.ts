@@ -7,10 +7,7 @@ export type DiffLine = Readonly<{ kind: 'same' | 'removed' | 'added'; text: stri
 export type DiffGap = { readonly kind: 'gap'; readonly lines: number }
 
 const CONTEXT = 2
-/**
- * Past this many line pairs the diff skips the subsequence and shows the changed middle whole: every removal, then
- * every addition.
- */
+/** Past this many line pairs the diff skips the subsequence: the changed middle shows whole, removals then additions. */
 const LCS_LIMIT = 250_000
 
 /**
@@ -83,15 +80,13 @@ function marked(lines: DiffLine[]): DiffLine[] {
 
 const WORD = /[\p{L}\p{N}_]/u
 
-/**
- * The differing middles of two lines, widened to whole words (`main` → `feature/login`, not `ma` → `feature/log`) and
- * whole code points (two emoji may share a high or a low surrogate: a half alone renders as U+FFFD).
- */
+/** The differing middles of two lines, widened to whole words (`main` → `feature/login`, not `ma` → `feature/log`). */
 function changedRanges(a: string, b: string): [[number, number], [number, number]] {
   let [head, tail] = commonEnds(a, b)
   // The prefix and suffix are common, so widening them moves both ranges alike.
   while (head > 0 && WORD.test(a[head - 1]!)) head--
   while (tail > 0 && WORD.test(a[a.length - tail]!)) tail--
+  // And to whole code points: two emoji may share a high or a low surrogate, and a half alone renders as U+FFFD.
   head = wholeCodePoints(a, b, head)
   if (tail > 0 && isLowSurrogate(a.charCodeAt(a.length - tail))) tail--
   return [[head, a.length - tail], [head, b.length - tail]]
