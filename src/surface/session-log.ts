@@ -255,13 +255,12 @@ export function readRecord(value: unknown, fail: Fail): SessionLogRecord {
 function shown(value: unknown): string {
   if (value === undefined) return 'nothing'
   // A writer's record may hold NaN, Infinity or a bigint, which JSON shows as null or cannot show.
-  if (typeof value === 'number' || typeof value === 'bigint') return String(value)
-  let json: string
+  if (typeof value === 'number' || typeof value === 'bigint') return `${value}${typeof value === 'bigint' ? 'n' : ''}`
+  let json = 'a value too deeply nested or cyclic to show'
   try {
-    json = JSON.stringify(value)
+    json = (JSON.stringify(value) as string | undefined) ?? typeof value
   } catch {
     // A RangeError from nesting too deep for JSON.stringify (JSON.parse reads any depth), or a cycle in a writer's record.
-    return 'a value too deeply nested or cyclic to show'
   }
   return json.length > 60 ? `${json.slice(0, 57)}...` : json
 }

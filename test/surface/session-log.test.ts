@@ -484,7 +484,9 @@ describe('usage records', () => {
       '"predictedTokens" must be a non-negative finite number (got Infinity)',
     ],
     [{ step: 0, inputTokens: 5, cachedInputTokens: 0 }, '"step" must be a positive integer (got 0)'],
-  ])('writeUsage rejects a record the reader would reject (%j), naming the field, leaving the file as it was', (fields, rule) => {
+    [{ inputTokens: 5n, cachedInputTokens: 0 }, '"inputTokens" must be a non-negative finite number (got 5n)'],
+    [{ inputTokens: () => 5, cachedInputTokens: 0 }, '"inputTokens" must be a non-negative finite number (got function)'],
+  ])('writeUsage rejects a record the reader would reject (case %#), naming the field, and writes nothing', (fields, rule) => {
     const surface = createStepSurface()
     const log = createSessionLogWriter(path)
     log.write(surface.step({ assembly: plain([['a', 'one']]) }))
