@@ -110,7 +110,9 @@ export const DEFAULT_MIN_REUSABLE = 0.9
  */
 export function checkLog(log: AgentLog, thresholds: CheckThresholds) {
   const { rows, meanReusableShare: meanReusable } = agentModel(log)
-  const breaks = rows.flatMap((row) => (row.cacheBreak === undefined ? [] : [{ step: row.step, session: row.session, text: breakText(row.cacheBreak) }]))
+  const breaks = rows.flatMap((row) =>
+    row.cacheBreak === undefined ? [] : [{ step: row.step, session: row.session, text: breakText(row.cacheBreak) }],
+  )
   // The tolerance absorbs the float sum's drift: 30 steps at exactly 9/10 average 0.8999999999999996.
   const below = meanReusable !== undefined && meanReusable < thresholds.minReusable - 1e-9
   const passed = !below && (thresholds.maxBreaks === undefined || breaks.length <= thresholds.maxBreaks)
