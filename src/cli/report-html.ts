@@ -88,7 +88,6 @@ ${node.children.length === 0 ? '' : html`<ul>${node.children.map(treeNode)}</ul>
 
 function agentCard(agent: AgentModel, index: number): Html {
   const last = agent.rows[agent.rows.length - 1]!
-  const later = agent.rows.length > 1
   const usage = agent.usageTotals
   const figures: [string, string | undefined][] = [
     ['steps', String(agent.rows.length)],
@@ -96,7 +95,7 @@ function agentCard(agent: AgentModel, index: number): Html {
     ['mean stable prefix', agent.meanStableShare === undefined ? '—' : percent(agent.meanStableShare)],
     ['mean reusable prefix', agent.meanReusableShare === undefined ? undefined : percent(agent.meanReusableShare)],
     ['warnings', String(agent.warningCount)],
-    ['cache breaks', later ? String(agent.breakCount) : undefined],
+    ['cache breaks', agent.rows.length > 1 ? String(agent.breakCount) : undefined],
     ...agent.readWarnings.map((message): [string, string] => ['log damage', message]),
     ['withheld now', last.withheld.length > 0 ? last.withheld.join(', ') : undefined],
     ['cache, observed', usage && `${num(usage.cachedInputTokens)} / ${num(usage.inputTokens)} tokens (${percent(ratio(usage.cachedInputTokens, usage.inputTokens))})`],
