@@ -13,6 +13,12 @@ export function describeValue(value: unknown): string {
   return value === undefined ? 'undefined' : `${typeof value} ${String(value)}`
 }
 
+/** The `Error` for `what` (`assemble() cannot run`) through a `systemPrompt` service whose plugin was unloaded. */
+export function disposedService(what: string, verb: string): Error {
+  const why = 'this "systemPrompt" service is disposed; its plugin was unloaded'
+  return new Error(`${what}: ${why}, so ${verb} through the ctx.systemPrompt of a loaded SystemPrompt plugin`)
+}
+
 /** The `TypeError` for `subject`'s option `name` that is not `rule` (`toAnthropic option "ttl" must be …`), then `hint`. */
 export function optionError(subject: string, name: string, rule: string, value: unknown, hint = ''): TypeError {
   return new TypeError(`${subject} option "${name}" must be ${rule} (got ${describeValue(value)})${hint}`)

@@ -6,7 +6,7 @@ import { ScopedLayers } from '../scope/scoped-layers.js'
 import type { Undo } from '../scope/layer-entries.js'
 import { scopeOf, type ScopeKey } from '../scope/scope-key.js'
 import { labelOf, PromptLayer, type SectionEntry } from './entries.js'
-import { checkShape, viewName, type Culprit } from './errors.js'
+import { checkShape, disposedService, viewName, type Culprit } from './errors.js'
 import { Evaluation } from './evaluation.js'
 import type { CordisBridge } from './cordis-internals.js'
 import { pinRequired, restoreRequired } from './required-sections.js'
@@ -63,7 +63,7 @@ export class Pipeline {
   readonly views: ViewCache
   readonly diagnostics: Diagnostics
   readonly #evaluation: Evaluation
-  /** Set by `close`: a registration would land in a dead registry. */
+  /** Set by `close`: a registration would land in, and an assembly read from, a dead registry. */
   #closed = false
 
   constructor(
@@ -94,11 +94,7 @@ export class Pipeline {
     make: (scope: ScopeKey | undefined) => E,
     insert: (layer: PromptLayer, entry: E) => Undo,
   ): () => Promise<void> {
-    if (this.#closed) {
-      throw new Error(
-        `${label} cannot register: this "systemPrompt" service is disposed; its plugin was unloaded, so register through the ctx.systemPrompt of a loaded SystemPrompt plugin`,
-      )
-    }
+    if (this.#closed) throw disposedService(`${label} cannot register`, 'register')
     const entry = make(scopeOf(ctx))
     const input = entry.signal
     const action = (layer: PromptLayer): Undo => {
@@ -132,6 +128,12 @@ export class Pipeline {
     }
   }
 
+  /** Throws once closed, then `signal.reason` when aborted: checked as a call starts and after each waterfall. */
+  #live(call: string, signal?: AbortSignal): void {
+    if (this.#closed) throw disposedService(`${call} cannot run`, 'call it')
+    if (signal?.aborted) throw signal.reason
+  }
+
   async #waterfall<T extends PromptPreparation | PromptPresentation>(view: ScopeView, name: string, value: T, context: AssembleContext): Promise<T> {
     const result: unknown = await this.events.waterfall(view.carrier, name, value, context, () => Promise.resolve(value))
     checkShape(listener(name), result, 'sections' in value ? ['contexts', 'sections'] : ['contexts'], true)
@@ -139,13 +141,13 @@ export class Pipeline {
   }
 
   async prepare(context: AssembleContext): Promise<PromptPreparation> {
+    this.#live('prepare()', context.signal)
     const prepared = this.#prepare(this.views.view(context.scope), context, true)
     return (prepared instanceof Promise ? await prepared : prepared).preparation
   }
 
   /** Synchronous when nobody listens to the prepare waterfall; `recorded` unless `assemble` makes it for itself. */
   #prepare(view: ScopeView, context: AssembleContext, recorded: boolean): Prepared | Promise<Prepared> {
-    context.signal?.throwIfAborted()
     const { plan: variablePlan, values: variables } = this.#evaluation.variables(view, context)
     const contextPlan = view.derive('contexts')
     const registered = view.derive('suppressed') ? contextPlan.required : contextPlan.entries
@@ -153,7 +155,7 @@ export class Pipeline {
     const preparation: PromptPreparation = { variables, contexts }
     // The end of a prepare: the abort check, and suppression as of now (a prepare listener may have registered a suppressor).
     const done = (result: PromptPreparation, variablesFrom = variablePlan): Prepared => {
-      context.signal?.throwIfAborted()
+      this.#live(recorded ? 'prepare()' : 'assemble()', context.signal)
       const provenance: AssemblyProvenance = { scope: view.key, contexts: contextPlan.sources, variables: variablesFrom.sources }
       const enforced = view.derive('suppressed') ? requiredOnly(view.derive('contexts'), result.contexts) : result.contexts
       const out = result === preparation && enforced === result.contexts ? result : { ...result, contexts: enforced }
@@ -170,6 +172,7 @@ export class Pipeline {
   }
 
   async assemble(context: AssembleContext, preparation?: PromptPreparation): Promise<PromptAssembly> {
+    this.#live('assemble()', context.signal)
     if (preparation !== undefined) checkShape(CALLER, preparation, ['contexts'], true)
     this.stats.assemblies++
     const view = this.views.view(context.scope)
@@ -180,7 +183,7 @@ export class Pipeline {
     // A preparation made here with nobody listening was seen by no one: the presentation takes it without a copy.
     const unseen = preparation === undefined && !(made instanceof Promise)
     const prepared = made instanceof Promise ? await made : made
-    context.signal?.throwIfAborted()
+    this.#live('assemble()', context.signal)
     const plan = view.derive('sections')
     if (plan.complete.length > 1) {
       throw new Error(
@@ -212,7 +215,7 @@ export class Pipeline {
       variables: unseen ? variables : { ...variables },
     }
     const result = listening ? await this.#waterfall(view, ASSEMBLE, presentation, context) : presentation
-    context.signal?.throwIfAborted()
+    this.#live('assemble()', context.signal)
     // The complete section alone, plus the required sections beside it (SPEC §5).
     const required = restoreRequired(complete === undefined ? result.sections : [complete], result.sections, pinned)
     const assembly: PromptAssembly = {
@@ -231,6 +234,7 @@ export class Pipeline {
 
   /** Which contexts were registrations travels on them (`registered: true`), so any copy refreshes like the original. */
   refreshContext<T extends PromptPreparation>(accepted: T, context: AssembleContext): T {
+    this.#live('refreshContext()')
     const known = assembledFor(accepted)
     if (known !== undefined && known.scope !== context.scope) {
       throw new Error(

@@ -153,7 +153,7 @@ export class SystemPrompt extends Service {
   /**
    * Resolves the variables and (unless suppressed) runtime contexts of `context.scope`, then runs the
    * `system-prompt/prepare` waterfall. Rejects with `signal.reason` when aborted before or after the
-   * waterfall, and with a throwing provider's or listener's error.
+   * waterfall, with a throwing provider's or listener's error, and once the service is disposed.
    */
   prepare(context: AssembleContext = {}): Promise<PromptPreparation> {
     return this[ENGINE].prepare(context)
@@ -162,7 +162,7 @@ export class SystemPrompt extends Service {
   /**
    * Assembles sections, contexts, variables and tools for `context.scope` (preparing first without a
    * `preparation`) and runs the `system-prompt/assemble` waterfall. Returns a fresh, mutable result;
-   * tools are detached, deep-frozen copies.
+   * tools are detached, deep-frozen copies. Rejects like `prepare`, also after either waterfall.
    *
    * @example
    * ```ts
@@ -178,7 +178,7 @@ export class SystemPrompt extends Service {
   /**
    * A copy of `accepted` with its runtime contexts re-read from their current registrations: gone ones
    * dropped, listener-added ones kept, suppression applied, missing required ones appended. Works on
-   * copies too; throws an `Error` naming both scopes when `accepted` is known to be for another scope.
+   * copies too; throws an `Error` once the service is disposed, or naming both scopes for another scope's result.
    */
   refreshContext<T extends PromptPreparation>(accepted: T, context: AssembleContext = {}): T {
     return this[ENGINE].refreshContext(accepted, context)

@@ -37,6 +37,38 @@ describe('a disposed service', () => {
     expect(() => service.suppressRuntimeContext()).toThrowError(/is disposed; /)
   })
 
+  test('refuses prepare, assemble and refreshContext once its plugin is disposed, in the same words', async () => {
+    const { service } = await disposedService()
+    const accepted = { variables: {}, contexts: [] }
+    await expect(service.prepare()).rejects.toThrowError(/^prepare\(\) cannot run: this "systemPrompt" service is disposed; /)
+    await expect(service.assemble()).rejects.toThrowError(/^assemble\(\) cannot run: this "systemPrompt" service is disposed; /)
+    await expect(service.assemble({}, accepted)).rejects.toThrowError(/^assemble\(\) cannot run: .* is disposed; /)
+    expect(() => service.refreshContext(accepted)).toThrowError(/^refreshContext\(\) cannot run: .* is disposed; /)
+  })
+
+  test.each(['system-prompt/prepare', 'system-prompt/assemble'] as const)(
+    'an assembly waiting in the %s waterfall while the plugin unloads rejects',
+    async (event) => {
+      const app = new Context()
+      const fiber = app.plugin(SystemPrompt, { identity: 'You are Loom.' })
+      await fiber
+      const service = app.systemPrompt
+      service.section({ name: 'root-owned', order: 1, text: 'registered by the root' })
+      let release!: () => void
+      const gate = new Promise<void>((resolve) => (release = resolve))
+      app.on(event, async (value: never, context: never, next: () => Promise<never>) => {
+        await gate
+        return next()
+      })
+      const prepared = event === 'system-prompt/prepare' ? service.prepare() : Promise.resolve(undefined)
+      const inflight = service.assemble()
+      await fiber.dispose()
+      release()
+      await expect(inflight).rejects.toThrowError(/^assemble\(\) cannot run: .* is disposed; /)
+      if (event === 'system-prompt/prepare') await expect(prepared).rejects.toThrowError(/^prepare\(\) cannot run: /)
+    },
+  )
+
   test('a refused registration leaves no effect on the caller', async () => {
     const { app, service } = await disposedService()
     const before = app.fiber.getEffects().length
