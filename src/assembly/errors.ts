@@ -1,17 +1,9 @@
 // Error phrases, so messages read alike, and the checkShape built on them. Scope keys are read here only, to build a message.
 
-import { scopeLabel } from '../scope/scope-key.js'
+import { describeValue, scopeLabel } from '../scope/scope-key.js'
 import type { LayerRef } from './entries.js'
 
-/** A short description of a wrong value: `string "x"`, `number NaN`, `an object`, `null`, … */
-export function describeValue(value: unknown): string {
-  if (value === null) return 'null'
-  if (Array.isArray(value)) return 'an array'
-  if (typeof value === 'string') return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`
-  if (typeof value === 'object') return 'an object'
-  if (typeof value === 'function') return 'a function'
-  return value === undefined ? 'undefined' : `${typeof value} ${String(value)}`
-}
+export { describeValue }
 
 /** The `Error` for `what` (`assemble() cannot run`) through a `systemPrompt` service whose plugin was unloaded. */
 export function disposedService(what: string, verb: string): Error {

@@ -1,7 +1,6 @@
 import type { ScopedLayers } from '../scope/scoped-layers.js'
-import type { ScopeKey } from '../scope/scope-key.js'
+import { assertScopeKey, type ScopeKey } from '../scope/scope-key.js'
 import type { PromptLayer } from './entries.js'
-import { describeValue } from './errors.js'
 import type { RenderSlot } from './provenance.js'
 import type { PromptStats } from './types.js'
 import { ScopeView } from './view.js'
@@ -71,9 +70,7 @@ export class ViewCache {
     if (scope === undefined) return this.#globalView
     let view = this.#views.get(scope)
     if (view === undefined) {
-      if (typeof scope !== 'object' || scope === null) {
-        throw new TypeError(`assemble context "scope" must be a scope key object (got ${describeValue(scope)})`)
-      }
+      assertScopeKey(scope, 'assemble context "scope"')
       this.#views.set(scope, (view = new ScopeView(scope, this)))
     }
     return view

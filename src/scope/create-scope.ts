@@ -1,6 +1,6 @@
 import type { Context } from 'cordis'
 import { assertBindable, bindScopeParent, scopeParentOf } from './parent-chain.js'
-import { SCOPE_TAG, scopeLabel, type ScopeKey } from './scope-key.js'
+import { assertScopeKey, SCOPE_TAG, scopeLabel, type ScopeKey } from './scope-key.js'
 import { untracked } from '@preact/signals-core'
 
 /** A minted scope: its tagged context and the two ways to tear it down. */
@@ -73,7 +73,7 @@ export function scopeKeyOfFiber(fiber: object): ScopeKey | undefined {
  * ```
  */
 export function createScope(ctx: Context, key: ScopeKey, options: CreateScopeOptions = {}): Scope {
-  if (typeof key !== 'object' || key === null) throw new TypeError(`scope key must be an object (got ${String(key)})`)
+  assertScopeKey(key, 'createScope() key')
   const { parent } = options
   const bind = parent !== undefined && untracked(() => scopeParentOf(key)) !== parent
   // Check, mint, then bind (its parent again binds nothing): a refused parent mints nothing, a failed mint binds nothing.

@@ -1,7 +1,7 @@
 import { batch, untracked, type Signal } from '@preact/signals-core'
 import { cellOf } from '../signals/signal-table.js'
 import { Context } from 'cordis'
-import { scopeLabel, scopeOf, type ScopeKey, type Scoped } from './scope-key.js'
+import { assertScopeKey, describeValue, isScopeKey, scopeLabel, scopeOf, type ScopeKey, type Scoped } from './scope-key.js'
 
 /**
  * The scope parent relation: one link per key, held weakly, each in its own signal, so a chain read inside a
@@ -35,8 +35,8 @@ export interface ScopeParentBinding {
 
 function assertAcyclic(key: ScopeKey, parent: ScopeKey | undefined): void {
   if (parent === undefined) return
-  if (typeof parent !== 'object' || parent === null) {
-    throw new TypeError(`scope "${scopeLabel(key)}" parent must be a scope key object (got ${String(parent)})`)
+  if (!isScopeKey(parent)) {
+    throw new TypeError(`scope "${scopeLabel(key)}" parent must be a scope key object (got ${describeValue(parent)})`)
   }
   if ((parent !== key && (childCounts.get(key) ?? 0) === 0) || !isScopeWithin(parent, key)) return
   const path = untracked(() => scopeChainOf(parent))
@@ -64,7 +64,7 @@ export function bindScopeParent(key: ScopeKey, parent: ScopeKey): ScopeParentBin
 
 /** Throws exactly what `bindScopeParent(key, parent)` would throw, changing nothing. */
 export function assertBindable(key: ScopeKey, parent: ScopeKey): void {
-  if (typeof key !== 'object' || key === null) throw new TypeError(`scope key must be an object (got ${String(key)})`)
+  assertScopeKey(key, 'bindScopeParent() key')
   if (bound.has(key)) {
     throw new Error(
       `scope "${scopeLabel(key)}" is already bound to a parent; re-link it through the binding that bindScopeParent returned`,
@@ -130,7 +130,7 @@ export function scopeTarget<T extends object>(base: T, key: ScopeKey | undefined
 
 /** Whether `value` is a carrier made by `scopeTarget`. */
 export function isScopeCarrier(value: unknown): value is Scoped<object> {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && Object.hasOwn(value, CARRIER)
+  return isScopeKey(value) && Object.hasOwn(value, CARRIER)
 }
 
 /** The scope key a carrier routes to; `undefined` for an unscoped carrier or a non-carrier. */

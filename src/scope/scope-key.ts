@@ -17,6 +17,26 @@ export function scopeOf(ctx: object): ScopeKey | undefined {
   return (ctx as { readonly [SCOPE_TAG]?: ScopeKey })[SCOPE_TAG]
 }
 
+/** Whether `value` can be a scope key: any object or function (`ScopeKey = object`), never read. */
+export function isScopeKey(value: unknown): value is ScopeKey {
+  return typeof value === 'function' || (typeof value === 'object' && value !== null)
+}
+
+/** Throws a `TypeError` (`${what} must be a scope key object (got …)`) unless `value` can be a scope key. */
+export function assertScopeKey(value: unknown, what: string): asserts value is ScopeKey {
+  if (!isScopeKey(value)) throw new TypeError(`${what} must be a scope key object (got ${describeValue(value)})`)
+}
+
+/** A short description of a wrong value: `string "x"`, `number NaN`, `an object`, `null`, …; never reads an object. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  if (typeof value === 'string') return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`
+  if (typeof value === 'object') return 'an object'
+  if (typeof value === 'function') return 'a function'
+  return value === undefined ? 'undefined' : `${typeof value} ${String(value)}`
+}
+
 const serials = new WeakMap<ScopeKey, number>()
 let nextSerial = 1
 

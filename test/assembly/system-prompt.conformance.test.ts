@@ -226,6 +226,16 @@ describe('opaque scope keys', () => {
     expect(names(assembly.tools)).toEqual(['bash'])
   })
 
+  test('a class key registers, assembles, inspects and diagnoses like an object key', async () => {
+    const app = await mount(BARE)
+    class Agent {}
+    const scope = await mintScope(app, Agent)
+    scope.ctx.systemPrompt.section({ name: 's', order: 0, text: 'S' })
+    expect(renderPrompt(await app.systemPrompt.assemble({ scope: Agent }))).toBe('S')
+    expect(app.systemPrompt.inspect(Agent).sections.map((s) => s.name)).toContain('s')
+    expect(app.systemPrompt.diagnostics(Agent)).toEqual([])
+  })
+
   test('a revoked Proxy key registers, assembles and renders', async () => {
     const app = await mount(BARE)
     const { proxy, revoke } = Proxy.revocable({}, {})

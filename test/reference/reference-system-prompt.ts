@@ -74,7 +74,8 @@ function labelsByName(entries: Iterable<OrderedEntry>): Map<string, string> {
 }
 
 function checkScope(scope: unknown): ScopeKey | undefined {
-  if (scope === undefined || (typeof scope === 'object' && scope !== null)) return scope as ScopeKey | undefined
+  const key = typeof scope === 'function' || (typeof scope === 'object' && scope !== null)
+  if (scope === undefined || key) return scope as ScopeKey | undefined
   throw new TypeError(`assemble context "scope" must be a scope key object (got ${describe(scope)})`)
 }
 

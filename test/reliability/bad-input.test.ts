@@ -164,9 +164,9 @@ const SCOPES: Row[] = [
   { call: 'bindScopeParent() closing a longer cycle', act: (w) => bindScopeParent(w.keys.preset, w.keys.agent1), error: Error, message: ['scope "preset" cannot take parent "agent-1": the link would close a cycle ("preset" → "agent-1" → "preset")'] },
   { call: 'bindScopeParent() of a key that is already bound', act: (w) => bindScopeParent(w.keys.agent1, w.keys.agent2), error: Error, message: ['scope "agent-1" is already bound to a parent'] },
   { call: 'rebind() closing a cycle', arrange: (w) => bindScopeParent(w.keys.preset, { name: 'root' }), act: (w, binding: ScopeParentBinding) => binding.rebind(w.keys.agent2), error: Error, message: ['scope "preset" cannot take parent "agent-2": the link would close a cycle'] },
-  { call: 'bindScopeParent() with a non-object parent', act: (w) => bindScopeParent(w.keys.preset, 'root' as never), error: TypeError, message: ['scope "preset" parent must be a scope key object (got root)'] },
+  { call: 'bindScopeParent() with a non-object parent', act: (w) => bindScopeParent(w.keys.preset, 'root' as never), error: TypeError, message: ['scope "preset" parent must be a scope key object (got string "root")'] },
   { call: 'createScope() re-minting a key under a different parent', act: (w) => createScope(w.app, w.keys.agent1, { parent: w.keys.agent2 }), error: Error, message: ['scope "agent-1" is already bound to a parent'] },
-  { call: 'createScope() with a non-object key', act: (w) => createScope(w.app, 'agent-3' as never), error: TypeError, message: ['scope key must be an object (got agent-3)'] },
+  { call: 'createScope() with a non-object key', act: (w) => createScope(w.app, 'agent-3' as never), error: TypeError, message: ['createScope() key must be a scope key object (got string "agent-3")'] },
 ]
 
 const CATALOGUE: [string, Row[]][] = [

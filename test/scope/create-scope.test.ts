@@ -84,6 +84,24 @@ describe('createScope', () => {
   test('throws a TypeError for a non-object key', () => {
     expect(() => createScope(new Context(), 'agent' as unknown as object)).toThrow(TypeError)
   })
+
+  test('a bad key is described, not printed: a string is quoted, null named', () => {
+    expect(() => createScope(new Context(), 'agent' as never)).toThrowError(
+      'createScope() key must be a scope key object (got string "agent")',
+    )
+    expect(() => createScope(new Context(), null as never)).toThrowError(
+      'createScope() key must be a scope key object (got null)',
+    )
+  })
+
+  test('accepts a class or a function as the key (a ScopeKey is any object, compared by identity)', async () => {
+    class Agent {}
+    const callable = () => 'run'
+    const app = new Context()
+    expect(scopeOf(createScope(app, Agent).ctx)).toBe(Agent)
+    expect(scopeOf(createScope(app, callable, { parent: Agent }).ctx)).toBe(callable)
+    expect(scopeParentOf(callable)).toBe(Agent)
+  })
 })
 
 describe('Scope ownership', () => {

@@ -113,6 +113,25 @@ describe('bindScopeParent', () => {
   test('throws a TypeError for a non-object parent', () => {
     expect(() => bindScopeParent({}, 42 as unknown as object)).toThrow(TypeError)
   })
+
+  test('a bad key or parent is described, never printed as source', () => {
+    expect(() => bindScopeParent('agent' as never, {})).toThrowError(
+      'bindScopeParent() key must be a scope key object (got string "agent")',
+    )
+    expect(() => bindScopeParent({ name: 'agent' }, 42 as never)).toThrowError(
+      'scope "agent" parent must be a scope key object (got number 42)',
+    )
+  })
+
+  test('links classes and functions like any other key', () => {
+    class Preset {}
+    const agent = () => 'run'
+    const child = {}
+    bindScopeParent(agent, Preset)
+    bindScopeParent(child, agent)
+    expect(scopeChainOf(child)).toEqual([child, agent, Preset])
+    expect(isScopeWithin(child, Preset)).toBe(true)
+  })
 })
 
 describe('ScopeParentBinding.rebind', () => {
