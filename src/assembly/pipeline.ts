@@ -14,7 +14,7 @@ import type { ResolvedSystemPromptConfig } from './config.js'
 import { Diagnostics } from './diagnostics.js'
 import { assembledFor, recordOf, recordScope, withRecord, type AssemblyProvenance } from './provenance.js'
 import type { AssembleContext, AssembledContext, AssembledSection, PromptAssembly, PromptStats } from './types.js'
-import type { PromptPreparation, PromptPresentation } from './types.js'
+import type { PromptPreparation, PromptPresentation, RegistrationDisposer } from './types.js'
 import { ViewCache } from './view-cache.js'
 import type { ContextPlan, ScopeView } from './view.js'
 
@@ -93,7 +93,7 @@ export class Pipeline {
     label: string,
     make: (scope: ScopeKey | undefined) => E,
     insert: (layer: PromptLayer, entry: E) => Undo,
-  ): () => Promise<void> {
+  ): RegistrationDisposer {
     if (this.#closed) throw disposedService(`${label} cannot register`, 'register')
     const entry = make(scopeOf(ctx))
     const input = entry.signal

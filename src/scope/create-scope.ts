@@ -7,8 +7,8 @@ import { untracked } from '@preact/signals-core'
 export interface Scope {
   /** The minting plugin's child fiber context, tagged with the scope key. */
   readonly ctx: Context
-  /** The exact Cordis disposer of the scope's fiber (keeps its identity for ordered composition). */
-  readonly rawDispose: () => Promise<void>
+  /** The exact Cordis disposer of the scope's fiber (identity kept for ordered composition); later calls return `undefined`. */
+  readonly rawDispose: () => Promise<void> | undefined
   /** Idempotent teardown; concurrent calls share one promise that settles once teardown finished. */
   dispose(): Promise<void>
 }

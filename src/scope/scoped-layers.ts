@@ -75,11 +75,11 @@ export class ScopedLayers<L extends ScopeLayer> {
 
   /**
    * Runs `action` on the layer of `ctx`'s scope inside a Cordis effect owned by `ctx`'s fiber, in one `batch`,
-   * and returns the exact `ctx.effect` disposer. A new layer is published only once `action` succeeded; the
-   * undo is installed before any notification; an `onChange` that throws rolls the registration back (without
-   * notifying again) and reaches the caller; the last undo of a layer reclaims it.
+   * and returns the exact `ctx.effect` disposer (it may return `undefined`: await it). A new layer is published
+   * only once `action` succeeded; the undo is installed before any notification; an `onChange` that throws rolls
+   * the registration back (without notifying again) and reaches the caller; the last undo of a layer reclaims it.
    */
-  effect(ctx: Context, action: (layer: L) => Undo, options: LayerEffectOptions): () => Promise<void> {
+  effect(ctx: Context, action: (layer: L) => Undo, options: LayerEffectOptions): () => Promise<void> | undefined {
     const scope = scopeOf(ctx)
     // Cleared for a rollback: the listener that just failed is not called again.
     let notify = options.notify !== false

@@ -12,7 +12,10 @@ import {
   type PromptSectionOrderName,
   type PromptStats,
   type RegistrationDisposer,
+  type Scope,
   type Scoped,
+  type ScopedLayers,
+  type ScopeLayer,
   type ToolSchema,
 } from '../../src/index.js'
 import { BARE, mount } from './system-prompt.fixtures.js'
@@ -135,6 +138,9 @@ describe('service surface', () => {
     expectTypeOf(app.systemPrompt.tools).returns.toEqualTypeOf<RegistrationDisposer>()
     expectTypeOf(app.systemPrompt.suppressRuntimeContext).returns.toEqualTypeOf<RegistrationDisposer>()
     expectTypeOf<RegistrationDisposer>().toEqualTypeOf<() => Promise<void> | undefined>()
+    // The scope primitives hand out Cordis disposers too, which may return undefined.
+    expectTypeOf<ReturnType<ScopedLayers<ScopeLayer>['effect']>>().toEqualTypeOf<RegistrationDisposer>()
+    expectTypeOf<Scope['rawDispose']>().toEqualTypeOf<RegistrationDisposer>()
     const dispose = app.systemPrompt.section({ name: 'a', order: 0, text: 'A' })
     // @ts-expect-error the disposer may return undefined: await it instead of chaining
     expect(() => dispose().then(() => {})).toThrow(TypeError)

@@ -1,5 +1,5 @@
 import { Context } from 'cordis'
-import { describe, expect, test } from 'vitest'
+import { describe, expect, expectTypeOf, test } from 'vitest'
 import { bindScopeParent, createScope, scopeOf, scopeParentOf } from '../../src/index.js'
 
 /** A promise plus the function that resolves it, for gating an async teardown. */
@@ -158,6 +158,15 @@ describe('Scope.rawDispose', () => {
   test('is the exact disposer of the scope fiber', () => {
     const scope = createScope(new Context(), {})
     expect(scope.rawDispose).toBe(scope.ctx.fiber.dispose)
+  })
+
+  test('is typed as what it returns: a promise on the first call, undefined on a later one', async () => {
+    const scope = createScope(new Context(), {})
+    expectTypeOf(scope.rawDispose).toEqualTypeOf<() => Promise<void> | undefined>()
+    const first = scope.rawDispose()
+    expect(first).toBeInstanceOf(Promise)
+    expect(scope.rawDispose()).toBeUndefined()
+    await first
   })
 
   test('tears the scope down', async () => {

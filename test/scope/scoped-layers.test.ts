@@ -1,6 +1,6 @@
 import { batch, effect, signal } from '@preact/signals-core'
 import { Context } from 'cordis'
-import { describe, expect, test } from 'vitest'
+import { describe, expect, expectTypeOf, test } from 'vitest'
 import {
   NamedEntries,
   ScopedLayers,
@@ -209,6 +209,17 @@ describe('ScopedLayers.effect ownership', () => {
     const before = heldDisposers(agentScope.ctx)
     const dispose = register(agentScope.ctx, 'a', 'A')
     expect(heldDisposers(agentScope.ctx)).toEqual([...before, dispose])
+  })
+
+  test('returns a disposer typed as what it returns: Cordis\' returns undefined, and awaiting it works', async () => {
+    const { agent, agentScope } = family()
+    const { layers, merged } = layered()
+    const dispose = layers.effect(agentScope.ctx, (layer) => layer.named.insert('a', 'A'), { label: 'test.register()' })
+    expectTypeOf(dispose).toEqualTypeOf<() => Promise<void> | undefined>()
+    const result = dispose()
+    expect(result).toBeUndefined()
+    await result
+    expect(merged(agent)).toEqual([])
   })
 
   test('returns a disposer that carries the Cordis effect meta with the label', () => {
