@@ -1,7 +1,8 @@
 // Error phrases, so messages read alike, and the checkShape built on them. Scope keys are read here only, to build a message.
 
-import { describeValue, scopeLabel } from '../scope/scope-key.js'
+import { describeValue, isObjectLike, scopeLabel, type ScopeKey } from '../scope/scope-key.js'
 import type { LayerRef } from './entries.js'
+import type { AssembleContext } from './types.js'
 
 export { describeValue }
 
@@ -9,6 +10,17 @@ export { describeValue }
 export function disposedService(what: string, verb: string): Error {
   const why = 'this "systemPrompt" service is disposed; its plugin was unloaded'
   return new Error(`${what}: ${why}, so ${verb} through the ctx.systemPrompt of a loaded SystemPrompt plugin`)
+}
+
+/** Throws a `TypeError` unless `context` is an object: `assemble context must be an object (got null)`. */
+export function assertAssembleContext(context: unknown): asserts context is AssembleContext {
+  if (!isObjectLike(context)) throw new TypeError(`assemble context must be an object (got ${describeValue(context)})`)
+}
+
+/** The `Error` for refreshing a result assembled for scope `from` with another scope, `to`. */
+export function wrongScope(from: ScopeKey | undefined, to: ScopeKey | undefined): Error {
+  const rule = 'its contexts would be read from the wrong registry; pass the scope it was assembled for'
+  return new Error(`an accepted result assembled for ${viewName(from)} cannot be refreshed for ${viewName(to)}: ${rule}`)
 }
 
 /** The `TypeError` for `subject`'s option `name` that is not `rule` (`toAnthropic option "ttl" must be …`), then `hint`. */

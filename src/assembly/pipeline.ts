@@ -6,7 +6,7 @@ import { ScopedLayers } from '../scope/scoped-layers.js'
 import type { Undo } from '../scope/layer-entries.js'
 import { scopeOf, type ScopeKey } from '../scope/scope-key.js'
 import { labelOf, PromptLayer, type SectionEntry } from './entries.js'
-import { checkShape, disposedService, viewName, type Culprit } from './errors.js'
+import { assertAssembleContext, checkShape, disposedService, viewName, wrongScope, type Culprit } from './errors.js'
 import { Evaluation } from './evaluation.js'
 import type { CordisBridge } from './cordis-internals.js'
 import { pinRequired, restoreRequired } from './required-sections.js'
@@ -141,6 +141,7 @@ export class Pipeline {
   }
 
   async prepare(context: AssembleContext): Promise<PromptPreparation> {
+    assertAssembleContext(context)
     this.#live('prepare()', context.signal)
     const prepared = this.#prepare(this.views.view(context.scope), context, true)
     return (prepared instanceof Promise ? await prepared : prepared).preparation
@@ -172,6 +173,7 @@ export class Pipeline {
   }
 
   async assemble(context: AssembleContext, preparation?: PromptPreparation): Promise<PromptAssembly> {
+    assertAssembleContext(context)
     this.#live('assemble()', context.signal)
     if (preparation !== undefined) checkShape(CALLER, preparation, ['contexts'], true)
     this.stats.assemblies++
@@ -234,30 +236,26 @@ export class Pipeline {
 
   /** Which contexts were registrations travels on them (`registered: true`), so any copy refreshes like the original. */
   refreshContext<T extends PromptPreparation>(accepted: T, context: AssembleContext): T {
+    assertAssembleContext(context)
     this.#live('refreshContext()')
     const known = assembledFor(accepted)
-    if (known !== undefined && known.scope !== context.scope) {
-      throw new Error(
-        `an accepted result assembled for ${viewName(known.scope)} cannot be refreshed for ${viewName(context.scope)}: its contexts would be read from the wrong registry; pass the scope it was assembled for`,
-      )
-    }
+    if (known !== undefined && known.scope !== context.scope) throw wrongScope(known.scope, context.scope)
     const view = this.views.view(context.scope)
     const plan = view.derive('contexts')
     const suppressed = view.derive('suppressed')
-    const evaluation = this.#evaluation
     const contexts: AssembledContext[] = []
     for (const item of accepted.contexts) {
       if (item.registered === true) {
         // Re-read while its registration is effective; dropped once it is gone.
         const entry = plan.byName.get(item.name)
-        if (entry !== undefined && (!suppressed || entry.required)) contexts.push(evaluation.context(entry, context))
+        if (entry !== undefined && (!suppressed || entry.required)) contexts.push(this.#evaluation.context(entry, context))
       } else if (!suppressed || plan.byName.get(item.name)?.required) {
         // Only a waterfall listener supplied it: keep the accepted text.
         contexts.push({ ...item })
       }
     }
     const present = new Set(contexts.map((c) => c.name))
-    for (const entry of plan.required) if (!present.has(entry.name)) contexts.push(evaluation.context(entry, context))
+    for (const entry of plan.required) if (!present.has(entry.name)) contexts.push(this.#evaluation.context(entry, context))
     recordScope(contexts, view.key)
     const refreshed = { ...accepted, contexts }
     const record = recordOf(accepted)

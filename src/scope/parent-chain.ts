@@ -1,7 +1,7 @@
 import { batch, untracked, type Signal } from '@preact/signals-core'
 import { cellOf } from '../signals/signal-table.js'
 import { Context } from 'cordis'
-import { assertScopeKey, describeValue, isScopeKey, scopeLabel, scopeOf, type ScopeKey, type Scoped } from './scope-key.js'
+import { assertScopeKey, describeValue, isObjectLike, scopeLabel, scopeOf, type ScopeKey, type Scoped } from './scope-key.js'
 
 /**
  * The scope parent relation: one link per key, held weakly, each in its own signal, so a chain read inside a
@@ -33,9 +33,8 @@ export interface ScopeParentBinding {
   rebind(parent: ScopeKey | undefined): void
 }
 
-function assertAcyclic(key: ScopeKey, parent: ScopeKey | undefined): void {
-  if (parent === undefined) return
-  if (!isScopeKey(parent)) {
+function assertAcyclic(key: ScopeKey, parent: ScopeKey): void {
+  if (!isObjectLike(parent)) {
     throw new TypeError(`scope "${scopeLabel(key)}" parent must be a scope key object (got ${describeValue(parent)})`)
   }
   if ((parent !== key && (childCounts.get(key) ?? 0) === 0) || !isScopeWithin(parent, key)) return
@@ -56,7 +55,7 @@ export function bindScopeParent(key: ScopeKey, parent: ScopeKey): ScopeParentBin
   setLink(key, parent)
   return {
     rebind(next) {
-      assertAcyclic(key, next)
+      if (next !== undefined) assertAcyclic(key, next)
       setLink(key, next)
     },
   }
@@ -91,11 +90,13 @@ function setLink(key: ScopeKey, parent: ScopeKey | undefined): void {
 
 /** The parent of `key`, or `undefined`; subscribes, also to a later bind. */
 export function scopeParentOf(key: ScopeKey): ScopeKey | undefined {
+  assertScopeKey(key, 'scopeParentOf() key')
   return cellOf(links, key).value
 }
 
 /** `[key, parent, grandparent, …]`, nearest first; `[]` for `undefined`. Subscribes to every link it walks. */
 export function scopeChainOf(key: ScopeKey | undefined): ScopeKey[] {
+  if (key !== undefined) assertScopeKey(key, 'scopeChainOf() key')
   const chain: ScopeKey[] = []
   for (let at = key; at !== undefined; at = cellOf(links, at).value) chain.push(at)
   return chain
@@ -130,7 +131,7 @@ export function scopeTarget<T extends object>(base: T, key: ScopeKey | undefined
 
 /** Whether `value` is a carrier made by `scopeTarget`. */
 export function isScopeCarrier(value: unknown): value is Scoped<object> {
-  return isScopeKey(value) && Object.hasOwn(value, CARRIER)
+  return isObjectLike(value) && Object.hasOwn(value, CARRIER)
 }
 
 /** The scope key a carrier routes to; `undefined` for an unscoped carrier or a non-carrier. */

@@ -17,14 +17,14 @@ export function scopeOf(ctx: object): ScopeKey | undefined {
   return (ctx as { readonly [SCOPE_TAG]?: ScopeKey })[SCOPE_TAG]
 }
 
-/** Whether `value` can be a scope key: any object or function (`ScopeKey = object`), never read. */
-export function isScopeKey(value: unknown): value is ScopeKey {
+/** Whether `value` is an object or a function: what can be a scope key (`ScopeKey = object`). Never reads it. */
+export function isObjectLike(value: unknown): value is ScopeKey {
   return typeof value === 'function' || (typeof value === 'object' && value !== null)
 }
 
 /** Throws a `TypeError` (`${what} must be a scope key object (got …)`) unless `value` can be a scope key. */
 export function assertScopeKey(value: unknown, what: string): asserts value is ScopeKey {
-  if (!isScopeKey(value)) throw new TypeError(`${what} must be a scope key object (got ${describeValue(value)})`)
+  if (!isObjectLike(value)) throw new TypeError(`${what} must be a scope key object (got ${describeValue(value)})`)
 }
 
 /** A short description of a wrong value: `string "x"`, `number NaN`, `an object`, `null`, …; never reads an object. */

@@ -73,6 +73,11 @@ function labelsByName(entries: Iterable<OrderedEntry>): Map<string, string> {
   return labels
 }
 
+function checkContext(context: unknown): AssembleContext {
+  if ((typeof context === 'object' && context !== null) || typeof context === 'function') return context as AssembleContext
+  throw new TypeError(`assemble context must be an object (got ${describe(context)})`)
+}
+
 function checkScope(scope: unknown): ScopeKey | undefined {
   const key = typeof scope === 'function' || (typeof scope === 'object' && scope !== null)
   if (scope === undefined || key) return scope as ScopeKey | undefined
@@ -202,6 +207,7 @@ export class ReferenceSystemPrompt extends Service {
    * with `signal.reason` when aborted before or after the waterfall.
    */
   async prepare(context: AssembleContext = {}): Promise<PromptPreparation> {
+    checkContext(context)
     const scope = checkScope(context.scope)
     throwIfAborted(context.signal)
     const variables: Record<string, string | undefined> = {}
@@ -231,6 +237,7 @@ export class ReferenceSystemPrompt extends Service {
    * attaches the provider-owned tools.
    */
   async assemble(context: AssembleContext = {}, preparation?: PromptPreparation): Promise<PromptAssembly> {
+    checkContext(context)
     const scope = checkScope(context.scope)
     const prepared = preparation ?? (await this.prepare(context))
     throwIfAborted(context.signal)
@@ -280,6 +287,7 @@ export class ReferenceSystemPrompt extends Service {
    * appended in registry order. A result made for another scope throws.
    */
   refreshContext<T extends PromptPreparation>(accepted: T, context: AssembleContext = {}): T {
+    checkContext(context)
     const madeFor = (accepted as Made)[MADE_FOR]
     if (madeFor !== undefined && madeFor.scope !== context.scope) {
       throw new Error(

@@ -123,6 +123,16 @@ describe('bindScopeParent', () => {
     )
   })
 
+  test('refuses an undefined parent with a TypeError and leaves the key unbound', () => {
+    const agent = { name: 'agent' }
+    expect(() => bindScopeParent(agent, undefined as never)).toThrowError(
+      new TypeError('scope "agent" parent must be a scope key object (got undefined)'),
+    )
+    const preset = {}
+    bindScopeParent(agent, preset)
+    expect(scopeParentOf(agent)).toBe(preset)
+  })
+
   test('links classes and functions like any other key', () => {
     class Preset {}
     const agent = () => 'run'
@@ -246,6 +256,15 @@ describe('scopeChainOf', () => {
     expect(scopeChainOf(agent)).toEqual([agent])
   })
 
+  test('throws a TypeError naming the argument for a key that is neither an object nor a function', () => {
+    expect(() => scopeChainOf(null as never)).toThrowError(
+      new TypeError('scopeChainOf() key must be a scope key object (got null)'),
+    )
+    expect(() => scopeChainOf('agent' as never)).toThrowError(
+      'scopeChainOf() key must be a scope key object (got string "agent")',
+    )
+  })
+
   test('lists the key and its ancestors nearest first', () => {
     const root = {}
     const preset = {}
@@ -270,6 +289,15 @@ describe('scopeChainOf', () => {
 describe('scopeParentOf', () => {
   test('is undefined for an unbound key', () => {
     expect(scopeParentOf({})).toBeUndefined()
+  })
+
+  test('throws a TypeError naming the argument for a key that is neither an object nor a function', () => {
+    expect(() => scopeParentOf(undefined as never)).toThrowError(
+      new TypeError('scopeParentOf() key must be a scope key object (got undefined)'),
+    )
+    expect(() => scopeParentOf('agent' as never)).toThrowError(
+      'scopeParentOf() key must be a scope key object (got string "agent")',
+    )
   })
 })
 
