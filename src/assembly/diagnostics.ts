@@ -98,13 +98,13 @@ function groupsOf(entry: TextEntry, scans: Scans): readonly TemplateGroup[] | un
 
 function findingsOf(entry: TextEntry, entryKind: 'section' | 'context', plan: VariablePlan, guard: StabilityGuard, scans: Scans, out: PromptDiagnostic[]): void {
   const layer = layerOf(entry.scope)
-  const owner = labelOf(entry)
   const push = (kind: PromptDiagnosticKind, variable: string | undefined, message: string): void => {
     const named = variable === undefined ? {} : { variable }
     out.push(Object.freeze({ kind, entry: entry.name, entryKind, layer, ...named, message }))
   }
   if (entry.kind === SourceKind.Provider) {
-    return push('unchecked', undefined, `${owner} text is a function provider, so its references are checked only when it renders (diagnostics never call providers)`)
+    const why = 'so its references are checked only when it renders (diagnostics never call providers)'
+    return push('unchecked', undefined, `${labelOf(entry)} text is a function provider, ${why}`)
   }
   const seen = new Set<string>()
   /** True the first time `key` is seen in this entry. */
@@ -112,7 +112,7 @@ function findingsOf(entry: TextEntry, entryKind: 'section' | 'context', plan: Va
   const volatileSection = entryKind === 'section' && entry.stability !== 'volatile'
   for (const group of groupsOf(entry, scans) ?? NO_GROUPS) {
     if (group.malformed !== undefined) {
-      if (once(`m${group.malformed}`)) push('malformed', undefined, malformedReference(group.malformed, owner).message)
+      if (once(`m${group.malformed}`)) push('malformed', undefined, malformedReference(group.malformed, labelOf(entry)).message)
       continue
     }
     const { name } = group
@@ -120,12 +120,12 @@ function findingsOf(entry: TextEntry, entryKind: 'section' | 'context', plan: Va
     if (variable === undefined) {
       if (once(`u${name}`)) {
         const names = Object.fromEntries(plan.entries.map((v) => [v.name, '']))
-        push('unknown-variable', name, unknownVariable(name, names, owner).message)
+        push('unknown-variable', name, unknownVariable(name, names, labelOf(entry)).message)
       }
       continue
     }
     const noValue = variable.kind === SourceKind.Signal && read(variable.signal!) === undefined
-    if (noValue && once(`n${name}`)) push('no-value', name, valueError(name, undefined, owner).message)
+    if (noValue && once(`n${name}`)) push('no-value', name, valueError(name, undefined, labelOf(entry)).message)
     if (volatileSection && variable.stability === 'volatile' && once(`v${name}`)) {
       push('volatile-in-section', name, volatileReferenceMessage(guard, entry.name, layer, name, layerOf(variable.scope)))
     }

@@ -31,7 +31,7 @@ const UNKNOWN_LAYER = {}
 export class ReportedWarnings {
   readonly #byLayer = new WeakMap<object, Set<string>>()
 
-  has(warning: StabilityWarning): boolean {
+  has(warning: Omit<StabilityWarning, 'message'>): boolean {
     return this.#byLayer.get(layerKey(warning))?.has(findingKey(warning)) === true
   }
 
@@ -44,11 +44,11 @@ export class ReportedWarnings {
   }
 }
 
-function layerKey({ layer }: StabilityWarning): object {
+function layerKey({ layer }: Omit<StabilityWarning, 'message'>): object {
   return layer === 'global' ? GLOBAL_LAYER : (layer ?? UNKNOWN_LAYER)
 }
 
-function findingKey({ kind, section, variable }: StabilityWarning): string {
+function findingKey({ kind, section, variable }: Omit<StabilityWarning, 'message'>): string {
   return `${kind}\0${section}\0${variable ?? ''}`
 }
 
@@ -61,18 +61,20 @@ export function lintStability(
 ): StabilityWarning[] {
   const { parts } = rendered
   const out: StabilityWarning[] = []
-  const add = (kind: StabilityWarning['kind'], part: RenderedPart, variable: string | undefined, message: string): void => {
+  const add = (kind: StabilityWarning['kind'], part: RenderedPart, variable: string | undefined, message: () => string): void => {
     const { name: section, layer } = part
-    const warning: StabilityWarning = { kind, section, ...(layer === undefined ? {} : { layer }), ...(variable === undefined ? {} : { variable }), message }
-    const key = findingKey(warning)
-    if (!reported.has(warning) && !out.some((seen) => findingKey(seen) === key && seen.layer === layer)) out.push(warning)
+    // The message labels the layer's scope key: it is built only for a warning this step reports.
+    const found = { kind, section, ...(layer && { layer }), ...(variable === undefined ? {} : { variable }) }
+    const key = findingKey(found)
+    if (reported.has(found) || out.some((seen) => findingKey(seen) === key && seen.layer === layer)) return
+    out.push({ ...found, message: message() })
   }
 
   const volatile = rendered.variables.filter((variable) => variable.stability === 'volatile')
   for (const part of parts) {
     if (part.stability === 'volatile') continue
     for (const variable of volatile.filter(({ name }) => part.variables.includes(name))) {
-      const message = `${entryLabel('prompt section', part.name, part.layer)} references volatile ${entryLabel('prompt variable', variable.name, variable.layer)}; a value that changes every step invalidates the cached prompt from this section on — move it into a runtime context`
+      const message = () => `${entryLabel('prompt section', part.name, part.layer)} references volatile ${entryLabel('prompt variable', variable.name, variable.layer)}; a value that changes every step invalidates the cached prompt from this section on — move it into a runtime context`
       add('volatile-variable', part, variable.name, message)
     }
   }
@@ -81,7 +83,8 @@ export function lintStability(
   if (firstVolatile !== -1) {
     const { name, layer } = parts[firstVolatile]!
     for (const part of parts.slice(firstVolatile)) {
-      if (part.cacheBreakpoint) add('breakpoint-after-volatile', part, undefined, breakpointAfterVolatileMessage(part.name, part.layer, name, layer))
+      const message = () => breakpointAfterVolatileMessage(part.name, part.layer, name, layer)
+      if (part.cacheBreakpoint) add('breakpoint-after-volatile', part, undefined, message)
     }
   }
 
@@ -89,14 +92,14 @@ export function lintStability(
     const lastStable = parts.findLastIndex(({ name }) => !changed.has(name) && !changedBefore.has(name))
     for (const part of parts.slice(0, Math.max(lastStable, 0))) {
       if (!changed.has(part.name) || !changedBefore.has(part.name)) continue
-      const message = `${entryLabel('prompt section', part.name, part.layer)} changed in two consecutive steps while later sections stayed the same; a per-step value this early in the prompt invalidates the cache of everything after it — move it into a runtime context or give the section a later order`
+      const message = () => `${entryLabel('prompt section', part.name, part.layer)} changed in two consecutive steps while later sections stayed the same; a per-step value this early in the prompt invalidates the cache of everything after it — move it into a runtime context or give the section a later order`
       add('unstable-section', part, undefined, message)
     }
   }
   for (const part of parts) {
     if (!part.restored) continue
-    const label = part.layer === 'global' ? `prompt section "${part.name}" in the global layer` : entryLabel('prompt section', part.name, part.layer)
-    const message = `required ${label} was restored after the "system-prompt/assemble" waterfall: a listener dropped, edited or reordered it, and required sections keep their registered text and place; leave it in the listener's result, or register it without required: true if listeners may change it`
+    const label = () => (part.layer === 'global' ? `prompt section "${part.name}" in the global layer` : entryLabel('prompt section', part.name, part.layer))
+    const message = () => `required ${label()} was restored after the "system-prompt/assemble" waterfall: a listener dropped, edited or reordered it, and required sections keep their registered text and place; leave it in the listener's result, or register it without required: true if listeners may change it`
     add('required-restored', part, undefined, message)
   }
   return out

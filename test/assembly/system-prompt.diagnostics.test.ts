@@ -25,6 +25,21 @@ describe('diagnostics() findings', () => {
     expect(app.systemPrompt.diagnostics()).toEqual([])
   })
 
+  test('a scope key is read only to label a finding (SPEC Reliability: opaque keys)', async () => {
+    const app = await mount(BARE)
+    let reads = 0
+    const key = new Proxy({ name: 'agent-1' }, { get: (target, property) => (reads++, Reflect.get(target, property)) })
+    const scope = await mintScope(app, key)
+    scope.ctx.systemPrompt.variable('user', 'Ada')
+    scope.ctx.systemPrompt.section({ name: 'hi', order: 1, text: 'Hi {{user}}' })
+    scope.ctx.systemPrompt.context({ name: 'cwd', order: 1, text: 'in /work' })
+    expect(app.systemPrompt.diagnostics(key, { includeUnchecked: true })).toEqual([])
+    expect(reads).toBe(0)
+    scope.ctx.systemPrompt.section({ name: 'notes', order: 2, text: 'see {{ cwd }}' })
+    expect(app.systemPrompt.diagnostics(key)[0]!.message).toContain('in scope "agent-1"')
+    expect(reads).toBeGreaterThan(0)
+  })
+
   test('a malformed reference reads exactly like the render error it predicts', async () => {
     const app = await mount(BARE)
     app.systemPrompt.section({ name: 'notes', order: 1, text: 'see {{ cwd }}' })

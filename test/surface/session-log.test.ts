@@ -118,6 +118,26 @@ describe('writer', () => {
     expect(existsSync(join(dir, 'workspace', 'relative.jsonl'))).toBe(false)
   })
 
+  test('a step reads the scope key only to label a warning it reports or a record it writes', async () => {
+    const app = await mount(BARE)
+    let reads = 0
+    const key = new Proxy({ name: 'agent-1' }, { get: (target, property) => (reads++, Reflect.get(target, property)) })
+    const agent = await mintScope(app, key)
+    agent.ctx.systemPrompt.section({ name: 'plain', order: 0, text: 'Plain.' })
+    const surface = createStepSurface()
+    surface.step({ assembly: await app.systemPrompt.assemble({ scope: key }) })
+    expect(reads).toBe(0)
+    agent.ctx.systemPrompt.section({ name: 'clock', order: 1, text: 'Now: {{now}}' })
+    app.systemPrompt.variable('now', '12:00', { stability: 'volatile' })
+    expect(surface.step({ assembly: await app.systemPrompt.assemble({ scope: key }) }).warnings).toHaveLength(1)
+    const labelled = reads
+    const again = surface.step({ assembly: await app.systemPrompt.assemble({ scope: key }) })
+    expect(again.warnings).toEqual([])
+    expect(reads).toBe(labelled)
+    createSessionLogWriter(path).write(again)
+    expect(readSessionLog(path).steps[0]!.sectionLayers).toContain('agent-1')
+  })
+
   test('a warning is logged with its layer as a label, never the scope key object', async () => {
     const app = await mount(BARE)
     const key = { name: 'agent-1', secret: { huge: 'x'.repeat(100) } }
