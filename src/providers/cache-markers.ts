@@ -156,7 +156,7 @@ export function resolveMarkedRequest<M>(
 
 /**
  * The system blocks as sent: Anthropic rejects a text block of whitespace only, so such a block joins the next block (or
- * the previous one when it is last) with its separator, and the joined block keeps the marker place of the non-blank one.
+ * the previous one when it is last) with its separator; the joined block keeps the marker place of the block that ends it.
  */
 function sentBlocks(blocks: readonly PromptBlock[]): readonly PromptBlock[] {
   const blank = (block: PromptBlock): boolean => block.text.trim() === ''
@@ -171,7 +171,7 @@ function sentBlocks(blocks: readonly PromptBlock[]): readonly PromptBlock[] {
     if (pending === undefined) sent.push(whole)
   }
   const last = sent.pop()
-  if (last !== undefined) sent.push(pending === undefined ? last : join(last, pending, last))
+  if (last !== undefined) sent.push(pending === undefined ? last : join(last, pending, pending))
   return sent
 }
 
