@@ -66,19 +66,15 @@ export function withTracing(surface: StepSurface, options: TracingOptions = {}):
     throw new TypeError(`withTracing options must be an object (got ${describeValue(options)})`)
   }
   const { tracer, agent, recordContent, activeSpan = 'child' } = options
+  const bad = (option: string, rule: string, value: unknown, hint?: string): never => {
+    throw optionError('withTracing', option, rule, value, hint)
+  }
   if (tracer !== undefined && (typeof tracer !== 'object' || tracer === null || typeof tracer.startSpan !== 'function')) {
-    const rule = 'an OpenTelemetry Tracer with startSpan()'
-    throw optionError('withTracing', 'tracer', rule, tracer, '; get one with trace.getTracer(name)')
+    bad('tracer', 'an OpenTelemetry Tracer with startSpan()', tracer, '; get one with trace.getTracer(name)')
   }
-  if (agent !== undefined && (typeof agent !== 'string' || agent === '')) {
-    throw optionError('withTracing', 'agent', 'a non-empty string', agent)
-  }
-  if (recordContent !== undefined && typeof recordContent !== 'boolean') {
-    throw optionError('withTracing', 'recordContent', 'a boolean', recordContent)
-  }
-  if (activeSpan !== 'child' && activeSpan !== 'events') {
-    throw optionError('withTracing', 'activeSpan', "'child' or 'events'", activeSpan)
-  }
+  if (agent !== undefined && (typeof agent !== 'string' || agent === '')) bad('agent', 'a non-empty string', agent)
+  if (recordContent !== undefined && typeof recordContent !== 'boolean') bad('recordContent', 'a boolean', recordContent)
+  if (activeSpan !== 'child' && activeSpan !== 'events') bad('activeSpan', "'child' or 'events'", activeSpan)
   const spanTracer = tracer ?? trace.getTracer('promptloom')
   const instructions = systemInstructions(recordContent === true)
   let off = false

@@ -3,10 +3,9 @@
 const PRIME_LOW = 0x1b3 // the FNV prime 0x100000001b3 is 2^40 + 0x1b3
 
 /**
- * 64-bit FNV-1a of `bytes` as 16 hex digits: synchronous (Web Crypto's digest is async) and without Node built-ins. A
- * non-cryptographic digest will do: it only routes prompt cache keys and fingerprints part texts. Four 16-bit limbs
- * (h3 h2 h1 h0) keep every product small: h · prime = h · 0x1b3 + (h << 40), and h << 40 adds h0 << 8 to limb 2 and
- * h1 << 8 to limb 3.
+ * 64-bit FNV-1a of `bytes` as 16 hex digits, synchronous (Web Crypto's digest is async) and without Node built-ins; it only
+ * routes cache keys and fingerprints texts. Four 16-bit limbs keep products exact: h · prime = h · 0x1b3 + (h << 40), and
+ * h << 40 adds h0 << 8 to limb 2 and h1 << 8 to limb 3.
  */
 export function fnv1a64(bytes: Uint8Array): string {
   let [h3, h2, h1, h0] = [0xcbf2, 0x9ce4, 0x8422, 0x2325] // the FNV offset basis 0xcbf29ce484222325
