@@ -188,10 +188,8 @@ export function headerStateOf(tools: readonly unknown[], configJson: string, pre
  * `changed` (JSON differs) in their new order, `removed` in their old, and whether the names in both were `reordered`.
  */
 export function toolDiff(before: HeaderState, after: HeaderState) {
-  const was = new Map<string, string>()
-  before.names.forEach((name, i) => was.has(name) || was.set(name, before.toolJson[i]!))
-  const now = new Map<string, string>()
-  after.names.forEach((name, i) => now.has(name) || now.set(name, after.toolJson[i]!))
+  const byName = ({ names, toolJson }: HeaderState) => new Map(names.map((name) => [name, toolJson[names.indexOf(name)]!]))
+  const [was, now] = [byName(before), byName(after)]
   const added = [...now.keys()].filter((name) => !was.has(name))
   const removed = [...was.keys()].filter((name) => !now.has(name))
   const changed = [...now.keys()].filter((name) => was.has(name) && was.get(name) !== now.get(name))
@@ -200,7 +198,6 @@ export function toolDiff(before: HeaderState, after: HeaderState) {
   return { added, removed, changed, reordered: keptBefore.some((name, i) => keptAfter[i] !== name) }
 }
 
-/** What `toolDiff` returns. */
 export type ToolDiff = ReturnType<typeof toolDiff>
 
 /**

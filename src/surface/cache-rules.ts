@@ -31,9 +31,6 @@ const ANTHROPIC_MINIMUMS: readonly (readonly [minimumTokens: number, models: rea
   [4096, ['claude-opus-4-6', 'claude-opus-4-5', 'claude-haiku-4-5']],
 ]
 
-/** The most conservative (largest) minimum of the table: what an unknown model gets. */
-const ANTHROPIC_UNKNOWN_MODEL_MINIMUM = Math.max(...ANTHROPIC_MINIMUMS.map(([minimum]) => minimum))
-
 /**
  * The minimum of the table key `model` names, or `undefined`. A provider prefix (`anthropic.`,
  * `us.anthropic.`, `anthropic/`) is dropped and `4.5` reads as `4-5`; after the key may only come
@@ -72,7 +69,8 @@ export const cacheRules = Object.freeze({
     if (typeof model !== 'string' || model === '') {
       throw optionError(fn, 'model', "the Claude model id the requests use, e.g. 'claude-sonnet-4-6'", model)
     }
-    const minimum = minimumOption(fn, minimumTokens) ?? anthropicMinimumOf(model) ?? ANTHROPIC_UNKNOWN_MODEL_MINIMUM
+    const largest = Math.max(...ANTHROPIC_MINIMUMS.map(([minimum]) => minimum))
+    const minimum = minimumOption(fn, minimumTokens) ?? anthropicMinimumOf(model) ?? largest
     return Object.freeze({ provider: 'anthropic', minimumTokens: minimum, granularity: 1, breakpoints: true })
   },
   /** OpenAI's rules (prompt caching guide): from 1024 tokens in 128-token steps, no markers; `model` is for symmetry. */

@@ -71,8 +71,7 @@ export function lintStability(
   }
 
   const volatile = rendered.variables.filter((variable) => variable.stability === 'volatile')
-  for (const part of parts) {
-    if (part.stability === 'volatile') continue
+  for (const part of parts.filter(({ stability }) => stability !== 'volatile')) {
     for (const variable of volatile.filter(({ name }) => part.variables.includes(name))) {
       const message = () => `${entryLabel('prompt section', part.name, part.layer)} references volatile ${entryLabel('prompt variable', variable.name, variable.layer)}; a value that changes every step invalidates the cached prompt from this section on — move it into a runtime context`
       add('volatile-variable', part, variable.name, message)
@@ -80,12 +79,9 @@ export function lintStability(
   }
 
   const firstVolatile = parts.findIndex((part) => part.stability === 'volatile')
-  if (firstVolatile !== -1) {
+  for (const part of firstVolatile === -1 ? [] : parts.slice(firstVolatile).filter(({ cacheBreakpoint }) => cacheBreakpoint)) {
     const { name, layer } = parts[firstVolatile]!
-    for (const part of parts.slice(firstVolatile)) {
-      const message = () => breakpointAfterVolatileMessage(part.name, part.layer, name, layer)
-      if (part.cacheBreakpoint) add('breakpoint-after-volatile', part, undefined, message)
-    }
+    add('breakpoint-after-volatile', part, undefined, () => breakpointAfterVolatileMessage(part.name, part.layer, name, layer))
   }
 
   if (changedBefore !== undefined && changedBefore.size > 0 && changed.size > 0) {
@@ -96,8 +92,7 @@ export function lintStability(
       add('unstable-section', part, undefined, message)
     }
   }
-  for (const part of parts) {
-    if (!part.restored) continue
+  for (const part of parts.filter(({ restored }) => restored)) {
     const label = () => (part.layer === 'global' ? `prompt section "${part.name}" in the global layer` : entryLabel('prompt section', part.name, part.layer))
     const message = () => `required ${label()} was restored after the "system-prompt/assemble" waterfall: a listener dropped, edited or reordered it, and required sections keep their registered text and place; leave it in the listener's result, or register it without required: true if listeners may change it`
     add('required-restored', part, undefined, message)
