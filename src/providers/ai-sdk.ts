@@ -3,7 +3,7 @@
 import { blocksOf, lastMarkable, resolveMarkedRequest, type CacheTtlOption, type MarkerFormat } from './cache-markers.js'
 import type { AnthropicCacheControl } from './anthropic.js'
 import type { OpenAIChatSnapshotMessage } from './openai.js'
-import { HISTORIES, withSnapshot, type RequestOptions } from './request.js'
+import { recorded, withSnapshot, type RequestOptions } from './request.js'
 
 /** The Anthropic provider option that marks a cache breakpoint (no `ttl`: 5 minutes). */
 export type AISDKCacheControlOptions = { anthropic: { cacheControl: AnthropicCacheControl } }
@@ -120,7 +120,5 @@ export function toAISDK<const M extends AISDKMessageLike>(options: AISDKRequestO
         ? mark(message)
         : { ...message, content: (message.content as object[]).map((part, i) => (i === target.block ? mark(part) : part)) }
   }
-  const request: AISDKRequest<M> = { system, messages }
-  HISTORIES.set(request, { withSnapshot: kept, caller: history.slice() })
-  return request
+  return recorded({ system, messages }, kept, history)
 }

@@ -2,7 +2,7 @@
 
 import { blocksOf, lastMarkable, resolveMarkedRequest } from './cache-markers.js'
 import type { CacheTtl, CacheTtlOption, MarkerFormat, OwnMarker } from './cache-markers.js'
-import { HISTORIES, type RequestOptions } from './request.js'
+import { recorded, type RequestOptions } from './request.js'
 
 /** Caches the request prefix through the block that carries it; no `ttl`: Anthropic's 5 minutes. */
 export type AnthropicCacheControl = {
@@ -121,9 +121,7 @@ export function toAnthropic<M extends AnthropicMessageLike>(options: AnthropicRe
     const input_schema = (parameters.type === 'object' ? parameters : { ...parameters, type: 'object' }) as AnthropicTool['input_schema']
     return { name, description, input_schema, ...(index === tools.length - 1 ? marking('tools') : {}) }
   })
-  const request: AnthropicRequest<M> = { system, tools: out, messages: placed(own.get('history')) }
-  // What was sent, without the marker: a marked string content stays one text block.
-  HISTORIES.set(request, { withSnapshot: placed(undefined), caller: history.slice() })
-  return request
+  // Recorded as sent, without the marker: a marked string content stays one text block.
+  return recorded({ system, tools: out, messages: placed(own.get('history')) }, placed(undefined), history)
 }
 

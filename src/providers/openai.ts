@@ -4,7 +4,7 @@ import { describeValue, optionError } from '../assembly/errors.js'
 import type { ToolSchema } from '../assembly/types.js'
 import type { RenderedPrompt } from '../render/rendered-prompt.js'
 import { fnv1a64 } from './fnv1a64.js'
-import { HISTORIES, resolveRequest, trailingInstructionsStart, withSnapshot, type RequestOptions } from './request.js'
+import { recorded, resolveRequest, trailingInstructionsStart, withSnapshot, type RequestOptions } from './request.js'
 
 /** The roles whose trailing run the snapshot goes before: the request's instructions. */
 const INSTRUCTION_ROLES = ['system', 'developer']
@@ -116,15 +116,13 @@ export function toOpenAIChat<M extends OpenAIChatMessageLike>(options: OpenAICha
   const role = options.role ?? 'system'
   if (role !== 'system' && role !== 'developer') throw optionError('toOpenAIChat', 'role', "'system' or 'developer'", role)
   const history = withSnapshot(options.messages, snapshot, trailingInstructionsStart(options.messages, INSTRUCTION_ROLES))
-  const request: OpenAIChatRequest<M> = {
+  return recorded<OpenAIChatRequest<M>>({
     messages: [{ role, content: rendered.text }, ...history],
     ...(tools.length > 0 && {
       tools: tools.map(({ name, description, parameters }) => ({ type: 'function' as const, function: { name, description, parameters } })),
     }),
     ...promptCacheKeyOf('toOpenAIChat', options.promptCacheKey, tools, rendered),
-  }
-  HISTORIES.set(request, { withSnapshot: history, caller: options.messages.slice() })
-  return request
+  }, history, options.messages)
 }
 
 /**
@@ -147,12 +145,10 @@ export function toOpenAIChat<M extends OpenAIChatMessageLike>(options: OpenAICha
 export function toOpenAIResponses<I extends object>(options: OpenAIResponsesRequestOptions<I>): OpenAIResponsesRequest<I> {
   const { rendered, tools, snapshot } = resolveRequest('toOpenAIResponses', options, options?.input, 'input', 'optional')
   const input = withSnapshot(options.input, snapshot, trailingInstructionsStart(options.input, INSTRUCTION_ROLES))
-  const request: OpenAIResponsesRequest<I> = {
+  return recorded<OpenAIResponsesRequest<I>>({
     instructions: rendered.text,
     input,
     tools: tools.map(({ name, description, parameters }) => ({ type: 'function', name, description, parameters, strict: false })),
     ...promptCacheKeyOf('toOpenAIResponses', options.promptCacheKey, tools, rendered),
-  }
-  HISTORIES.set(request, { withSnapshot: input.slice(), caller: options.input.slice() })
-  return request
+  }, input.slice(), options.input)
 }

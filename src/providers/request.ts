@@ -95,7 +95,13 @@ export interface HistoryOptions {
 }
 
 /** Per builder result (a copy has none): the caller's history with the snapshot placed, no promptloom marker; and as passed. */
-export const HISTORIES = new WeakMap<object, { readonly withSnapshot: readonly unknown[]; readonly caller: readonly unknown[] }>()
+const HISTORIES = new WeakMap<object, { readonly withSnapshot: readonly unknown[]; readonly caller: readonly unknown[] }>()
+
+/** `request`, recorded for `historyOf` with the history it sent (without promptloom's marker) and a copy of the `caller`'s. */
+export function recorded<R extends object>(request: R, withSnapshot: readonly unknown[], caller: readonly unknown[]): R {
+  HISTORIES.set(request, { withSnapshot, caller: caller.slice() })
+  return request
+}
 
 /**
  * The conversation to keep after `request` (a builder's result): the history you passed, with the request's snapshot
