@@ -175,31 +175,24 @@ function sentBlocks(blocks: readonly PromptBlock[]): readonly PromptBlock[] {
   return sent
 }
 
-/** Whether the marker walk enters `value`: an object, but not binary data (image or file bytes hold no marker). */
-function entered(value: unknown): value is object {
-  return typeof value === 'object' && value !== null && !ArrayBuffer.isView(value) && !(value instanceof ArrayBuffer)
-}
-
 /** Calls `found` per marker under `root`, children first, as serialized (twice if reached twice); cycles are not followed. */
 function walkMarkers(root: unknown, { markerOf, skip }: MarkerFormat<never>, found: (marker: unknown) => void): void {
   const onPath = new Set<object>()
-  // Iterative for any depth: an object is pushed to enter, then its leave below its children (other values are skipped).
-  const stack: { node: object; leave?: true }[] = entered(root) ? [{ node: root }] : []
+  // Iterative for any depth: a node is pushed to enter, then its leave below its children.
+  const stack: { node: unknown; leave?: true }[] = [{ node: root }]
   while (stack.length > 0) {
     const { node, leave } = stack.pop()!
-    if (!leave && onPath.has(node)) continue
+    // Only objects hold markers, and not binary data (image or file bytes).
+    if (typeof node !== 'object' || node === null || ArrayBuffer.isView(node) || node instanceof ArrayBuffer) continue
     if (leave) {
       onPath.delete(node)
       const marker = Array.isArray(node) ? undefined : markerOf(node)
       if (marker != null) found(marker)
-      continue
-    }
-    onPath.add(node)
-    stack.push({ node, leave: true })
-    const children = Array.isArray(node) ? node : Object.keys(node).filter((key) => !skip(node, key)).map((key) => (node as Record<string, unknown>)[key])
-    for (let i = children.length - 1; i >= 0; i--) {
-      const child: unknown = children[i]
-      if (entered(child)) stack.push({ node: child })
+    } else if (!onPath.has(node)) {
+      onPath.add(node)
+      stack.push({ node, leave: true })
+      const children = Array.isArray(node) ? node : Object.keys(node).filter((key) => !skip(node, key)).map((key) => (node as Record<string, unknown>)[key])
+      for (let i = children.length - 1; i >= 0; i--) stack.push({ node: children[i] })
     }
   }
 }
