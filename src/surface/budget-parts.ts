@@ -79,10 +79,7 @@ export function sameFields<T>(a: readonly T[], b: readonly T[], fields: readonly
   return a === b || (a.length === b.length && a.every((x, i) => x === b[i] || fields.every((key) => sameValue(x[key], b[i]![key]))))
 }
 
-/**
- * Strict equality, except that arrays are compared element by element and the plain records inside them (substitutions)
- * field by field. Any other object (a part's `layer`, a scope key) is equal only to itself.
- */
+/** Strict equality (a part's `layer` is equal only to itself), except arrays, by element, and their records by field. */
 function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true
   if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false

@@ -138,8 +138,7 @@ function departed(part: RenderedPart, input: CacheBreakInput): CacheBreak | unde
 }
 
 function located(cause: CacheBreakCause, { name, layer }: RenderedPart, variable?: string): CacheBreak {
-  const where = layer === undefined ? { section: name } : { section: name, layer }
-  return Object.freeze(variable === undefined ? { cause, ...where } : { cause, ...where, variable })
+  return Object.freeze({ cause, section: name, ...(layer !== undefined && { layer }), ...(variable !== undefined && { variable }) })
 }
 
 /** The first variable (in first-use order) whose value changed the part; `undefined` when the template changed. */

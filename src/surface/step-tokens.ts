@@ -197,14 +197,12 @@ export class StepCounts {
   #expect({ rendered, fresh, stableLength, toolsJson }: CountedStep, figures: TokenFigures, rules: CacheRules) {
     const count = (text: string, subject: string): number => countWith(this.#count!, text, this.#who, subject)
     const state = this.#expectation
-    const markedEnds: number[] = []
-    if (rules.breakpoints) {
-      let offset = 0
-      rendered.blocks.forEach((block, index) => {
-        offset += (index > 0 ? 2 : 0) + block.text.length
-        if (block.cacheBreakpoint) markedEnds.push(offset)
-      })
-    }
+    // A block ends where its last part does.
+    let partCount = 0
+    const markedEnds = rendered.blocks.flatMap((block) => {
+      partCount += block.parts.length
+      return rules.breakpoints && block.cacheBreakpoint ? [rendered.parts[partCount - 1]!.end] : []
+    })
     const toolsTokens = toolsJson === state.toolsJson ? state.toolsTokens : count(toolsJson, 'the tools (JSON.stringify(tools))')
     const next = { markedEnds, toolsJson, toolsTokens }
     if (fresh || figures.reusablePrefixTokens === 0) return { fields: { expectedCachedTokens: 0 }, next }
