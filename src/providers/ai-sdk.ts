@@ -77,11 +77,6 @@ const MARKERS: MarkerFormat<AISDKMessageLike> = {
   },
 }
 
-function withMarker<N extends { providerOptions?: unknown }>(node: N, cacheControl: AnthropicCacheControl): N {
-  const providerOptions = objectOr(node.providerOptions)
-  return { ...node, providerOptions: { ...providerOptions, anthropic: { ...objectOr(providerOptions.anthropic), cacheControl } } }
-}
-
 function objectOr(value: unknown): Record<string, unknown> {
   return (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>
 }
@@ -114,7 +109,10 @@ export function toAISDK<const M extends AISDKMessageLike>(options: AISDKRequestO
   const messages = kept.slice()
   if (target !== undefined) {
     const message = history[target.message]!
-    const mark = <N extends object>(node: N): N => withMarker(node, own.get('history')!)
+    const mark = <N extends { providerOptions?: unknown }>(node: N): N => {
+      const options = objectOr(node.providerOptions)
+      return { ...node, providerOptions: { ...options, anthropic: { ...objectOr(options.anthropic), cacheControl: own.get('history')! } } }
+    }
     messages[target.message] =
       target.block === Infinity
         ? mark(message)

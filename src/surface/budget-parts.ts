@@ -57,10 +57,7 @@ export const COMPARED_PART_FIELDS = Object.freeze([
 
 const VARIABLE_FIELDS = ['name', 'layer', 'stability'] as const
 
-/**
- * The prompt of `kept` (a subsequence of the step's parts) and the `variables` they reference: `previous` when equal,
- * else a new prompt keeping the parts still at their offsets and `previous`'s equal blocks.
- */
+/** The prompt of `kept` (the parts sent) and the `variables` they reference: `previous` when equal, else one built anew. */
 export function keptPrompt(kept: readonly RenderedPart[], variables: readonly RenderedVariable[], previous: RenderedPrompt | undefined): RenderedPrompt {
   if (previous !== undefined && sameFields(kept, previous.parts, COMPARED_PART_FIELDS)) {
     const referenced = new Set(kept.flatMap((part) => part.variables))

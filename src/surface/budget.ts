@@ -90,19 +90,17 @@ export interface BudgetPlan {
   readonly warnings: readonly BudgetWarning[]
 }
 
-/**
- * What a plan adopts on commit: the unbudgeted `input` decided on, the withheld set, `input`'s withhold order and shared
- * part count with the scope that decided them, and the token counts to cache (`counts[i]` of `input.parts[i]`, absent
- * when the plan repeats the committed one). `base` is the plan committed when this one was made: a later commit makes it stale.
- */
+/** What a plan adopts on commit; `counts[i]` counts `input.parts[i]` (absent when the plan repeats the committed one). */
 interface Decision {
   readonly input: RenderedPrompt | undefined
   readonly withheld: ReadonlySet<string>
   readonly order: readonly number[]
   readonly sharedCount: number
+  /** The scope that decided `order` and `sharedCount`. */
   readonly own: ScopeKey | undefined
   readonly counts?: readonly number[]
   readonly separator?: number
+  /** The plan committed when this one was made: a later commit makes it stale. */
   readonly base?: BudgetPlan
 }
 
