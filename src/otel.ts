@@ -225,8 +225,7 @@ function systemInstructions(recordContent: boolean): (rendered: RenderedPrompt) 
         const kind = recordContent ? { type: 'text', content: part.text } : { type: 'generic', generic_type: 'promptloom.section' }
         const layer = part.layer === undefined ? {} : { layer: layerLabel(part.layer) }
         const item = JSON.stringify({ ...kind, name: part.name, ...layer, stability: part.stability, content_hash: hash })
-        entry = { item, hash }
-        entries.set(part, entry)
+        entries.set(part, (entry = { item, hash }))
       }
       return entry.item
     })

@@ -22,7 +22,6 @@ export interface PromptState {
   readonly changed: ReadonlySet<string> | undefined
 }
 
-/** The state before the first step. */
 export const NO_PROMPT: PromptState = { rendered: undefined, outputs: new Map(), bytes: 0, changed: undefined }
 
 /** How much of `rendered` is identical to the previous step's prompt and which sections changed, and the state to keep. */
