@@ -228,8 +228,7 @@ export class TokenBudget {
 
   /** Counts `parts`, calling `countTokens` once per text the cache lacks; the cache stays. Throws what `countWith` throws. */
   #measure(parts: readonly RenderedPart[]): { readonly counts: number[]; readonly separator: number } {
-    const { countTokens } = this.#options
-    const count = (text: string, subject: string): number => countWith(countTokens, text, BUDGET_COUNTER, subject)
+    const count = (text: string, subject: string): number => countWith(this.#options.countTokens, text, BUDGET_COUNTER, subject)
     const fresh = new Map<string, number>()
     const counts = parts.map((part) => {
       let tokens = this.#cache.get(part.text) ?? fresh.get(part.text)

@@ -118,8 +118,7 @@ export function cacheBreakOf(input: CacheBreakInput): CacheBreak | undefined {
     if (came.text !== gone.text) return located('section', came, changedVariable(gone, came))
     // The same text ends here in both, and only the previous prompt goes on: what followed it left.
     const next = before[i + 1]
-    if (next === undefined) return located('section', gone)
-    return departed(next, input) ?? located('section', next)
+    return next === undefined ? located('section', gone) : (departed(next, input) ?? located('section', next))
   }
   const left = departed(gone, input)
   if (left !== undefined) return left
@@ -155,8 +154,7 @@ function changedVariable(before: RenderedPart, after: RenderedPart): string | un
     endA = x.end
     endB = y.end
   }
-  if (before.text.slice(endA) !== after.text.slice(endB)) return undefined
-  return changed
+  return before.text.slice(endA) === after.text.slice(endB) ? changed : undefined
 }
 
 /** The config and tools of the last step, serialized; `tools` keeps the objects for the identity shortcut. */

@@ -210,10 +210,9 @@ export class StepCounts {
     if (rules.breakpoints) {
       const end = markedEnds.findLast((candidate) => candidate <= stableLength && state.markedEnds.includes(candidate))
       if (end === undefined) return { fields: { expectedCachedTokens: 0, cacheNote: 'no-breakpoint' as const }, next }
-      const { text } = rendered
       if (end === stableLength) tokens = figures.stablePrefixTokens
-      else if (end === text.length) tokens = figures.promptTokens
-      else tokens = count(text.slice(0, end), 'the prompt through its last cached block')
+      else if (end === rendered.text.length) tokens = figures.promptTokens
+      else tokens = count(rendered.text.slice(0, end), 'the prompt through its last cached block')
     }
     if (toolsTokens + tokens >= rules.minimumTokens) return { fields: { expectedCachedTokens: tokens }, next }
     return { fields: { expectedCachedTokens: 0, cacheNote: 'below-minimum' as const }, next }
