@@ -407,9 +407,12 @@ describe('the package root is Node-free (walked in the installed dist/)', () => 
     expect(graph.external).toEqual(['@preact/signals-core', 'cordis'])
   })
 
-  test('promptloom/node is where node:fs is imported, and it loads no OpenTelemetry', () => {
+  test('promptloom/node is where node:fs and node:path are imported, and it loads no OpenTelemetry', () => {
     const graph = walkImportGraph(join(dist(), 'node.js'))
-    expect(graph.violations).toEqual(['surface/session-log-file.js imports the Node built-in "node:fs"'])
+    expect(graph.violations).toEqual([
+      'surface/session-log-file.js imports the Node built-in "node:fs"',
+      'surface/session-log-file.js imports the Node built-in "node:path"',
+    ])
     expect(graph.external).toEqual([])
   })
 
