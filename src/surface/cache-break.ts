@@ -36,9 +36,9 @@ export function prefixReportOf(prev: PromptState, rendered: RenderedPrompt) {
   const { parts: i, length: end, whole } = same
   const bytes = utf8Length(text, 0, whole)
 
-  // Name → output, first occurrence winning (names are unique in a registry-made assembly).
+  // Name → output; a name a listener repeated maps to all its outputs, so a change in any of them is seen.
   const outputs = new Map<string, string>()
-  for (const { name, text } of parts) if (!outputs.has(name)) outputs.set(name, text)
+  for (const { name, text } of parts) outputs.set(name, outputs.has(name) ? `${outputs.get(name)}\u0000${text}` : text)
   const changed = new Set<string>()
   for (const [name, output] of outputs) if ((prev.outputs.get(name) ?? '') !== output) changed.add(name)
   for (const name of prev.outputs.keys()) if (!outputs.has(name)) changed.add(name)

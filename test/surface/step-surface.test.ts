@@ -362,6 +362,14 @@ describe('prefix report', () => {
     expect(second).not.toHaveProperty('firstChangedSection')
   })
 
+  test('a section name a listener repeated is reported when any of its copies changes', () => {
+    const [, second] = run([
+      { assembly: plain([['a', 'Alpha'], ['note', 'first note'], ['note', 'one']]) },
+      { assembly: plain([['a', 'Alpha'], ['note', 'first note'], ['note', 'two']]) },
+    ])
+    expect(second).toMatchObject({ changedSections: ['note'], firstChangedSection: 'note', cacheBreak: { cause: 'section', section: 'note' } })
+  })
+
   test('the prefix runs through the unchanged sections and into the common start of the first changed one', () => {
     const [, second] = run([
       { assembly: plain([['a', 'Alpha'], ['b', 'cwd: /one'], ['c', 'Gamma']]) },
