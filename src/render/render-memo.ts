@@ -9,7 +9,7 @@ import { compileTemplate, fillTemplate, type Template } from '../assembly/templa
 import type { PromptStats } from '../assembly/types.js'
 import type { RenderedSubstitution } from './rendered-prompt.js'
 
-type Variables = Readonly<Record<string, string | undefined>>
+export type Variables = Readonly<Record<string, string | undefined>>
 
 export interface RenderItem {
   readonly name: string

@@ -4,7 +4,7 @@ import { recordOf, sourceNamed, type AssemblyRecord, type RenderSlot, type Sourc
 import type { PromptPresentation } from '../assembly/types.js'
 import { sameItems } from '../assembly/view.js'
 import { partsOf, variablesOf } from './prompt-parts.js'
-import { fillOf, NONE, RenderMemo, type Fill, type RenderItem, type RenderOwner } from './render-memo.js'
+import { fillOf, NONE, RenderMemo, type Fill, type RenderItem, type RenderOwner, type Variables } from './render-memo.js'
 import { PART_SEPARATOR, promptOf, type RenderedPrompt } from './rendered-prompt.js'
 
 /** The header that opens every runtime-context snapshot. */
@@ -74,14 +74,12 @@ function sameAsLast(last: SlotCache['prompt'], fills: readonly Fill[], record: A
 export function render(assembly: Pick<PromptPresentation, 'sections' | 'variables'>): RenderedPrompt {
   checkShape(TO_RENDER, assembly, SECTIONS)
   const record = recordOf(assembly)
+  const all = fillsOf(assembly.sections, 'sections', assembly.variables, record)
   if (record === undefined) {
-    const owner = ownerIn(undefined, 'prompt section')
-    const parts = partsOf(assembly.sections.map((item) => fillOf(item, assembly.variables, owner)), undefined)
+    const parts = partsOf(all, undefined)
     return promptOf(parts, variablesOf(parts, undefined))
   }
   const cache = cacheOf(record.slot)
-  const { sections } = record.provenance
-  const all = cache.sections.render(assembly.sections, assembly.variables, ownerIn(sections, 'prompt section'), record.slot.stats, sections)
   const last = cache.prompt
   if (sameAsLast(last, all, record)) return last!.prompt
   const parts = partsOf(all, record, last?.prompt.parts)
@@ -116,15 +114,11 @@ export function renderPrompt(assembly: Pick<PromptPresentation, 'sections' | 'va
   return render(assembly).text
 }
 
-/** The context fills of `assembly`: through its scope's memo when it carries a record. */
-function contextFills(assembly: Pick<PromptPresentation, 'contexts' | 'variables'>, record: AssemblyRecord | undefined): readonly Fill[] {
-  checkShape(TO_RENDER, assembly, CONTEXTS)
-  if (record === undefined) {
-    const owner = ownerIn(undefined, 'runtime context')
-    return assembly.contexts.map((item: RenderItem) => fillOf(item, assembly.variables, owner))
-  }
-  const { contexts } = record.provenance
-  return cacheOf(record.slot).contexts.render(assembly.contexts, assembly.variables, ownerIn(contexts, 'runtime context'), record.slot.stats, contexts)
+/** The fills of `items`, an assembly's sections or contexts: through its scope's memo when it carries a `record`. */
+function fillsOf(items: readonly RenderItem[], kind: 'sections' | 'contexts', variables: Variables, record?: AssemblyRecord) {
+  const owner = ownerIn(record?.provenance[kind], kind === 'sections' ? 'prompt section' : 'runtime context')
+  if (record === undefined) return items.map((item) => fillOf(item, variables, owner))
+  return cacheOf(record.slot)[kind].render(items, variables, owner, record.slot.stats, record.provenance[kind])
 }
 
 function sectionsOf(fills: readonly Fill[]): RenderedContextSection[] {
@@ -133,7 +127,8 @@ function sectionsOf(fills: readonly Fill[]): RenderedContextSection[] {
 
 /** The non-empty runtime contexts of `assembly`, interpolated unless `interpolate: false`, in order; a fresh array. */
 export function renderContextSections(assembly: Pick<PromptPresentation, 'contexts' | 'variables'>): RenderedContextSection[] {
-  return sectionsOf(contextFills(assembly, recordOf(assembly)))
+  checkShape(TO_RENDER, assembly, CONTEXTS)
+  return sectionsOf(fillsOf(assembly.contexts, 'contexts', assembly.variables, recordOf(assembly)))
 }
 
 /** `''` for no sections, else the runtime-context header and the sections' texts, joined by blank lines. */
@@ -144,8 +139,9 @@ export function joinContextSections(sections: readonly { readonly text: string }
 
 /** `joinContextSections(renderContextSections(assembly))`, memoized like `renderPrompt`. */
 export function renderContextSnapshot(assembly: Pick<PromptPresentation, 'contexts' | 'variables'>): string {
+  checkShape(TO_RENDER, assembly, CONTEXTS)
   const record = recordOf(assembly)
-  const fills = contextFills(assembly, record)
+  const fills = fillsOf(assembly.contexts, 'contexts', assembly.variables, record)
   if (record === undefined) return joinContextSections(sectionsOf(fills))
   const cache = cacheOf(record.slot)
   if (cache.snapshot?.fills !== fills) cache.snapshot = { fills, text: joinContextSections(sectionsOf(fills)) }
