@@ -12,9 +12,9 @@ const PAD = { left: 44, right: 14, top: 14, bottom: 30 }
 export function prefixChart(agent: string, rows: readonly StepRow[]): Html {
   const tokens = (row: StepRow): string =>
     row.stablePrefixTokens === undefined ? `${row.stablePrefixLength}/${row.promptLength} chars` : `${row.stablePrefixTokens}/${row.promptTokens ?? '?'} tokens`
-  const point = (index: number, share: number, note: string) => ({ index, step: rows[index]!.step, share, note, first: false })
+  const point = (i: number, share: number, note: string, first = false) => ({ index: i, step: rows[i]!.step, share, note, first })
   const stable = rows.map((row, i) =>
-    row.first ? { ...point(i, 0, 'first step, nothing to reuse'), first: true } : point(i, row.stableShare, tokens(row)),
+    row.first ? point(i, 0, 'first step, nothing to reuse', true) : point(i, row.stableShare, tokens(row)),
   )
   const reusable = rows.map((row, i) => point(i, row.reusableShare, `${row.reusablePrefixLength} chars`))
   const observed = rows.flatMap(({ usage: u }, i) =>
@@ -51,7 +51,7 @@ export function prefixChart(agent: string, rows: readonly StepRow[]): Html {
       .flatMap((p, i) => (p.first ? [] : `${i === 0 || s.points[i - 1]!.first ? 'M' : 'L'}${fmt(x(p.index))},${fmt(y(p.share))}`))
       .join(' ')
     const marks = s.points.map((p) => {
-      const title = html`<title>step ${p.step} · ${s.label}: ${percent(p.share)}${p.note === '' ? '' : ` · ${p.note}`}</title>`
+      const title = html`<title>step ${p.step} · ${s.label}: ${percent(p.share)} · ${p.note}</title>`
       return s.key === 'observed'
         ? html`<rect class="point ${s.key}" data-step="${p.step}" x="${fmt(x(p.index) - 4)}" y="${fmt(y(p.share) - 4)}" width="8" height="8" transform="rotate(45 ${fmt(x(p.index))} ${fmt(y(p.share))})">${title}</rect>`
         : html`<circle class="point ${s.key}${p.first ? ' first' : ''}" data-step="${p.step}" cx="${fmt(x(p.index))}" cy="${fmt(y(p.share))}" r="${s.key === 'stable' ? 3.5 : 2.5}">${title}</circle>`
