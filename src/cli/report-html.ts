@@ -197,7 +197,7 @@ function diffBlock(row: StepRow): Html {
   const texts = row.changedText
   if (texts === undefined) return html`<p class="muted">The log does not hold this section's text (it records part lengths from this version on).</p>`
   return html`<pre class="diff" aria-label="${section} before and after">${diffTexts(texts.before, texts.after).map((line) => {
-    if (line.kind === 'gap') return html`<span class="line gap">  … ${line.lines} unchanged line${line.lines === 1 ? '' : 's'}</span>`
+    if (line.kind === 'gap') return html`<span class="line gap">  … ${plural(line.lines, 'unchanged line')}</span>`
     const sign = line.kind === 'removed' ? '-' : line.kind === 'added' ? '+' : ' '
     const body =
       line.mark === undefined || line.mark[0] >= line.mark[1]
