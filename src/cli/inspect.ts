@@ -101,7 +101,6 @@ function signedNames(names: { readonly added: readonly string[]; readonly remove
 /** The thresholds of `check`: `minReusable` in [0, 1]; `maxBreaks` `undefined` for no limit. */
 export type CheckThresholds = { readonly minReusable: number; readonly maxBreaks: number | undefined }
 
-/** The default `--min-reusable`. */
 export const DEFAULT_MIN_REUSABLE = 0.9
 
 /**

@@ -33,7 +33,6 @@ const keyOf = (part: StepPart): string => `${part.name}\u0000${part.text}`
 const tokensOf = (part: StepPart, ratio: number | undefined): number | undefined =>
   part.tokens ?? (ratio === undefined ? undefined : Math.round(part.text.length * ratio))
 
-/** The total of `values` (0 for none). */
 export const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0)
 
 /** The sum of `counts`, or `undefined` when one is unknown. */

@@ -27,7 +27,6 @@ export function buildReport(logs: readonly AgentLog[]) {
 /** `part / whole`, or 0 when `whole` is 0. */
 export const ratio = (part: number, whole: number): number => (whole === 0 ? 0 : part / whole)
 
-/** Builds one agent's rows and headline figures. */
 export function agentModel(log: AgentLog) {
   const steps = log.steps
   const last = steps[steps.length - 1]!

@@ -100,7 +100,6 @@ export class SessionLogReplayer {
 
   constructor(private readonly source?: string) {}
 
-  /** Reads the next line of the log. */
   line(text: string): void {
     const number = ++this.#lineNumber
     let raw = number === 1 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text

@@ -100,9 +100,8 @@ function withLayerLabel<T extends { readonly layer?: LayerRef }>(value: T): Omit
   return layer === undefined ? rest : { ...rest, layer: layerLabel(layer) }
 }
 
-// The record schema as data, one table of field checks per record type. Reading a record keeps exactly the known
-// fields, checked (a newer writer's extra fields are ignored). A new field is one edit: add it to the record's
-// interface above and the compiler asks for its entry here (`serializeStep` writes a step field of a result's name).
+// The record schema as data, one table of field checks per record type: reading a record keeps exactly the known fields,
+// checked (a newer writer's extra fields are ignored); a field added to a record's interface needs its entry here.
 
 /** Reports the first rule a record breaks; the reader's throws, adding the file and line. */
 type Fail = (rule: string) => never
