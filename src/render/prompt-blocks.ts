@@ -25,24 +25,6 @@ function blockEnds(parts: readonly RenderedPart[]): number[] {
   return ends
 }
 
-/** Whether `block`, which covers `previous.parts` from `at` on, is the block of `parts[start..end)` with these flags. */
-function sameBlock(
-  block: PromptBlock,
-  at: number,
-  previous: RenderedPrompt,
-  parts: readonly RenderedPart[],
-  start: number,
-  end: number,
-  cacheBreakpoint: boolean,
-): boolean {
-  if (block.stability !== parts[start]!.stability || block.cacheBreakpoint !== cacheBreakpoint || block.parts.length !== end - start) return false
-  for (let j = start; j < end; j++) {
-    const old = previous.parts[at + j - start]
-    if (old !== parts[j] && (old === undefined || old.name !== parts[j]!.name || old.text !== parts[j]!.text)) return false
-  }
-  return true
-}
-
 /** The frozen blocks of `parts`; a block equal to `previous`'s at the same position is that block. */
 export function blocksOf(parts: readonly RenderedPart[], previous?: RenderedPrompt): readonly PromptBlock[] {
   const ends = blockEnds(parts)
@@ -53,9 +35,16 @@ export function blocksOf(parts: readonly RenderedPart[], previous?: RenderedProm
   let at = 0
   for (let r = 0, start = 0; r < ends.length; start = ends[r++]!) {
     const end = ends[r]!
+    const { stability } = parts[start]!
     const cacheBreakpoint = r < stableRun && (parts[end - 1]!.cacheBreakpoint || r === stableRun - 1)
     const old = previous?.blocks[r]
-    if (old !== undefined && sameBlock(old, at, previous!, parts, start, end, cacheBreakpoint)) blocks[r] = old
+    // The same block: the same flags over parts of the same names and texts.
+    let same = old?.stability === stability && old.cacheBreakpoint === cacheBreakpoint && old.parts.length === end - start
+    for (let j = start; same && j < end; j++) {
+      const was = previous!.parts[at + j - start]
+      same = was === parts[j] || (was !== undefined && was.name === parts[j]!.name && was.text === parts[j]!.text)
+    }
+    if (same) blocks[r] = old!
     else {
       let text = parts[start]!.text
       const names = [parts[start]!.name]
@@ -63,7 +52,7 @@ export function blocksOf(parts: readonly RenderedPart[], previous?: RenderedProm
         text = text + PART_SEPARATOR + parts[j]!.text
         names.push(parts[j]!.name)
       }
-      blocks[r] = Object.freeze({ text, parts: Object.freeze(names), stability: parts[start]!.stability, cacheBreakpoint })
+      blocks[r] = Object.freeze({ text, parts: Object.freeze(names), stability, cacheBreakpoint })
     }
     at += old?.parts.length ?? 0
   }
