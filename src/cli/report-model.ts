@@ -156,7 +156,6 @@ export function stepParts(step: Pick<ReplayedStep, 'prompt' | 'sections' | 'sect
     if (i > 0 && !prompt.startsWith(PART_SEPARATOR, at)) return undefined
     const start = i === 0 ? at : at + PART_SEPARATOR.length
     const end = start + lengths[i]!
-    if (end > prompt.length) return undefined
     parts.push({ name: sections[i]!, text: prompt.slice(start, end), layer: layers?.[i] ?? undefined, tokens: tokens?.[i] })
     at = end
   }
