@@ -61,10 +61,9 @@ function endsMidLine(path: string): boolean {
 }
 
 /**
- * Reads the JSONL file at `path` (UTF-8) line by line and replays it like `parseSessionLog`, holding one line at a
- * time, so logs of any size read. A torn line it skipped (a log still being written may end mid-record) is in the
- * replay's `warnings`. Throws a `SessionLogError` naming `path` and the line for a malformed record, the file system's
- * error for an unreadable file.
+ * Replays the JSONL file at `path` (UTF-8) like `parseSessionLog`, holding one line at a time so logs of any size read;
+ * a torn line it skipped (a log being written may end mid-record) is in the replay's `warnings`. Throws a
+ * `SessionLogError` naming `path` and the line for a malformed record, the file system's error for an unreadable file.
  */
 export function readSessionLog(path: string): SessionLogReplay {
   const replayer = new SessionLogReplayer(path)
