@@ -1,6 +1,6 @@
 import { volatileReferenceError } from '../assembly/diagnostics.js'
 import { checkShape, entryLabel, type Culprit } from '../assembly/errors.js'
-import { recordOf, sourceNamed, type AssemblyRecord, type RenderSlot, type SourceTable } from '../assembly/provenance.js'
+import { recordOf, sourceNamed, type AssemblyRecord, type RenderSlot } from '../assembly/provenance.js'
 import type { PromptPresentation } from '../assembly/types.js'
 import { sameItems } from '../assembly/view.js'
 import { partsOf, variablesOf } from './prompt-parts.js'
@@ -36,12 +36,6 @@ function cacheOf(slot: RenderSlot): SlotCache {
   let cache = caches.get(slot)
   if (cache === undefined) caches.set(slot, (cache = { sections: new RenderMemo(), contexts: new RenderMemo(), prompt: undefined, snapshot: undefined }))
   return cache
-}
-
-/** Names an item after the registration it came from (`in scope "agent-1"`), else `kind "name"` (a listener's, or no provenance). */
-function ownerIn(table: SourceTable<{ readonly name: string; readonly layer: 'global' | object }> | undefined, kind: string): RenderOwner {
-  if (table === undefined) return (name) => `${kind} "${name}"`
-  return (name) => entryLabel(kind, name, sourceNamed(table, name)?.layer)
 }
 
 /** Whether `last` was rendered from the same fills and the same provenance, so it is this render's prompt too. */
@@ -116,9 +110,12 @@ export function renderPrompt(assembly: Pick<PromptPresentation, 'sections' | 'va
 
 /** The fills of `items`, an assembly's sections or contexts: through its scope's memo when it carries a `record`. */
 function fillsOf(items: readonly RenderItem[], kind: 'sections' | 'contexts', variables: Variables, record?: AssemblyRecord) {
-  const owner = ownerIn(record?.provenance[kind], kind === 'sections' ? 'prompt section' : 'runtime context')
+  const table = record?.provenance[kind]
+  const label = kind === 'sections' ? 'prompt section' : 'runtime context'
+  // `prompt section "intro"`, plus ` in scope "agent-1"` after the registration it came from (none: a listener's, or a copy).
+  const owner: RenderOwner = (name) => entryLabel(label, name, table && sourceNamed(table, name)?.layer)
   if (record === undefined) return items.map((item) => fillOf(item, variables, owner))
-  return cacheOf(record.slot)[kind].render(items, variables, owner, record.slot.stats, record.provenance[kind])
+  return cacheOf(record.slot)[kind].render(items, variables, owner, record.slot.stats, table)
 }
 
 function sectionsOf(fills: readonly Fill[]): RenderedContextSection[] {
