@@ -1,5 +1,3 @@
-/** Which part produced a character, and how much of two prompts is identical: pure reads of `RenderedPrompt` data (SPEC §4.1). */
-
 import type { RenderedPart, RenderedPrompt } from './rendered-prompt.js'
 import { commonPrefixLength, utf8Length, wholeCodePoints } from './utf8.js'
 

@@ -1,5 +1,3 @@
-// The parts of a render, one per non-empty fill, labelled from the assembly's provenance.
-
 import { sourceIndex, sourceNamed, type AssemblyRecord, type SectionSource } from '../assembly/provenance.js'
 import type { Fill } from './render-memo.js'
 import { PART_SEPARATOR, type RenderedPart, type RenderedVariable } from './rendered-prompt.js'
