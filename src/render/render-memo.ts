@@ -129,25 +129,21 @@ export class RenderMemo {
     for (let i = 0; i < items.length; i++) {
       const item = items[i]!
       let previous: Fill | undefined = last[i + shift]
-      // The item's registration and its shared fill, looked up at most once (`null`: not yet).
+      // The item's registration, looked up at most once (`null`: not yet).
       let source: object | undefined | null = null
-      let shared: Fill | undefined
       if (previous?.name !== item.name) {
         if (last[i + shift + 1]?.name === item.name) previous = last[i + ++shift]
         else if (i + shift > 0 && last[i + shift - 1]?.name === item.name) previous = last[i + --shift]
         else {
           source = sources === undefined ? undefined : sourceNamed(sources, item.name, i)
-          shared = source === undefined ? undefined : sharedFills.get(source)
-          previous = source !== undefined && shared === undefined ? undefined : this.#lastNamed(item.name)
+          previous = source !== undefined && !sharedFills.has(source) ? undefined : this.#lastNamed(item.name)
         }
       }
       let fill: Fill
       if (previous !== undefined && stillFits(previous, item, variables, sameValues)) fill = previous
       else {
-        if (source === null) {
-          source = sources === undefined ? undefined : sourceNamed(sources, item.name, i)
-          shared = source === undefined ? undefined : sharedFills.get(source)
-        }
+        if (source === null) source = sources === undefined ? undefined : sourceNamed(sources, item.name, i)
+        const shared = source === undefined ? undefined : sharedFills.get(source)
         if (shared !== undefined && stillFits(shared, item, variables)) fill = shared
         else {
           fill = fillOf(item, variables, owner, previous ?? shared)
