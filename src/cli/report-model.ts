@@ -63,8 +63,7 @@ export function agentModel(log: AgentLog) {
 
 /** `agent-1-step-4`; a later session's steps: `agent-1-session-2-step-4` (whitespace in the name becomes `_`). */
 export function stepAnchor(agent: string, session: number, step: number): string {
-  const name = agent.replace(/\s/g, '_')
-  return session > 1 ? `${name}-session-${session}-step-${step}` : `${name}-step-${step}`
+  return `${agent.replace(/\s/g, '_')}${session > 1 ? `-session-${session}` : ''}-step-${step}`
 }
 
 /** One row; `previous` is the step before it in the same session (none for a session's first step). */
