@@ -13,14 +13,13 @@ export { batch, computed, effect, signal } from '@preact/signals-core'
 export { SignalTable } from './signals/signal-table.js'
 export { isReadonlySignal, ownedEffect, type EffectOwner } from './signals/tracked.js'
 export { scopeOf, type ScopeKey, type Scoped } from './scope/scope-key.js'
-export { bindScopeParent, scopeChainOf, scopeParentOf, type ScopeParentBinding } from './scope/parent-chain.js'
-export { carrierKeyOf, isScopeCarrier, scopeTarget } from './scope/parent-chain.js'
+export { bindScopeParent, carrierKeyOf, isScopeCarrier, scopeChainOf, scopeParentOf, scopeTarget } from './scope/parent-chain.js'
+export type { ScopeParentBinding } from './scope/parent-chain.js'
 export { createScope, type CreateScopeOptions, type Scope } from './scope/create-scope.js'
 export { AnonymousEntries, NamedEntries, type Undo } from './scope/layer-entries.js'
 export { ScopedLayers, type LayerEffectOptions, type ScopeLayer } from './scope/scoped-layers.js'
-export { SystemPrompt, SystemPrompt as default } from './assembly/service.js'
-export type { SystemPromptConfig } from './assembly/config.js'
-export { assembleContextFor, type AgentAssembleContext } from './assembly/service.js'
+export { assembleContextFor, SystemPrompt, SystemPrompt as default, type AgentAssembleContext } from './assembly/service.js'
+export type { StabilityGuard, SystemPromptConfig } from './assembly/config.js'
 export {
   CONTEXT_ORDERS,
   HARNESS_IDENTITY_SECTION,
@@ -53,7 +52,6 @@ export type {
 export type { LayerRef } from './assembly/entries.js'
 export type { InspectedEntry, InspectedTools, PromptInspection } from './assembly/view.js'
 export type { DiagnosticsOptions, PromptDiagnostic, PromptDiagnosticKind } from './assembly/diagnostics.js'
-export type { StabilityGuard } from './assembly/config.js'
 export {
   joinContextSections,
   render,
@@ -113,7 +111,7 @@ export {
   type AnthropicTool,
 } from './providers/anthropic.js'
 export { ANTHROPIC_MAX_CACHE_MARKERS, type CacheTtl, type CacheTtlOption } from './providers/cache-markers.js'
-export { historyOf, type HistoryOptions } from './providers/request.js'
+export { historyOf, type HistoryOptions, type RequestAssembly, type RequestOptions } from './providers/request.js'
 export {
   toOpenAIChat,
   type OpenAIChatInstructionMessage,
@@ -122,8 +120,6 @@ export {
   type OpenAIChatRequestOptions,
   type OpenAIChatSnapshotMessage,
   type OpenAIChatTool,
-} from './providers/openai.js'
-export {
   toOpenAIResponses,
   type OpenAIResponsesRequest,
   type OpenAIResponsesRequestOptions,
@@ -150,4 +146,3 @@ export {
   type OpenAIChatUsageLike,
   type OpenAIResponsesUsageLike,
 } from './providers/usage.js'
-export type { RequestAssembly, RequestOptions } from './providers/request.js'
