@@ -132,19 +132,15 @@ function findingsOf(entry: TextEntry, entryKind: 'section' | 'context', plan: Va
   }
 }
 
-/** A section and the volatile variable it references, each with its layer. */
-type VolatileReference = [section: string, sectionLayer: Layer, variable: string, variableLayer: Layer]
-
-/** The stability-guard hazard (SPEC §5), naming both entries with their layers, what `guard` does, and the ways out. */
-function volatileReferenceMessage(guard: StabilityGuard, ...reference: VolatileReference): string {
-  const [section, sectionLayer, variable, variableLayer] = reference
+/** The stability-guard hazard (SPEC §5): `section` references volatile `variable` (each with its layer); what `guard` does. */
+function volatileReferenceMessage(guard: StabilityGuard, section: string, layer: Layer, variable: string, variableLayer: Layer) {
   const consequence =
     guard === 'error'
       ? "which config stabilityGuard 'error' forbids"
       : "which the step surface warns about (config stabilityGuard 'warn'; 'error' makes it fail the render)"
   const where = variableLayer === undefined ? '' : ` ${layerPhrase(variableLayer)}`
   return (
-    `${entryLabel('prompt section', section, sectionLayer)} references volatile prompt variable "${variable}"${where}, ${consequence}: ` +
+    `${entryLabel('prompt section', section, layer)} references volatile prompt variable "${variable}"${where}, ${consequence}: ` +
     'a value that changes every step invalidates the cached prompt from this section on; ' +
     'move it into a runtime context (systemPrompt.context()), or into a tail section registered with ' +
     "stability: 'volatile'"
@@ -152,8 +148,8 @@ function volatileReferenceMessage(guard: StabilityGuard, ...reference: VolatileR
 }
 
 /** The hazard as the `Error` a render throws under `stabilityGuard: 'error'`. */
-export function volatileReferenceError(...reference: VolatileReference): Error {
-  return new Error(volatileReferenceMessage('error', ...reference))
+export function volatileReferenceError(section: string, sectionLayer: Layer, variable: string, variableLayer: Layer): Error {
+  return new Error(volatileReferenceMessage('error', section, sectionLayer, variable, variableLayer))
 }
 
 /** Why a `cacheBreakpoint` section at or after the first volatile one gets no cache marker (SPEC §4.1). */
