@@ -114,9 +114,7 @@ function toSource<T>(label: Label, what: string, value: unknown): Source<T> {
   if (typeof value === 'string') return { kind: SourceKind.Static, value: value as T, signal: undefined, fn: undefined }
   const signal = trackedSignalOf(value, () => `${label()} ${what}`)
   if (signal !== undefined) return { kind: SourceKind.Signal, value: undefined, signal, fn: undefined }
-  if (typeof value === 'function') {
-    return { kind: SourceKind.Provider, value: undefined, signal: undefined, fn: value as Provider }
-  }
+  if (typeof value === 'function') return { kind: SourceKind.Provider, value: undefined, signal: undefined, fn: value as Provider }
   throw new TypeError(`${label()} ${what} must be a string, a signal or a function (got ${describeValue(value)})`)
 }
 
