@@ -44,26 +44,22 @@ export function validateBudgetOptions(options: unknown): ValidBudgetOptions {
   if (unknown !== undefined) throw new TypeError(`unknown budget option "${unknown}"; known options: ${KNOWN_KEYS.join(', ')}`)
   const { maxTokens, countTokens, headroom = DEFAULT_BUDGET_HEADROOM, shared = 'ignore' } = options as Record<string, unknown>
   if (typeof maxTokens !== 'number' || !Number.isFinite(maxTokens) || maxTokens <= 0) {
-    badOption('maxTokens', 'a positive finite number', maxTokens, "give the model's prompt budget in tokens")
+    throw optionError('budget', 'maxTokens', 'a positive finite number', maxTokens, "; give the model's prompt budget in tokens")
   }
   if (typeof countTokens !== 'function') {
     const hint = "pass your model's tokenizer, e.g. countTokens from gpt-tokenizer"
-    badOption('countTokens', 'a function (text) => number', countTokens, hint)
+    throw optionError('budget', 'countTokens', 'a function (text) => number', countTokens, `; ${hint}`)
   }
   if (typeof headroom !== 'number' || !Number.isFinite(headroom) || headroom < 0 || headroom >= 1) {
     const hint = 'it is the fraction of maxTokens kept free before a withheld section is restored'
-    badOption('headroom', 'a number in [0, 1)', headroom, hint)
+    throw optionError('budget', 'headroom', 'a number in [0, 1)', headroom, `; ${hint}`)
   }
   if (!SHARING.includes(shared as BudgetSharing)) {
     const hint = '"prefer-unshared" withholds sections outside the prefix shared with sibling agents first'
-    badOption('shared', SHARING.map((value) => `"${value}"`).join(' or '), shared, hint)
+    throw optionError('budget', 'shared', SHARING.map((value) => `"${value}"`).join(' or '), shared, `; ${hint}`)
   }
   const valid = { maxTokens, countTokens: countTokens as (text: string) => number, headroom, shared: shared as BudgetSharing }
   return Object.freeze({ ...valid, restoreTokens: maxTokens * (1 - headroom) })
-}
-
-function badOption(option: string, rule: string, value: unknown, hint: string): never {
-  throw optionError('budget', option, rule, value, `; ${hint}`)
 }
 
 /** A budget finding for the step result's warnings. */
