@@ -7,27 +7,19 @@
 import type { ScopeKey } from '../scope/scope-key.js'
 import type { LayerRef } from './entries.js'
 import type { StabilityGuard } from './config.js'
-import type { PromptStats, Stability } from './types.js'
+import type { PromptSection, PromptStats, Stability } from './types.js'
 
-/** A registered section as it supplied an assembly (`stability`: `undefined` when none was declared). */
-export interface SectionSource {
-  readonly name: string
-  readonly layer: LayerRef
-  readonly order: number
-  readonly stability: Stability | undefined
-  readonly interpolate: boolean
-  readonly complete: boolean
-  readonly required: boolean
-  readonly cacheBreakpoint: boolean
-  readonly priority: number
-}
-
-/** A registered runtime context or variable as it supplied an assembly. */
+/** A registered runtime context or variable as it supplied an assembly (`stability`: `undefined` when none was declared). */
 export interface NamedSource {
   readonly name: string
   readonly layer: LayerRef
   readonly stability: Stability | undefined
 }
+
+/** A registered section as it supplied an assembly, every declared option defaulted but `stability`. */
+export interface SectionSource
+  extends NamedSource,
+    Required<Pick<PromptSection, 'order' | 'interpolate' | 'complete' | 'required' | 'cacheBreakpoint' | 'priority'>> {}
 
 /** Sources in plan order (names are unique; no name index, since an item is almost always at its own position). */
 export type SourceTable<S extends { readonly name: string }> = { readonly list: readonly S[] }
