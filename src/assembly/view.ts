@@ -2,7 +2,6 @@ import { computed, untracked, type ReadonlySignal } from '@preact/signals-core'
 import type { NamedEntries } from '../scope/layer-entries.js'
 import { scopeParentOf, scopeTarget } from '../scope/parent-chain.js'
 import type { ScopeKey, Scoped } from '../scope/scope-key.js'
-import { mergeNamed } from '../scope/scoped-layers.js'
 import { layerOf, SourceKind, type ContextEntry, type LayerRef, type PromptLayer } from './entries.js'
 import type { SectionEntry, ToolEntry, VariableEntry } from './entries.js'
 import type { NamedSource, SectionSource, SourceTable } from './provenance.js'
@@ -242,13 +241,17 @@ export interface PromptInspection {
   readonly tools: readonly InspectedTools[]
 }
 
+/** The named entries of `layers` (farthest first) as `ScopedLayers.merge` merges them, each with the layers it shadows. */
 function shadowsIn<V extends { readonly scope: ScopeKey | undefined }>(
   layers: readonly PromptLayer[],
   pick: (layer: PromptLayer) => NamedEntries<V>,
 ): Map<string, InspectedEntry> {
   const out = new Map<string, InspectedEntry>()
-  for (const [name, { value, shadows }] of mergeNamed(layers, pick)) {
-    out.set(name, { name, layer: layerOf(value.scope), shadows: shadows.map((entry) => layerOf(entry.scope)) })
+  for (const layer of layers) {
+    pick(layer).forEach((value, name) => {
+      const hidden = out.get(name)
+      out.set(name, { name, layer: layerOf(value.scope), shadows: hidden === undefined ? [] : [...hidden.shadows, hidden.layer] })
+    })
   }
   return out
 }

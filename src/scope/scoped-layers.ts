@@ -19,18 +19,6 @@ export interface LayerEffectOptions {
   readonly notify?: boolean
 }
 
-/** `ScopedLayers.merge` of `layers` (farthest first), with the entries each winner shadows, farthest first (for inspection). */
-export function mergeNamed<L, V>(layers: readonly L[], pick: (layer: L) => NamedEntries<V>) {
-  const merged = new Map<string, { readonly value: V; readonly shadows: readonly V[] }>()
-  for (const layer of layers) {
-    pick(layer).forEach((value, name) => {
-      const hidden = merged.get(name)
-      merged.set(name, { value, shadows: hidden === undefined ? [] : [...hidden.shadows, hidden.value] })
-    })
-  }
-  return merged
-}
-
 /**
  * One eager global layer plus one lazy layer per scope key, held weakly by the key. Reads subscribe to the
  * layer slots and parent links they walk, so creating or reclaiming a layer, or re-linking a parent,
