@@ -42,7 +42,6 @@ interface ViewFacts {
   readonly tools: readonly ToolEntry[]
   readonly suppressed: boolean
 }
-type ViewFact = keyof ViewFacts
 
 export function sameItems<E>(a: readonly E[], b: readonly E[]): boolean {
   return a.length === b.length && a.every((item, i) => item === b[i])
@@ -194,7 +193,7 @@ export class ScopeView {
    *     global ─▶ root ─▶ … ─▶ parent ─▶ this      refreshed in this order,
    *     (1)       (2)          (N)       read      each one frame deep
    */
-  derive<K extends ViewFact>(fact: K): ViewFacts[K] {
+  derive<K extends keyof ViewFacts>(fact: K): ViewFacts[K] {
     const cache = this.#cache
     // A view of an abandoned generation (or any view after a cut-short derivation) hands over to the current one.
     if (cache.deriving || this.generation !== cache.generation) return cache.view(this.key).derive(fact)
