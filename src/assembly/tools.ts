@@ -8,7 +8,6 @@ import type { ToolSchema } from './types.js'
  * object with the same `name`, `description` and `parameters` by identity: a deep edit inside `parameters` is not seen.
  */
 export class ToolDetacher {
-  /** Each schema's clone, with the `name`, `description` and `parameters` it was made from. */
   readonly #clones = new WeakMap<object, ToolSchema & { readonly clone: ToolSchema }>()
   clones = 0
 
