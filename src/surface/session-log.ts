@@ -133,9 +133,6 @@ const stepNumber = must<number>((value) => Number.isSafeInteger(value) && (value
 const tokenCount = must<number>((value) => Number.isFinite(value) && (value as number) >= 0, 'a non-negative finite number')
 const boolean = must<boolean>((value) => typeof value === 'boolean', 'true or false')
 const string = must<string>((value) => typeof value === 'string', 'a string')
-const jsonObject = must<Readonly<Record<string, unknown>>>(isObject, 'an object')
-/** A layer label, or `null` for a part no registration supplied. */
-const labelOrNull = must<string | null>((value) => value === null || typeof value === 'string', 'a string or null')
 /** A tool declaration is the provider's JSON, kept whole; only its name is the log's business. */
 const tool = must<ToolSchema>((value) => isObject(value) && typeof value.name === 'string', 'an object with a string "name"')
 
@@ -200,7 +197,7 @@ const STEP_FIELDS: FieldTable<SessionLogStepRecord> = {
   promptTokens: optional(tokenCount),
   sections: optional(strings),
   sectionLengths: optional(listOf(count)),
-  sectionLayers: optional(listOf(labelOrNull)),
+  sectionLayers: optional(listOf(must((value) => value === null || typeof value === 'string', 'a string or null'))),
   sectionTokens: optional(listOf(tokenCount)),
   withheld: optional(strings),
   overBudget: optional(boolean),
@@ -212,7 +209,7 @@ const STEP_FIELDS: FieldTable<SessionLogStepRecord> = {
 const RECORD_FIELDS: { readonly [T in SessionLogRecord['type']]: FieldTable<Extract<SessionLogRecord, { type: T }>> } = {
   step: STEP_FIELDS,
   'system/message': { op: oneOf('append', 'replace'), node: count, text: string },
-  'request/header': { config: jsonObject, tools: listOf(tool), reason: string },
+  'request/header': { config: must(isObject, 'an object'), tools: listOf(tool), reason: string },
   'context/snapshot': {
     text: string,
     sections: listOf(objectOf<RenderedContextSection>({ name: string, text: string }, 'an object with string "name" and "text"')),
