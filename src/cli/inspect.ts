@@ -94,7 +94,7 @@ export function breakText(cause: SessionLogCacheBreak): string {
 }
 
 /** Names marked by what happened to them: `+added`, `-removed`, `~changed`, in that order. */
-function signedNames(names: { readonly added: readonly string[]; readonly removed: readonly string[]; readonly changed: readonly string[] }): string[] {
+function signedNames(names: NonNullable<SessionLogCacheBreak['tools']>): string[] {
   return [...names.added.map((n) => `+${n}`), ...names.removed.map((n) => `-${n}`), ...names.changed.map((n) => `~${n}`)]
 }
 

@@ -3,6 +3,7 @@ import { html, Html } from './html.js'
 import { REPORT_CSS } from './report-css.js'
 import { sum, type TreeNode } from './prefix-tree.js'
 import { changedAny, percent, plural, ratio, type AgentModel, type ReportModel, type StepRow } from './report-model.js'
+import type { SessionLogCacheBreak } from '../surface/session-log.js'
 import { diffTexts } from './text-diff.js'
 
 const num = (n: number): string => n.toLocaleString('en-US')
@@ -252,7 +253,7 @@ function usageCell(row: StepRow): Html {
 }
 
 /** Chips for added, removed and changed names, in that order. */
-function changeChips(names: { readonly added: readonly string[]; readonly removed: readonly string[]; readonly changed: readonly string[] }): Html {
+function changeChips(names: NonNullable<SessionLogCacheBreak['tools']>): Html {
   return html`${names.added.map((name) => chip('added', '+', name))}${names.removed.map((name) => chip('removed', '−', name))}${names.changed.map((name) => chip('changed', '~', name))}`
 }
 
