@@ -113,7 +113,7 @@ export function historyOf<M extends AISDKMessageLike>(request: AISDKRequest<M>, 
 export function historyOf<M extends OpenAIChatMessageLike>(request: OpenAIChatRequest<M>, options?: HistoryOptions): (M | OpenAIChatSnapshotMessage)[]
 export function historyOf<I extends object>(request: OpenAIResponsesRequest<I>, options?: HistoryOptions): (I | OpenAIResponsesSnapshotItem)[]
 export function historyOf(request: object, options: HistoryOptions = {}): unknown[] {
-  const record = typeof request === 'object' && request !== null ? HISTORIES.get(request) : undefined
+  const record = HISTORIES.get(request)
   if (record === undefined) {
     throw new TypeError(
       `historyOf expects the request object returned by toAnthropic, toAISDK, toOpenAIChat or toOpenAIResponses (got ${describeValue(request)}); ` +
