@@ -49,7 +49,9 @@ export function sameItems<E>(a: readonly E[], b: readonly E[]): boolean {
 
 /** The positions of the entries whose value is a signal or a function (read on every assembly). */
 function dynamicOf(entries: readonly (SectionEntry | VariableEntry)[]): number[] {
-  return entries.flatMap((entry, i) => (entry.kind === SourceKind.Static ? [] : [i]))
+  const dynamic: number[] = []
+  for (let i = 0; i < entries.length; i++) if (entries[i]!.kind !== SourceKind.Static) dynamic.push(i)
+  return dynamic
 }
 
 function sectionPlanOf(entries: readonly SectionEntry[]): SectionPlan {
