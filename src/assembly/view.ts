@@ -73,14 +73,16 @@ function byOrderThenName(a: Ordered, b: Ordered): number {
 function mergeSorted<E extends Ordered>(base: readonly E[], own: E[]): E[] {
   own.sort(byOrderThenName)
   const shadowed = new Set(own.map((entry) => entry.name))
-  const out: E[] = []
+  const out = new Array<E>(base.length + own.length)
+  let n = 0
   let j = 0
   for (const entry of base) {
     if (shadowed.has(entry.name)) continue
-    while (j < own.length && byOrderThenName(own[j]!, entry) < 0) out.push(own[j++]!)
-    out.push(entry)
+    while (j < own.length && byOrderThenName(own[j]!, entry) < 0) out[n++] = own[j++]!
+    out[n++] = entry
   }
-  while (j < own.length) out.push(own[j++]!)
+  while (j < own.length) out[n++] = own[j++]!
+  out.length = n
   return out
 }
 

@@ -40,17 +40,18 @@ function samePart(
 export function partsOf(fills: readonly Fill[], record: AssemblyRecord | undefined, previous?: readonly RenderedPart[]): RenderedPart[] {
   const provenance = record?.provenance
   const table = provenance?.sections
-  const parts: RenderedPart[] = []
+  const parts = new Array<RenderedPart>(fills.length)
+  let n = 0
   let start = 0
   for (let i = 0; i < fills.length; i++) {
     const fill = fills[i]!
     if (fill.output === '') continue
-    if (parts.length > 0) start += PART_SEPARATOR.length
+    if (n > 0) start += PART_SEPARATOR.length
     const index = table === undefined ? undefined : sourceIndex(table, fill.name, i)
     const source = index === undefined ? undefined : table!.list[index]
     const origin = source !== undefined && provenance!.collected?.[index!] === fill.text ? 'registry' : 'waterfall'
     const restored = provenance?.restored?.includes(fill.name) ?? false
-    let part = previous?.[parts.length]
+    let part = previous?.[n]
     if (!samePart(part, fill, start, source, origin, restored)) {
       part = source === undefined ? undefined : sharedParts.get(source)
       if (!samePart(part, fill, start, source, origin, restored)) {
@@ -73,9 +74,10 @@ export function partsOf(fills: readonly Fill[], record: AssemblyRecord | undefin
         if (source !== undefined) sharedParts.set(source, part)
       }
     }
-    parts.push(part)
+    parts[n++] = part
     start = part.end
   }
+  parts.length = n
   return parts
 }
 

@@ -151,8 +151,11 @@ export class RenderMemo {
         }
         renders++
       }
-      if (next === undefined && fill !== last[i]) next = last.slice(0, i)
-      next?.push(fill)
+      if (next === undefined && fill !== last[i]) {
+        next = new Array<Fill>(items.length)
+        for (let j = 0; j < i; j++) next[j] = last[j]!
+      }
+      if (next !== undefined) next[i] = fill
     }
     if (next === undefined && items.length !== last.length) next = last.slice(0, items.length)
     stats.sectionRenders += renders
