@@ -31,37 +31,51 @@ export function optionError(subject: string, name: string, rule: string, value: 
 /** Who handed over a malformed value: messages read `${is} null; ${fix}` and `${has} sections[2] = null; every …`. */
 export type Culprit = { readonly is: string; readonly has: string; readonly fix: string; readonly kind?: typeof Error }
 
-/**
- * Throws `culprit.kind` (default `Error`) unless `value` has a `variables` record and, for each of `fields`, an array whose
- * every item has a string `name` and `text`; with `values`, every own variable value must be a string or undefined too.
- * Allocates nothing unless it throws, so a render may run it every step.
- */
-export function checkShape(culprit: Culprit, value: unknown, fields: readonly ('sections' | 'contexts')[], values = false): void {
-  const { is, has, fix, kind: Kind = Error } = culprit
+/** Whether `item` is an object with a string `name` and `text`, as every section and context must be. */
+export function isNamedText(item: unknown): boolean {
+  const named = item as { name?: unknown; text?: unknown } | null
+  return typeof named === 'object' && named !== null && typeof named.name === 'string' && typeof named.text === 'string'
+}
+
+/** The error for `value[field][index] = item`, an item that is not `isNamedText`. */
+export function badItem(culprit: Culprit, field: 'sections' | 'contexts', index: number, item: unknown): Error {
+  const held = describeValue(item)
+  const named = item as { name?: unknown; text?: unknown }
+  const shown = held === 'an object' ? `{ name: ${describeValue(named.name)}, text: ${describeValue(named.text)} }` : held
+  const rule = `every ${field.slice(0, -1)} needs a string name and text`
+  return new (culprit.kind ?? Error)(`${culprit.has} ${field}[${index}] = ${shown}; ${rule}`)
+}
+
+/** Throws `culprit.kind` (default `Error`) unless `value` has a `variables` record and, for each of `fields`, an array. */
+export function checkRecord(culprit: Culprit, value: unknown, fields: readonly ('sections' | 'contexts')[]): void {
   const shape = value as Readonly<Record<string, unknown>> | null
   let missing = typeof shape !== 'object' || shape === null ? describeValue(shape) : undefined
   for (let f = 0; missing === undefined && f < fields.length; f++) {
     if (!Array.isArray(shape![fields[f]!])) missing = `an object without a ${fields[f]} array`
   }
-  const variables = shape?.variables as Readonly<Record<string, unknown>>
+  const variables = shape?.variables
   if (missing === undefined && (typeof variables !== 'object' || !variables)) missing = 'an object without a variables record'
-  if (missing !== undefined) throw new Kind(`${is} ${missing}; ${fix}`)
+  if (missing !== undefined) throw new (culprit.kind ?? Error)(`${culprit.is} ${missing}; ${culprit.fix}`)
+}
+
+/**
+ * `checkRecord`, then every item of `fields` must be `isNamedText`; with `values`, every own variable value must be a
+ * string or undefined too. Allocates nothing unless it throws.
+ */
+export function checkShape(culprit: Culprit, value: unknown, fields: readonly ('sections' | 'contexts')[], values = false): void {
+  checkRecord(culprit, value, fields)
+  const shape = value as Readonly<Record<string, readonly unknown[]>>
   for (let f = 0; f < fields.length; f++) {
-    const field = fields[f]!
-    const items = shape![field] as readonly ({ name?: unknown; text?: unknown } | null | undefined)[]
-    for (let i = 0; i < items.length; i++) {
-      const item = items[i]
-      if (typeof item === 'object' && item !== null && typeof item.name === 'string' && typeof item.text === 'string') continue
-      const held = describeValue(item)
-      const shown = held === 'an object' ? `{ name: ${describeValue(item!.name)}, text: ${describeValue(item!.text)} }` : held
-      throw new Kind(`${has} ${field}[${i}] = ${shown}; every ${field.slice(0, -1)} needs a string name and text`)
-    }
+    const items = shape[fields[f]!]!
+    for (let i = 0; i < items.length; i++) if (!isNamedText(items[i])) throw badItem(culprit, fields[f]!, i, items[i])
   }
   if (!values) return
+  const variables = shape.variables as unknown as Readonly<Record<string, unknown>>
   for (const name in variables) {
     const held = variables[name]
     if (typeof held === 'string' || held === undefined || !Object.hasOwn(variables, name)) continue
-    throw new Kind(`${has} variables.${name} = ${describeValue(held)}; every variable value must be a string or undefined`)
+    const rule = 'every variable value must be a string or undefined'
+    throw new (culprit.kind ?? Error)(`${culprit.has} variables.${name} = ${describeValue(held)}; ${rule}`)
   }
 }
 

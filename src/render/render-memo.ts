@@ -4,6 +4,7 @@
  * derived from a fill (a part, a block, the text) is reused by identity.
  */
 
+import { isNamedText } from '../assembly/errors.js'
 import { sourceNamed, type SourceTable } from '../assembly/provenance.js'
 import { compileTemplate, fillTemplate, type Template } from '../assembly/template.js'
 import type { PromptStats } from '../assembly/types.js'
@@ -119,7 +120,14 @@ export class RenderMemo {
    * The fills of `items`, reusing every fill that still fits (the same array when all did), counted in `stats`. Commits
    * nothing when an item throws. `sources` names the registration each item may share a fill with.
    */
-  render(items: readonly RenderItem[], variables: Variables, owner: RenderOwner, stats: PromptStats, sources?: SourceTable<{ readonly name: string }>): readonly Fill[] {
+  render(
+    items: readonly RenderItem[],
+    variables: Variables,
+    owner: RenderOwner,
+    stats: PromptStats,
+    sources: SourceTable<{ readonly name: string }> | undefined,
+    invalid: (index: number) => Error,
+  ): readonly Fill[] {
     const last = this.#fills
     const sameValues = this.#sameVariables(variables)
     let next: Fill[] | undefined
@@ -128,6 +136,7 @@ export class RenderMemo {
     let shift = 0
     for (let i = 0; i < items.length; i++) {
       const item = items[i]!
+      if (!isNamedText(item)) throw invalid(i)
       let previous: Fill | undefined = last[i + shift]
       // The item's registration, looked up at most once (`null`: not yet).
       let source: object | undefined | null = null

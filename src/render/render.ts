@@ -1,5 +1,5 @@
 import { volatileReferenceError } from '../assembly/diagnostics.js'
-import { checkShape, entryLabel, type Culprit } from '../assembly/errors.js'
+import { badItem, checkRecord, entryLabel, isNamedText, type Culprit } from '../assembly/errors.js'
 import { recordOf, sourceNamed, type AssemblyRecord, type RenderSlot } from '../assembly/provenance.js'
 import type { PromptPresentation } from '../assembly/types.js'
 import { sameItems } from '../assembly/view.js'
@@ -66,7 +66,7 @@ function sameAsLast(last: SlotCache['prompt'], fills: readonly Fill[], record: A
  * ```
  */
 export function render(assembly: Pick<PromptPresentation, 'sections' | 'variables'>): RenderedPrompt {
-  checkShape(TO_RENDER, assembly, SECTIONS)
+  checkRecord(TO_RENDER, assembly, SECTIONS)
   const record = recordOf(assembly)
   const all = fillsOf(assembly.sections, 'sections', assembly.variables, record)
   if (record === undefined) {
@@ -114,8 +114,15 @@ function fillsOf(items: readonly RenderItem[], kind: 'sections' | 'contexts', va
   const label = kind === 'sections' ? 'prompt section' : 'runtime context'
   // `prompt section "intro"`, plus ` in scope "agent-1"` after the registration it came from (none: a listener's, or a copy).
   const owner: RenderOwner = (name) => entryLabel(label, name, table && sourceNamed(table, name)?.layer)
-  if (record === undefined) return items.map((item) => fillOf(item, variables, owner))
-  return cacheOf(record.slot)[kind].render(items, variables, owner, record.slot.stats, table)
+  // Items are checked where they are read, in the one pass over them (`checkRecord` checked the arrays).
+  const invalid = (index: number) => badItem(TO_RENDER, kind, index, items[index])
+  if (record === undefined) {
+    return items.map((item, i) => {
+      if (!isNamedText(item)) throw invalid(i)
+      return fillOf(item, variables, owner)
+    })
+  }
+  return cacheOf(record.slot)[kind].render(items, variables, owner, record.slot.stats, table, invalid)
 }
 
 function sectionsOf(fills: readonly Fill[]): RenderedContextSection[] {
@@ -124,7 +131,7 @@ function sectionsOf(fills: readonly Fill[]): RenderedContextSection[] {
 
 /** The non-empty runtime contexts of `assembly`, interpolated unless `interpolate: false`, in order; a fresh array. */
 export function renderContextSections(assembly: Pick<PromptPresentation, 'contexts' | 'variables'>): RenderedContextSection[] {
-  checkShape(TO_RENDER, assembly, CONTEXTS)
+  checkRecord(TO_RENDER, assembly, CONTEXTS)
   return sectionsOf(fillsOf(assembly.contexts, 'contexts', assembly.variables, recordOf(assembly)))
 }
 
@@ -136,7 +143,7 @@ export function joinContextSections(sections: readonly { readonly text: string }
 
 /** `joinContextSections(renderContextSections(assembly))`, memoized like `renderPrompt`. */
 export function renderContextSnapshot(assembly: Pick<PromptPresentation, 'contexts' | 'variables'>): string {
-  checkShape(TO_RENDER, assembly, CONTEXTS)
+  checkRecord(TO_RENDER, assembly, CONTEXTS)
   const record = recordOf(assembly)
   const fills = fillsOf(assembly.contexts, 'contexts', assembly.variables, record)
   if (record === undefined) return joinContextSections(sectionsOf(fills))
