@@ -28,6 +28,7 @@ type Prepared = { readonly preparation: PromptPreparation; readonly provenance: 
 /** Who handed over a malformed preparation (checked so it fails its call, not a later render): a listener, or the caller. */
 const listener = (event: string): Culprit => ({ is: `a "${event}" listener resolved to`, has: `a "${event}" listener returned`,
   fix: 'return (or resolve to) the value of next(), or a modified copy of it' })
+const LISTENERS: Readonly<Record<string, Culprit>> = { [PREPARE]: listener(PREPARE), [ASSEMBLE]: listener(ASSEMBLE) }
 const CALLER: Culprit = { is: 'assemble() was given a preparation that is', has: 'assemble() was given a preparation with',
   fix: 'leave it out, or pass what prepare() resolved to (or an object { variables, contexts })' }
 
@@ -136,7 +137,7 @@ export class Pipeline {
 
   async #waterfall<T extends PromptPreparation | PromptPresentation>(view: ScopeView, name: string, value: T, context: AssembleContext): Promise<T> {
     const result: unknown = await this.events.waterfall(view.carrier, name, value, context, () => Promise.resolve(value))
-    checkShape(listener(name), result, 'sections' in value ? ['contexts', 'sections'] : ['contexts'], true)
+    checkShape(LISTENERS[name]!, result, 'sections' in value ? ['contexts', 'sections'] : ['contexts'], true)
     return result as T
   }
 
