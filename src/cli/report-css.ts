@@ -35,12 +35,11 @@ h2 a, a.anchor { color: inherit; text-decoration: none; }
 svg.chart { width: 100%; height: auto; display: block; }
 svg .grid line, line.grid { stroke: var(--line); stroke-width: 1; }
 svg .axis { fill: var(--muted); font-size: 11px; }
-svg .line { fill: none; stroke-width: 2; }
 .stable { --series: var(--stable); }
 .reusable { --series: var(--reusable); }
 .observed { --series: var(--observed); }
 .shared { --series: var(--shared); }
-svg .line { stroke: var(--series); }
+svg .line { fill: none; stroke-width: 2; stroke: var(--series); }
 svg .line.reusable { stroke-dasharray: 5 4; }
 svg .point { fill: var(--series); stroke: var(--panel); stroke-width: 1; }
 svg .point.first { fill: var(--panel); stroke: var(--stable); stroke-width: 1.5; }
@@ -68,10 +67,10 @@ table.steps .n { text-align: right; white-space: nowrap; font-variant-numeric: t
 td.prefix { white-space: nowrap; }
 .num { font-size: 12px; }
 .chip { display: inline-block; font-size: 12px; padding: 1px 7px; margin: 1px 4px 1px 0; border-radius: 10px; white-space: nowrap; }
-.chip.added { background: var(--add-bg); color: var(--add); }
-.chip.removed { background: var(--rm-bg); color: var(--rm); }
+.chip.added, pre.diff .line.added { background: var(--add-bg); color: var(--add); }
+.chip.removed, pre.diff .line.removed { background: var(--rm-bg); color: var(--rm); }
 .chip.changed { background: var(--ch-bg); color: var(--ch); }
-.chip.withheld { background: var(--wh-bg); color: var(--wh); }
+.chip.withheld, .chip.agent { background: var(--wh-bg); color: var(--wh); }
 .chip.restored { background: var(--add-bg); color: var(--add); border: 1px dashed var(--add); }
 .label { font-size: 11px; color: var(--muted); margin-right: 4px; text-transform: uppercase; letter-spacing: .04em; }
 .label:not(:first-child) { margin-left: 6px; }
@@ -101,8 +100,6 @@ tr.why-row td { padding: 0 8px 10px; }
 .why-line { margin: 0 0 6px; }
 pre.diff { margin: 0; font-size: 12px; background: var(--bg); border-radius: 6px; padding: 6px 0; max-height: 360px; overflow: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
 pre.diff .line { display: block; padding: 0 10px; }
-pre.diff .line.removed { background: var(--rm-bg); color: var(--rm); }
-pre.diff .line.added { background: var(--add-bg); color: var(--add); }
 pre.diff .line.gap { color: var(--muted); font-style: italic; }
 pre.diff mark { background: none; color: inherit; font-weight: 700; text-decoration: underline; text-underline-offset: 2px; }
 ul.tree, ul.tree ul { list-style: none; margin: 0; padding-left: 0; }
@@ -110,7 +107,6 @@ ul.tree ul { padding-left: 22px; border-left: 2px solid var(--line); margin-left
 li.node { margin: 6px 0; }
 .node-head { display: flex; flex-wrap: wrap; gap: 6px 10px; align-items: baseline; }
 .node-head .size { font-size: 12px; font-weight: 600; }
-.chip.agent { background: var(--wh-bg); color: var(--wh); }
 .node-parts { margin: 2px 0 0; font-size: 12px; color: var(--muted); }
 .node-parts .part + .part::before { content: " · "; color: var(--line); }
 .node-parts .layer { margin-left: 4px; font-size: 10px; padding: 0 5px; border-radius: 6px; background: var(--line); }
