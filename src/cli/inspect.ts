@@ -46,9 +46,7 @@ export function renderInspectTable(agent: AgentModel): string {
   const columns = all.filter((column) => column.empty === undefined || rows.some((row) => column.cell(row) !== column.empty))
 
   const cells = rows.map((row) => columns.map((column) => terminalSafe(column.cell(row))))
-  // A loop, not Math.max(...cells): spreading one argument per step overflows the stack on long logs.
-  const widths = columns.map((column) => column.title.length)
-  for (const line of cells) for (let i = 0; i < line.length; i++) widths[i] = Math.max(widths[i]!, line[i]!.length)
+  const widths = columns.map((column, i) => cells.reduce((width, line) => Math.max(width, line[i]!.length), column.title.length))
   const format = (values: readonly string[]): string =>
     values
       .map((value, i) => (i === values.length - 1 ? value : value[columns[i]!.left ? 'padEnd' : 'padStart'](widths[i]!)))

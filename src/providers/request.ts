@@ -1,5 +1,4 @@
-// What every request builder shares: its options resolved, and `historyOf` (SPEC §4.3), the conversation to keep without
-// promptloom's history marker (old markers would pile up past Anthropic's limit).
+// What every request builder shares: resolved options, and `historyOf` (SPEC §4.3), without markers that would pile up.
 
 import { describeValue, optionError } from '../assembly/errors.js'
 import { TOOL_ORDER_REST } from '../assembly/orders.js'
@@ -30,9 +29,8 @@ export function trailingInstructionsStart(history: readonly unknown[], roles: re
 
 /** `history` (never mutated) with the snapshot as a user message at index `at` (before its trailing instructions). */
 export function withSnapshot<T>(history: readonly T[], snapshot: string, at: number): (T | OpenAIChatSnapshotMessage)[] {
-  const placed: (T | OpenAIChatSnapshotMessage)[] = history.slice()
-  if (snapshot !== '') placed.splice(at, 0, { role: 'user', content: snapshot })
-  return placed
+  const placed: readonly (T | OpenAIChatSnapshotMessage)[] = history
+  return snapshot === '' ? placed.slice() : placed.toSpliced(at, 0, { role: 'user', content: snapshot })
 }
 
 /** Validates `options` of the builder `fn`; resolves its prompt, tools and snapshot (`''`: none). Throws a `TypeError` naming what is bad. */
