@@ -203,10 +203,7 @@ function usageAttributes(record: UsageRecord): Attributes {
   })
 }
 
-/**
- * The `gen_ai.system_instructions` of a prompt as a JSON string (attributes take no structured values): one part per section
- * in order, texts only with `recordContent`; items kept per frozen part, a step hashes only texts new to their name.
- */
+/** A prompt's `gen_ai.system_instructions` as JSON (one item per part, text only with `recordContent`), cached per part. */
 function systemInstructions(recordContent: boolean): (rendered: RenderedPrompt) => string {
   const entries = new WeakMap<RenderedPart, { readonly item: string; readonly hash: string }>()
   let last: RenderedPrompt | undefined

@@ -5,10 +5,7 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ENTITIES[c]!)
 }
 
-/**
- * A tagged template that escapes every interpolated value except an `Html` fragment (built by `html` or constructed);
- * arrays are joined, and `undefined`, `null` and `false` render as nothing.
- */
+/** A tagged template escaping every value but an `Html` fragment; arrays are joined, `undefined`, `null` and `false` omitted. */
 export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
   return new Html(String.raw({ raw: strings }, ...values.map(fragment)))
 }

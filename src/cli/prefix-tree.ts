@@ -12,9 +12,8 @@ import type { AgentModel, StepPart } from './report-model.js'
  */
 
 /**
- * A run of consecutive parts that exactly `agents` share (in report order): its characters with separators,
- * its tokens (absent when a count is unknown; logged, or `estimated` from an agent's tokens per character)
- * and `prefixTokens`, the tokens from the prompt's start through it.
+ * A run of parts that exactly `agents` share: `chars` with separators, `tokens` (absent when one is unknown; `estimated`
+ * from tokens per character) and `prefixTokens`, from the prompt's start through the run.
  */
 export interface TreeNode {
   readonly parts: readonly ReturnType<typeof treePart>[]

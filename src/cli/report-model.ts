@@ -140,10 +140,7 @@ export const plural = (n: number, word: string): string => `${n} ${word}${n === 
 /** One sent part of a step; `layer` is `'global'`, the supplying scope's label, or `undefined` when the log does not say. */
 export type StepPart = Readonly<{ name: string; text: string; layer: string | undefined; tokens: number | undefined }>
 
-/**
- * The parts of `step.prompt` from its `sections` and `sectionLengths`, or `undefined` when the lengths are
- * missing, mismatched or do not add up to the prompt (an in-history step whose prompt was empty keeps the previous text).
- */
+/** `step.prompt` cut into its `sections` by `sectionLengths`; `undefined` when those are missing or do not add up to it. */
 export function stepParts(step: Pick<ReplayedStep, 'prompt' | 'sections' | 'sectionLengths' | 'sectionLayers' | 'sectionTokens'>): StepPart[] | undefined {
   const { prompt, sections, sectionLengths: lengths } = step
   if (sections === undefined || lengths === undefined || lengths.length !== sections.length) return undefined

@@ -63,10 +63,8 @@ class CliError extends Error {
 }
 
 /**
- * Runs the CLI with `argv` (without node and the script) and returns the exit code: 0 on success, 1 for a bad log,
- * bad usage or an unwritable output (one `promptloom: ` line on `stderr`), 2 when `check` cannot check (for any
- * error, also an unexpected one). Everything printed from a log or a path goes through `terminalSafe`. Other commands
- * rethrow unexpected errors.
+ * Runs the CLI on `argv` (without node and the script); returns 0, or 1 for a bad log, usage or output (one `promptloom: `
+ * line on stderr). `check` returns 2 for any error, other commands rethrow unexpected ones. Log text goes through `terminalSafe`.
  */
 export function runCli(argv: readonly string[], out: CliOutput): number {
   // check is a CI gate: "could not check" (2) must differ from "checked and failed" (1), wherever the options stand.
@@ -143,10 +141,9 @@ function thresholdsOf(minReusable: string | undefined, maxBreaks: string | undef
 }
 
 /**
- * `promptloom report`: writes the report for `files` (one log per agent) to `output` and returns the absolute
- * path written; `onWarning` receives each line a reader skipped. Throws before writing when no log is given,
- * a log is bad (`SessionLogError`), or `output` cannot take the report (`CliError`): it is an input (by device
- * and inode, so symlinks and hard links count), a directory, in a folder that does not exist, or the file system refuses it.
+ * `promptloom report`: writes the report for `files` (one log per agent) to `output`; returns the absolute path. Throws
+ * before writing for no log, a bad log (`SessionLogError`), or an `output` that is an input (by device and inode), a
+ * directory, in a missing folder, or refused (`CliError`). `onWarning` receives each line a reader skipped.
  */
 export function writeReport(files: readonly string[], output: string, onWarning: (message: string) => void = () => {}): string {
   if (files.length === 0) throw new CliError('report needs at least one session log; usage: promptloom report <log.jsonl…> [-o report.html]')
@@ -182,10 +179,7 @@ export function writeReport(files: readonly string[], output: string, onWarning:
   return target
 }
 
-/**
- * The file at `path` after following symlinks, or `undefined` when there is none. Another file-system error (`EACCES`,
- * `ELOOP`, `ENAMETOOLONG`) throws a `CliError` with `failure`'s message for its code (without `failure`: `undefined`).
- */
+/** The file at `path` (symlinks followed), else `undefined`; given `failure`, an error but ENOTDIR throws its `CliError`. */
 function statOf(path: string, failure?: (code: string) => string): BigIntStats | undefined {
   try {
     return statSync(path, { bigint: true, throwIfNoEntry: false })

@@ -10,10 +10,7 @@ const CONTEXT = 2
 /** Past this many line pairs the diff skips the subsequence: the changed middle shows whole, removals then additions. */
 const LCS_LIMIT = 250_000
 
-/**
- * A line diff of a section's text before and after a step (`undefined` when absent): unchanged runs folded to
- * `CONTEXT` lines around each change, the differing characters marked inside a changed line that replaces another.
- */
+/** A line diff of two texts (`undefined`: none), unchanged runs folded to `CONTEXT` lines, changed characters marked. */
 export function diffTexts(before: string | undefined, after: string | undefined): (DiffLine | DiffGap)[] {
   const a = before === undefined ? [] : before.split('\n')
   const b = after === undefined ? [] : after.split('\n')
