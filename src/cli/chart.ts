@@ -5,10 +5,7 @@ const WIDTH = 560
 const HEIGHT = 220
 const PAD = { left: 44, right: 14, top: 14, bottom: 30 }
 
-/**
- * One agent's prefix-share chart (at least one row) as inline SVG, x the step and y the share: the stable prefix (solid),
- * the reusable prefix (dashed), the observed cache share (diamonds, when logged); each point a `.point` with a `<title>`.
- */
+/** One agent's prefix shares per step (at least one row) as an inline SVG chart; each point a `.point` with a `<title>`. */
 export function prefixChart(agent: string, rows: readonly StepRow[]): Html {
   const tokens = (row: StepRow): string =>
     row.stablePrefixTokens === undefined ? `${row.stablePrefixLength}/${row.promptLength} chars` : `${row.stablePrefixTokens}/${row.promptTokens ?? '?'} tokens`

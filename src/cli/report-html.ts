@@ -9,9 +9,8 @@ import { diffTexts } from './text-diff.js'
 const num = (n: number): string => n.toLocaleString('en-US')
 
 /**
- * The report model as one self-contained HTML page: inline styles and SVG, no script, no external URL (its CSP
- * `default-src 'none'` refuses any fetch); the `html` template escapes all log data. Runs of unchanged steps fold
- * into one row a checkbox expands (CSS only); a step's anchor (`#agent-1-step-4`) shows its row even when folded.
+ * The report as one self-contained page: no script, no external URL (CSP `default-src 'none'`), log data escaped. Runs of
+ * unchanged steps fold into a row a CSS-only checkbox expands; a step's anchor (`#agent-1-step-4`) shows it even when folded.
  */
 export function renderReportHtml(model: ReportModel): string {
   const steps = sum(model.agents.map((agent) => agent.rows.length))
