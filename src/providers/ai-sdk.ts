@@ -3,7 +3,7 @@
 import { blocksOf, lastMarkable, resolveMarkedRequest, type CacheTtlOption, type MarkerFormat } from './cache-markers.js'
 import type { AnthropicCacheControl } from './anthropic.js'
 import type { OpenAIChatSnapshotMessage } from './openai.js'
-import { recorded, withSnapshot, type RequestOptions } from './request.js'
+import { recorded, trailingInstructionsStart, withSnapshot, type RequestOptions } from './request.js'
 
 /** The Anthropic provider option that marks a cache breakpoint (no `ttl`: 5 minutes). */
 export type AISDKCacheControlOptions = { anthropic: { cacheControl: AnthropicCacheControl } }
@@ -58,10 +58,9 @@ const MARKERS: MarkerFormat<AISDKMessageLike> = {
   // The AI SDK runs approved tools only when the history ends in the tool message approving them: the snapshot then goes
   // before the assistant message that asked for approval.
   snapshotAt: (history, split) => {
-    let at = split
-    const approving = blocksOf(history[at - 1]?.content).some((part) => objectOr(part).type === 'tool-approval-response')
-    if (split < history.length || !approving) return at
-    while (history[at - 1]?.role === 'tool') at--
+    const approving = blocksOf(history[split - 1]?.content).some((part) => objectOr(part).type === 'tool-approval-response')
+    if (split < history.length || !approving) return split
+    const at = trailingInstructionsStart(history, ['tool'])
     return history[at - 1]?.role === 'assistant' ? at - 1 : at
   },
   // The message itself when that part ends it (the provider puts a message's marker on its last part), else the part.
