@@ -92,7 +92,6 @@ export interface HistoryOptions {
   readonly snapshot?: boolean
 }
 
-/** Per builder result (a copy has none): the caller's history with the snapshot placed, no promptloom marker; and as passed. */
 const HISTORIES = new WeakMap<object, { readonly withSnapshot: readonly unknown[]; readonly caller: readonly unknown[] }>()
 
 /** `request`, recorded for `historyOf` with the history it sent (without promptloom's marker) and a copy of the `caller`'s. */
