@@ -1,8 +1,7 @@
 // Error phrases, so messages read alike, and the checkShape built on them. Scope keys are read here only, to build a message.
 
-import { describeValue, isObjectLike, scopeLabel, type ScopeKey } from '../scope/scope-key.js'
+import { describeValue, scopeLabel, type ScopeKey } from '../scope/scope-key.js'
 import type { LayerRef } from './entries.js'
-import type { AssembleContext } from './types.js'
 
 export { describeValue }
 
@@ -10,11 +9,6 @@ export { describeValue }
 export function disposedService(what: string, verb: string): Error {
   const why = 'this "systemPrompt" service is disposed; its plugin was unloaded'
   return new Error(`${what}: ${why}, so ${verb} through the ctx.systemPrompt of a loaded SystemPrompt plugin`)
-}
-
-/** Throws a `TypeError` unless `context` is an object: `assemble context must be an object (got null)`. */
-export function assertAssembleContext(context: unknown): asserts context is AssembleContext {
-  if (!isObjectLike(context)) throw new TypeError(`assemble context must be an object (got ${describeValue(context)})`)
 }
 
 /** The `Error` for refreshing a result assembled for scope `from` with another scope, `to`. */

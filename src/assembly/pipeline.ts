@@ -4,9 +4,9 @@ import { ChangeRelay } from '../signals/tracked.js'
 import { watchParentChanges } from '../scope/parent-chain.js'
 import { ScopedLayers } from '../scope/scoped-layers.js'
 import type { Undo } from '../scope/layer-entries.js'
-import { scopeOf, type ScopeKey } from '../scope/scope-key.js'
+import { isObjectLike, scopeOf, type ScopeKey } from '../scope/scope-key.js'
 import { labelOf, PromptLayer, type SectionEntry } from './entries.js'
-import { assertAssembleContext, checkShape, disposedService, viewName, wrongScope, type Culprit } from './errors.js'
+import { checkShape, describeValue, disposedService, viewName, wrongScope, type Culprit } from './errors.js'
 import { Evaluation } from './evaluation.js'
 import type { CordisBridge } from './cordis-internals.js'
 import { pinRequired, restoreRequired } from './required-sections.js'
@@ -129,10 +129,11 @@ export class Pipeline {
     }
   }
 
-  /** Throws once closed, then `signal.reason` when aborted: checked as a call starts and after each waterfall. */
-  #live(call: string, signal?: AbortSignal): void {
+  /** Throws for a non-object `context`, once closed, then (`abortable`) its abort reason: at the start and after a waterfall. */
+  #live(call: string, context: AssembleContext, abortable = true): void {
+    if (!isObjectLike(context)) throw new TypeError(`assemble context must be an object (got ${describeValue(context)})`)
     if (this.#closed) throw disposedService(`${call} cannot run`, 'call it')
-    if (signal?.aborted) throw signal.reason
+    if (abortable && context.signal?.aborted) throw context.signal.reason
   }
 
   async #waterfall<T extends PromptPreparation | PromptPresentation>(view: ScopeView, name: string, value: T, context: AssembleContext): Promise<T> {
@@ -142,8 +143,7 @@ export class Pipeline {
   }
 
   async prepare(context: AssembleContext): Promise<PromptPreparation> {
-    assertAssembleContext(context)
-    this.#live('prepare()', context.signal)
+    this.#live('prepare()', context)
     const prepared = this.#prepare(this.views.view(context.scope), context, true)
     return (prepared instanceof Promise ? await prepared : prepared).preparation
   }
@@ -157,13 +157,12 @@ export class Pipeline {
     const preparation: PromptPreparation = { variables, contexts }
     // The end of a prepare: the abort check, and suppression as of now (a prepare listener may have registered a suppressor).
     const done = (result: PromptPreparation, variablesFrom = variablePlan): Prepared => {
-      this.#live(recorded ? 'prepare()' : 'assemble()', context.signal)
+      this.#live(recorded ? 'prepare()' : 'assemble()', context)
       const provenance: AssemblyProvenance = { scope: view.key, contexts: contextPlan.sources, variables: variablesFrom.sources }
       const enforced = view.derive('suppressed') ? requiredOnly(view.derive('contexts'), result.contexts) : result.contexts
       const out = result === preparation && enforced === result.contexts ? result : { ...result, contexts: enforced }
       if (!recorded) return { preparation: out, provenance }
-      // Only an array this call made is tied to the scope (a listener's might be shared).
-      if (out.contexts === preparation.contexts || out.contexts !== result.contexts) recordScope(out.contexts, view.key)
+      recordScope(out.contexts, view.key, preparation.contexts, result.contexts)
       return { preparation: withRecord(out, { provenance, slot: this.views.slotOf(view) }), provenance }
     }
     if (!this.events.mayHear(PREPARE)) return done(preparation)
@@ -174,8 +173,7 @@ export class Pipeline {
   }
 
   async assemble(context: AssembleContext, preparation?: PromptPreparation): Promise<PromptAssembly> {
-    assertAssembleContext(context)
-    this.#live('assemble()', context.signal)
+    this.#live('assemble()', context)
     if (preparation !== undefined) checkShape(CALLER, preparation, ['contexts'], true)
     this.stats.assemblies++
     const view = this.views.view(context.scope)
@@ -186,7 +184,7 @@ export class Pipeline {
     // A preparation made here with nobody listening was seen by no one: the presentation takes it without a copy.
     const unseen = preparation === undefined && !(made instanceof Promise)
     const prepared = made instanceof Promise ? await made : made
-    this.#live('assemble()', context.signal)
+    this.#live('assemble()', context)
     const plan = view.derive('sections')
     if (plan.complete.length > 1) {
       throw new Error(
@@ -218,7 +216,7 @@ export class Pipeline {
       variables: unseen ? variables : { ...variables },
     }
     const result = listening ? await this.#waterfall(view, ASSEMBLE, presentation, context) : presentation
-    this.#live('assemble()', context.signal)
+    this.#live('assemble()', context)
     // The complete section alone, plus the required sections beside it (SPEC §5).
     const required = restoreRequired(complete === undefined ? result.sections : [complete], result.sections, pinned)
     const assembly: PromptAssembly = {
@@ -227,18 +225,14 @@ export class Pipeline {
       contexts: suppressed ? requiredOnly(contextPlan, result.contexts) : result.contexts,
       tools: tools.slice(),
     }
-    // Only an array this call made is tied to the scope (a listener's might be shared).
-    if (assembly.contexts === presentation.contexts || assembly.contexts !== result.contexts) {
-      recordScope(assembly.contexts, view.key)
-    }
+    recordScope(assembly.contexts, view.key, presentation.contexts, result.contexts)
     const restored = required.restored.length === 0 ? provenance : { ...provenance, restored: required.restored }
     return withRecord(assembly, { provenance: restored, slot })
   }
 
   /** Which contexts were registrations travels on them (`registered: true`), so any copy refreshes like the original. */
   refreshContext<T extends PromptPreparation>(accepted: T, context: AssembleContext): T {
-    assertAssembleContext(context)
-    this.#live('refreshContext()')
+    this.#live('refreshContext()', context, false)
     const known = assembledFor(accepted)
     if (known !== undefined && known.scope !== context.scope) throw wrongScope(known.scope, context.scope)
     const view = this.views.view(context.scope)

@@ -74,9 +74,9 @@ export function recordOf(target: object): AssemblyRecord | undefined {
  */
 const scopes = new WeakMap<object, { readonly scope: ScopeKey | undefined }>()
 
-/** Ties an engine-made `contexts` array to the scope its result was assembled for. */
-export function recordScope(contexts: object, scope: ScopeKey | undefined): void {
-  scopes.set(contexts, { scope })
+/** Ties `contexts` to its result's scope when the engine made it: it is `made`, or not the array a listener `returned`. */
+export function recordScope(contexts: object, scope: ScopeKey | undefined, made = contexts, returned?: object): void {
+  if (contexts === made || contexts !== returned) scopes.set(contexts, { scope })
 }
 
 /** The scope `result` was assembled for (`undefined`: the global view), when it (or the `contexts` array it shares) is known. */
