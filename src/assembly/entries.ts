@@ -5,14 +5,7 @@ import type { ScopeKey } from '../scope/scope-key.js'
 import { describeValue, entryLabel, inScope, layerPhrase, optionError } from './errors.js'
 import { VARIABLE_NAME } from './template.js'
 import type { NamedSource, SectionSource } from './provenance.js'
-import type {
-  AssembleContext,
-  PromptContext,
-  PromptSection,
-  Stability,
-  ToolProvider,
-  VariableSource,
-} from './types.js'
+import type { AssembleContext, PromptContext, PromptSection, Stability, ToolProvider, VariableSource } from './types.js'
 
 /** Where an entry lives: the global layer or a scope's own layer. */
 export type LayerRef = 'global' | ScopeKey

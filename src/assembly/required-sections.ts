@@ -98,8 +98,5 @@ export function restoreRequired(
   const sections = place(returned, pinned)
   const anchors = anchorsOf(listened, pinned)
   const restored = pinned.sections.filter((s, r) => anchors[r] === undefined || !verbatim(anchors[r], s)).map((s) => s.name)
-  return {
-    sections: sameItems(sections, returned) ? returned : sections,
-    restored: restored.length === 0 ? NOTHING_RESTORED : restored,
-  }
+  return { sections: sameItems(sections, returned) ? returned : sections, restored }
 }
