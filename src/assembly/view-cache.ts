@@ -10,13 +10,9 @@ type KeptSlot = RenderSlot & { readonly ref?: WeakRef<ScopeView> }
 
 /**
  * The engine's memoized views, one per scope key (held weakly) plus the global view, and the render
- * slots of at most `limit` of them: `slotOf` makes its view the most recently used, and a slot beyond
- * the limit releases the least recently used view's (and with it the render memos kept under it). The
- * order holds weak links only, so it keeps no view, slot or render cache alive. A released view's next
- * assembly renders from scratch: equal output, new objects.
- *
- *     order   [a][b][c]   limit 3, d assembles:   [b][c][d]   a released
- *             ^ least recently used
+ * slots of the `limit` most recently used (see `slotOf`). The order holds weak links only, so it keeps
+ * no view, slot or render cache alive. A released view's next assembly renders from scratch: equal
+ * output, new objects.
  *
  * A derivation that throws (a stack overflow inside preact can leave a computed marked running, or
  * holding the error) leaves `deriving` set; the next lookup then starts a new generation and drops
@@ -24,7 +20,6 @@ type KeptSlot = RenderSlot & { readonly ref?: WeakRef<ScopeView> }
  * view does the same, so nothing below keeps what the disposed parent registered.
  */
 export class ViewCache {
-  /** Moved after a derivation threw, and when a parent's view is released. */
   generation = 0
   /** Set while a view derives a fact; still set afterwards only when that derivation threw. */
   deriving = false
@@ -76,7 +71,7 @@ export class ViewCache {
     return view
   }
 
-  /** The render slot of `view`, created on first use (and after a release); makes `view` the most recently used. */
+  /** The slot of `view`, created on first use; makes `view` the most recent, releasing the least recent slot beyond `limit`. */
   slotOf(view: ScopeView): RenderSlot {
     let slot = this.#slots.get(view)
     if (slot === undefined) {

@@ -132,7 +132,6 @@ const NO_VARIABLES: VariablePlan = variablePlanOf([], new Map())
  * through `derive`, never `.value`.
  */
 export class ScopeView {
-  readonly key: ScopeKey | undefined
   readonly generation: number
   readonly carrier: Scoped<object>
   // The computeds below read `key` and `#cache` when first evaluated, after the constructor set them.
@@ -166,8 +165,7 @@ export class ScopeView {
 
   readonly #cache: ViewCache
 
-  constructor(key: ScopeKey | undefined, cache: ViewCache) {
-    this.key = key
+  constructor(readonly key: ScopeKey | undefined, cache: ViewCache) {
     this.generation = cache.generation
     this.#cache = cache
     this.carrier = scopeTarget(cache.carrierBase, key)
