@@ -84,13 +84,8 @@ function groupsOf(entry: TextEntry, scans: Scans): readonly TemplateGroup[] | un
   let scan = scans.get(entry)
   if (scan === undefined) {
     const source = entry.signal
-    scan =
-      source === undefined
-        ? scanGroups(entry.value!)
-        : computed(() => {
-            const text = read(source)
-            return typeof text === 'string' ? scanGroups(text) : undefined
-          })
+    const scanned = (text: unknown) => (typeof text === 'string' ? scanGroups(text) : undefined)
+    scan = source === undefined ? scanGroups(entry.value!) : computed(() => scanned(read(source)))
     scans.set(entry, scan)
   }
   return Array.isArray(scan) ? scan : (scan as ReadonlySignal<readonly TemplateGroup[] | undefined>).value

@@ -74,10 +74,7 @@ export class Evaluation {
       : { name: entry.name, text, interpolate: false, registered: true }
   }
 
-  /**
-   * The texts of `plan`'s sections by position, each dynamic entry read in plan order. Read-only and shared:
-   * the plan's last collected array while every dynamic text is unchanged.
-   */
+  /** `plan`'s section texts by position, dynamic ones read in plan order; read-only: the last array while none changed. */
   collect(plan: SectionPlan, context: AssembleContext): readonly string[] {
     const { entries, dynamic } = plan
     const last = this.#collected.get(plan)

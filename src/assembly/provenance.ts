@@ -68,10 +68,7 @@ export function recordOf(target: object): AssemblyRecord | undefined {
   return records.get(target)
 }
 
-/**
- * The scope of a `contexts` array the engine created for one result (never a listener's, which may
- * be shared): a spread of the result shares it, so `refreshContext` can still refuse the wrong scope.
- */
+/** The scope of an engine-made `contexts` array, which a spread of its result shares: `refreshContext` refuses another scope. */
 const scopes = new WeakMap<object, { readonly scope: ScopeKey | undefined }>()
 
 /** Ties `contexts` to its result's scope when the engine made it: it is `made`, or not the array a listener `returned`. */

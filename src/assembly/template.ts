@@ -96,10 +96,7 @@ export function valueError(name: string, value: unknown, owner: string): Error {
 /** One `{{…}}` group found by `scanGroups`: a well-formed reference, or a malformed group as written. */
 export type TemplateGroup = { readonly name: string; readonly malformed?: undefined } | { readonly malformed: string; readonly name?: undefined }
 
-/**
- * Every group of `text` in order, by `compileTemplate`'s rules, except that a malformed group does
- * not stop the scan: diagnostics report every problem, where a render reports the first.
- */
+/** Every group of `text` in order, by `compileTemplate`'s rules, but past a malformed one: diagnostics report every problem. */
 export function scanGroups(text: string): TemplateGroup[] {
   const out: TemplateGroup[] = []
   for (let open = text.indexOf('{{'); open >= 0; ) {
