@@ -1,7 +1,7 @@
 import { batch, untracked, type Signal } from '@preact/signals-core'
 import { cellOf } from '../signals/signal-table.js'
 import { Context } from 'cordis'
-import { assertScopeKey, describeValue, isObjectLike, scopeLabel, scopeOf, type ScopeKey, type Scoped } from './scope-key.js'
+import { assertScopeKey, isObjectLike, scopeLabel, scopeOf, type ScopeKey, type Scoped } from './scope-key.js'
 
 /**
  * The scope parent relation: one link per key, held weakly, each in its own signal, so a chain read inside a
@@ -34,9 +34,7 @@ export interface ScopeParentBinding {
 }
 
 function assertAcyclic(key: ScopeKey, parent: ScopeKey): void {
-  if (!isObjectLike(parent)) {
-    throw new TypeError(`scope "${scopeLabel(key)}" parent must be a scope key object (got ${describeValue(parent)})`)
-  }
+  assertScopeKey(parent, () => `scope "${scopeLabel(key)}" parent`)
   if ((parent !== key && (childCounts.get(key) ?? 0) === 0) || !isScopeWithin(parent, key)) return
   const path = untracked(() => scopeChainOf(parent))
   const names = [key, ...path.slice(0, path.indexOf(key) + 1)].map((k) => `"${scopeLabel(k)}"`).join(' → ')

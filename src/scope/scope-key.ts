@@ -22,9 +22,10 @@ export function isObjectLike(value: unknown): value is ScopeKey {
   return typeof value === 'function' || (typeof value === 'object' && value !== null)
 }
 
-/** Throws a `TypeError` (`${what} must be a scope key object (got …)`) unless `value` can be a scope key. */
-export function assertScopeKey(value: unknown, what: string): asserts value is ScopeKey {
-  if (!isObjectLike(value)) throw new TypeError(`${what} must be a scope key object (got ${describeValue(value)})`)
+/** Throws a `TypeError` (`${what} must be a scope key object (got …)`, `what` read only then) unless `value` can be one. */
+export function assertScopeKey(value: unknown, what: string | (() => string)): asserts value is ScopeKey {
+  if (isObjectLike(value)) return
+  throw new TypeError(`${typeof what === 'string' ? what : what()} must be a scope key object (got ${describeValue(value)})`)
 }
 
 /** A short description of a wrong value: `string "x"`, `number NaN`, `an object`, `null`, …; never reads an object. */
