@@ -6,9 +6,8 @@ import type { AssembleContext, AssembledContext, PromptStats, ToolSchema } from 
 import type { ScopeView, SectionPlan, VariablePlan } from './view.js'
 
 /**
- * Reads registered providers for one call, each result type-checked (the error names the entry) and
- * each function call counted in `stats.providerEvaluations`. Collected texts and detached tools are
- * reused while every provider returns what it returned last time.
+ * Reads registered providers for one call, each result type-checked (the error names the entry) and each function call
+ * counted in `stats.providerEvaluations`. Collected texts and detached tools are reused while no provider's result changed.
  */
 export class Evaluation {
   readonly #detacher = new ToolDetacher()

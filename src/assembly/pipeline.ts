@@ -47,9 +47,8 @@ function sectionsOf(entries: readonly SectionEntry[], texts: readonly string[]):
 }
 
 /**
- * A service's registry, views and memoized assembly, free of Cordis' proxies. `prepare`, `assemble`
- * and `refreshContext` have their contracts on `SystemPrompt`; every result is recorded with its
- * provenance and its scope's render slot (see provenance.ts).
+ * A service's registry, views and memoized assembly, free of Cordis' proxies. `prepare`, `assemble` and `refreshContext`
+ * have their contracts on `SystemPrompt`; every result is recorded with its provenance and render slot (provenance.ts).
  */
 export class Pipeline {
   readonly stats: PromptStats = { assemblies: 0, structureRecomputes: 0, providerEvaluations: 0, sectionRenders: 0,
@@ -110,10 +109,7 @@ export class Pipeline {
     return this.store.effect(ctx, action, { label })
   }
 
-  /**
-   * An effect body that emits the change event once per `batch()` after any registry change; its first run only
-   * subscribes. It reads only the relay's pulse, so a write costs the same however many entries are registered.
-   */
+  /** An effect body that emits the change event once per `batch()` after any registry change; its first run only subscribes. */
   changeEffect(failed: (error: unknown) => void): () => void {
     let first = true
     return () => {

@@ -89,8 +89,8 @@ function mergeSorted<E extends Ordered>(base: readonly E[], own: E[]): E[] {
 function contextPlanOf(entries: readonly ContextEntry[], base: ContextPlan): ContextPlan {
   const byName = new Map(entries.map((entry) => [entry.name, entry]))
   const required = entries.filter((entry) => entry.required)
-  // Own contexts that leave the required ones as they were share the parent's list (nothing per agent).
   const sources = { list: entries.map((entry) => entry.source) }
+  // Own contexts that leave the required ones as they were share the parent's list (nothing per agent).
   return { entries, required: sameItems(required, base.required) ? base.required : required, byName, sources }
 }
 
