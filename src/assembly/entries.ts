@@ -17,7 +17,6 @@ export function layerOf(scope: ScopeKey | undefined): LayerRef {
 
 /** How an entry's value is obtained on each assembly: fixed, read from a signal, or by calling a provider once. */
 export const SourceKind = { Static: 0, Signal: 1, Provider: 2 } as const
-/** One of `SourceKind`'s values. */
 export type SourceKind = (typeof SourceKind)[keyof typeof SourceKind]
 
 /** A validated value source, flattened for the assembly loop. */

@@ -71,7 +71,7 @@ export function recordOf(target: object): AssemblyRecord | undefined {
 /** The scope of an engine-made `contexts` array, which a spread of its result shares: `refreshContext` refuses another scope. */
 const scopes = new WeakMap<object, { readonly scope: ScopeKey | undefined }>()
 
-/** Ties `contexts` to its result's scope when the engine made it: it is `made`, or not the array a listener `returned`. */
+/** Ties `contexts` to its result's scope if the engine made it: it is `made`, or not a listener's (maybe shared) `returned`. */
 export function recordScope(contexts: object, scope: ScopeKey | undefined, made = contexts, returned?: object): void {
   if (contexts === made || contexts !== returned) scopes.set(contexts, { scope })
 }
