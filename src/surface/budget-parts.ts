@@ -59,11 +59,9 @@ const VARIABLE_FIELDS = ['name', 'layer', 'stability'] as const
 
 /** The prompt of `kept` (the parts sent) and the `variables` they reference: `previous` when equal, else one built anew. */
 export function keptPrompt(kept: readonly RenderedPart[], variables: readonly RenderedVariable[], previous: RenderedPrompt | undefined): RenderedPrompt {
-  if (previous !== undefined && sameFields(kept, previous.parts, COMPARED_PART_FIELDS)) {
-    const referenced = new Set(kept.flatMap((part) => part.variables))
-    if (sameFields(variables.filter(({ name }) => referenced.has(name)), previous.variables, VARIABLE_FIELDS)) return previous
-  }
-  return buildRenderedPrompt(kept, variables, previous)
+  const referenced = new Set(kept.flatMap((part) => part.variables))
+  const sent = { parts: kept, variables: variables.filter(({ name }) => referenced.has(name)) }
+  return previous !== undefined && samePrompt(sent, previous) ? previous : buildRenderedPrompt(kept, sent.variables, previous)
 }
 
 /** Whether `a` and `b` hold equal parts (every compared field) and the same variables by name, layer and stability, in order. */

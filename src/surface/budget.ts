@@ -1,7 +1,4 @@
-/**
- * The cache-preserving token budget (SPEC §5), run on each step's unbudgeted prompt in two phases, so a
- * step that fails later leaves it untouched: `plan` decides and changes nothing; `commit` adopts the plan.
- */
+/** The cache-preserving token budget (SPEC §5), planned and committed in two phases: a step that fails leaves it untouched. */
 
 import { describeValue, optionError } from '../assembly/errors.js'
 import { PART_SEPARATOR, type RenderedPart, type RenderedPrompt } from '../render/rendered-prompt.js'
@@ -154,7 +151,7 @@ export class TokenBudget {
     // Sticky: the withheld set is the order's prefix through the last name still withheld.
     let k = order.length
     while (k > 0 && !before.withheld.has(parts[order[k - 1]!]!.name)) k--
-    const tokens = promptTokenSum(counts, separator, BUDGET_COUNTER)
+    const tokens = promptTokenSum(counts, separator)
     const out = new Uint8Array(parts.length)
     let kept = parts.length
     const withhold = (i: number): void => {

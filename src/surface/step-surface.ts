@@ -7,7 +7,7 @@ import { TokenBudget, type BudgetOptions } from './budget.js'
 import { cacheBreakOf, headerChange, headerStateOf, NO_PROMPT, prefixReportOf, type HeaderState } from './cache-break.js'
 import { checkCacheRules, type CacheRules } from './cache-rules.js'
 import { lintStability, ReportedWarnings } from './stability-lint.js'
-import { StepCounts, type CountedFields } from './step-tokens.js'
+import { StepCounts } from './step-tokens.js'
 import { usageRecordOf, type ObservedUsage, type StepResult, type SurfaceEvent, type UsageRecord } from './step-result.js'
 
 const STEP_ASSEMBLY: Culprit = { is: 'step option "assembly" is', has: 'step option "assembly" has',
@@ -101,7 +101,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
     )
   }
   const counts = new StepCounts(countTokens, budgetCount, rules)
-  let counted: CountedFields = {}
+  let counted: Pick<StepResult, 'reusablePrefixTokens' | 'expectedCachedTokens'> = {}
   let steps = 0
   let prompt = NO_PROMPT
   // The text of node 0 and the system text the model received last; undefined before the first step.

@@ -81,29 +81,26 @@ export class TokenSum {
 }
 
 /** The exact total of the first `length` of `counts` with `separator` between each two. Throws what `addSafely` throws. */
-export function promptTokenSum(counts: readonly number[], separator: number, who: string, length = counts.length): TokenSum {
+export function promptTokenSum(counts: readonly number[], separator: number, length = counts.length): TokenSum {
   const total = new TokenSum()
   for (let i = 0; i < length; i++) {
-    if (i > 0) addSafely(total, separator, who)
-    addSafely(total, counts[i]!, who)
+    if (i > 0) addSafely(total, separator)
+    addSafely(total, counts[i]!)
   }
   return total
 }
 
-/** Adds `count` to `total`; throws a `RangeError` naming `who` past `Number.MAX_SAFE_INTEGER`, where counts stop being exact. */
-function addSafely(total: TokenSum, count: number, who: string): void {
+/** Adds the budget's `count` to `total`; throws a `RangeError` past `Number.MAX_SAFE_INTEGER`, where counts stop being exact. */
+function addSafely(total: TokenSum, count: number): void {
   total.add(count)
   if (total.value <= Number.MAX_SAFE_INTEGER) return
   throw new RangeError(
-    `${who} counts add up to ${total.value} tokens for this prompt, past Number.MAX_SAFE_INTEGER (${Number.MAX_SAFE_INTEGER}); ` +
+    `${BUDGET_COUNTER} counts add up to ${total.value} tokens for this prompt, past Number.MAX_SAFE_INTEGER (${Number.MAX_SAFE_INTEGER}); ` +
       'countTokens must return token counts whose sum stays a safe integer',
   )
 }
 
 type TokenFigures = Required<Pick<StepResult, 'stablePrefixTokens' | 'reusablePrefixTokens' | 'promptTokens'>>
-
-/** The counted fields of a step result, absent where the surface has no counter. */
-export type CountedFields = Partial<TokenFigures & Pick<StepResult, 'partTokens' | 'expectedCachedTokens' | 'cacheNote'>>
 
 /** What one step hands the counter; `fresh`: nothing is reusable (the first step, or tools or config changed). */
 export interface CountedStep {
@@ -135,7 +132,7 @@ export class StepCounts {
   }
 
   /** The step's fields, and the commit that keeps its memos once the step succeeded. Throws what `countWith` throws. */
-  measure(step: CountedStep): { readonly fields: CountedFields; readonly commit: () => void } {
+  measure(step: CountedStep) {
     let tokens: TokenFigures | undefined
     let memo = this.#memo
     if (this.#count !== undefined) {
@@ -153,21 +150,19 @@ export class StepCounts {
     }
   }
 
-  /**
-   * The stable prefix's and the prompt's tokens by the budget's rule. The prefix's slice past the last whole part is
-   * counted on its own and never cached: it differs whenever the prefix moves.
-   */
+  /** The stable prefix's and the prompt's tokens by the budget's rule. */
   #budgetFigures({ plan, stableLength }: CountedStep): [stable: number, prompt: number] {
     const { rendered, partTokens, separatorTokens, promptTokens } = plan!
     if (stableLength >= rendered.text.length) return [promptTokens, promptTokens]
     const { parts } = rendered
-    // The parts wholly in the prefix, then the slice of part i (or of the separator before it) up to stableLength.
+    // The parts wholly in the prefix, then the slice of part i (or of the separator before it) up to stableLength,
+    // counted on its own and never cached: it differs whenever the prefix moves.
     const i = parts.findIndex((part) => part.end > stableLength)
-    const sum = promptTokenSum(partTokens, separatorTokens, BUDGET_COUNTER, i)
+    const sum = promptTokenSum(partTokens, separatorTokens, i)
     const end = i === 0 ? 0 : parts[i - 1]!.end
     if (stableLength > end) {
       const subject = `the stable prefix's end in rendered part "${parts[i]!.name}"`
-      addSafely(sum, countWith(this.#count!, rendered.text.slice(end, stableLength), BUDGET_COUNTER, subject), BUDGET_COUNTER)
+      addSafely(sum, countWith(this.#count!, rendered.text.slice(end, stableLength), BUDGET_COUNTER, subject))
     }
     return [sum.value, promptTokens]
   }

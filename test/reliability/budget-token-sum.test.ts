@@ -49,11 +49,11 @@ describe('TokenSum', () => {
 
 describe('promptTokenSum', () => {
   test('adds one separator between each two counts', () => {
-    expect(promptTokenSum([3, 4, 5], 1, 'budget countTokens').value).toBe(14)
+    expect(promptTokenSum([3, 4, 5], 1).value).toBe(14)
   })
 
   test('a single count past Number.MAX_SAFE_INTEGER is a RangeError naming who counted', () => {
-    expect(() => promptTokenSum([1, 2 ** 60], 0, 'budget countTokens')).toThrow(
+    expect(() => promptTokenSum([1, 2 ** 60], 0)).toThrow(
       new RangeError(
         `budget countTokens counts add up to ${2 ** 60 + 1} tokens for this prompt, past Number.MAX_SAFE_INTEGER (${Number.MAX_SAFE_INTEGER}); countTokens must return token counts whose sum stays a safe integer`,
       ),
@@ -61,7 +61,7 @@ describe('promptTokenSum', () => {
   })
 
   test('a huge separator counts only where a separator is', () => {
-    expect(promptTokenSum([5], Number.MAX_VALUE, 'budget countTokens').value).toBe(5)
-    expect(() => promptTokenSum([5, 5], Number.MAX_VALUE, 'budget countTokens')).toThrow(RangeError)
+    expect(promptTokenSum([5], Number.MAX_VALUE).value).toBe(5)
+    expect(() => promptTokenSum([5, 5], Number.MAX_VALUE)).toThrow(RangeError)
   })
 })
