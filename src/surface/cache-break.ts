@@ -52,15 +52,14 @@ export function prefixReportOf(prev: PromptState, rendered: RenderedPrompt) {
     whole,
     bytes,
     changedSet: changed,
-    changedSections: inPromptOrder(changed, before, parts),
+    changedSections: inPromptOrder(changed, before, outputs),
     next: { rendered, outputs, bytes: bytes + utf8Length(text, whole), changed: prev.rendered && changed },
   }
 }
 
-/** `changed` in prompt order, each removed section right after the nearest earlier previous section still present. */
-function inPromptOrder(changed: ReadonlySet<string>, before: readonly RenderedPart[], sections: readonly RenderedPart[]): string[] {
+/** `changed` in the order of `present` (the sent names), each removed section right after the nearest earlier one still sent. */
+function inPromptOrder(changed: ReadonlySet<string>, before: readonly RenderedPart[], present: ReadonlyMap<string, string>) {
   if (changed.size === 0) return []
-  const present = new Set(sections.map((section) => section.name))
   const removedAfter = new Map<string | undefined, string[]>()
   let anchor: string | undefined
   for (const { name } of before) {
@@ -68,7 +67,7 @@ function inPromptOrder(changed: ReadonlySet<string>, before: readonly RenderedPa
     else if (changed.has(name)) removedAfter.set(anchor, [...(removedAfter.get(anchor) ?? []), name])
   }
   const out = new Set<string>(removedAfter.get(undefined))
-  for (const { name } of sections) {
+  for (const name of present.keys()) {
     if (changed.has(name)) out.add(name)
     for (const gone of removedAfter.get(name) ?? []) out.add(gone)
   }

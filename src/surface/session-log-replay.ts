@@ -196,7 +196,7 @@ export class SessionLogReplayer {
     if (open === undefined) return
     this.#open = undefined
     const { type, ...fields } = open.record
-    const { node0, history, prompt, tools, config, contextSnapshot } = this.#held
+    const { node0, history, ...held } = this.#held
     const step = {
       ...fields,
       toolsChanged: fields.toolsChanged ?? false,
@@ -204,10 +204,7 @@ export class SessionLogReplayer {
       reusablePrefixLength: fields.reusablePrefixLength ?? fields.stablePrefixLength,
       reusablePrefixBytes: fields.reusablePrefixBytes ?? fields.stablePrefixBytes,
       session: this.#session.number,
-      prompt,
-      tools,
-      config,
-      contextSnapshot,
+      ...held,
       events: open.events,
       // Built on first read: a copy of every live message in every step would make replay quadratic.
       get systemMessages() {

@@ -86,8 +86,7 @@ export function lintStability(
 
   if (changedBefore !== undefined && changedBefore.size > 0 && changed.size > 0) {
     const lastStable = parts.findLastIndex(({ name }) => !changed.has(name) && !changedBefore.has(name))
-    for (const part of parts.slice(0, Math.max(lastStable, 0))) {
-      if (!changed.has(part.name) || !changedBefore.has(part.name)) continue
+    for (const part of parts.filter(({ name }, i) => i < lastStable && changed.has(name) && changedBefore.has(name))) {
       const message = () => `${entryLabel('prompt section', part.name, part.layer)} changed in two consecutive steps while later sections stayed the same; a per-step value this early in the prompt invalidates the cache of everything after it — move it into a runtime context or give the section a later order`
       add('unstable-section', part, undefined, message)
     }
