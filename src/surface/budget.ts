@@ -160,12 +160,6 @@ export class TokenBudget {
       tokens.add(-counts[i]!)
       if (kept > 0) tokens.add(-separator)
     }
-    const restore = (i: number): void => {
-      out[i] = 0
-      if (kept > 0) tokens.add(separator)
-      tokens.add(counts[i]!)
-      kept++
-    }
     for (let rank = 0; rank < k; rank++) withhold(order[rank]!)
 
     while (tokens.value > maxTokens && k < order.length) withhold(order[k++]!)
@@ -173,7 +167,10 @@ export class TokenBudget {
     // Restoring never undoes this step's withholding: the part withheld last did not fit maxTokens, nor the lower threshold.
     while (!overBudget && k > 0) {
       const i = order[k - 1]!
-      restore(i)
+      out[i] = 0
+      if (kept > 0) tokens.add(separator)
+      tokens.add(counts[i]!)
+      kept++
       if (tokens.value > restoreTokens) {
         withhold(i)
         break

@@ -65,8 +65,7 @@ export function lintStability(
     const { name: section, layer } = part
     // The message labels the layer's scope key: it is built only for a warning this step reports.
     const found = { kind, section, ...(layer && { layer }), ...(variable === undefined ? {} : { variable }) }
-    const key = findingKey(found)
-    if (reported.has(found) || out.some((seen) => findingKey(seen) === key && seen.layer === layer)) return
+    if (reported.has(found) || out.some((seen) => seen.layer === layer && findingKey(seen) === findingKey(found))) return
     out.push({ ...found, message: message() })
   }
 

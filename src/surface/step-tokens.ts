@@ -168,15 +168,11 @@ export class StepCounts {
   }
 
   /** `countTokens` of the stable prefix and of the whole text, the last prompt's count reused. */
-  #textFigures({ rendered: { text }, stableLength }: CountedStep): [stable: number, prompt: number] {
+  #textFigures({ rendered: { text }, stableLength: end }: CountedStep): [stable: number, prompt: number] {
     const count = (slice: string, subject: string): number => countWith(this.#count!, slice, OPTION_COUNTER, subject)
-    const whole = this.#memo?.text === text ? this.#memo.tokens : undefined
-    if (stableLength === text.length) {
-      const tokens = text.length === 0 ? 0 : (whole ?? count(text, 'the rendered prompt'))
-      return [tokens, tokens]
-    }
-    const stable = stableLength === 0 ? 0 : count(text.slice(0, stableLength), 'the stable prefix')
-    return [stable, whole ?? count(text, 'the rendered prompt')]
+    const stable = end === 0 || end === text.length ? 0 : count(text.slice(0, end), 'the stable prefix')
+    const prompt = text.length === 0 ? 0 : this.#memo?.text === text ? this.#memo.tokens : count(text, 'the rendered prompt')
+    return [end === text.length ? prompt : stable, prompt]
   }
 
   /**
