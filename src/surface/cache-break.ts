@@ -208,8 +208,7 @@ export function headerChange(before: HeaderState | undefined, after: HeaderState
   if (toolsChanged) {
     const { added, removed, changed, reordered } = toolDiff(before, after)
     tools = Object.freeze({ added: Object.freeze(added), removed: Object.freeze(removed), changed: Object.freeze(changed) })
-    const lists = Object.entries({ added, removed, changed }).filter(([, names]) => names.length > 0)
-    const details = lists.map(([label, names]) => `${label} ${names.join(', ')}`)
+    const details = Object.entries(tools).flatMap(([label, names]) => (names.length > 0 ? [`${label} ${names.join(', ')}`] : []))
     if (reordered) details.push('reordered')
     reasons.push(details.length === 0 ? 'tools changed' : `tools changed (${details.join('; ')})`)
   }

@@ -32,22 +32,21 @@ const ANTHROPIC_MINIMUMS: readonly (readonly [minimumTokens: number, models: rea
 ]
 
 /**
- * The minimum of the table key `model` names, or `undefined`. A provider prefix (`anthropic.`,
+ * The minimum of the table key `model` names, else the largest. A provider prefix (`anthropic.`,
  * `us.anthropic.`, `anthropic/`) is dropped and `4.5` reads as `4-5`; after the key may only come
  * a date, `-latest`, or a platform suffix (`@…`, `-v1:0`, `:…`), so `claude-opus-4-1` never reads as `claude-opus-4`.
  */
-function anthropicMinimumOf(model: string): number | undefined {
+function anthropicMinimumOf(model: string): number {
   const id = model
     .toLowerCase()
     .replace(/^(?:[a-z]{2,6}\.)?anthropic[./]/, '')
     .replace(/(\d)\.(\d)/g, '$1-$2')
   const matches = (key: string): boolean => id.startsWith(key) && /^(?:$|-\d{8}|-latest|@|-v\d|:)/.test(id.slice(key.length))
-  return ANTHROPIC_MINIMUMS.find(([, keys]) => keys.some(matches))?.[0]
+  return ANTHROPIC_MINIMUMS.find(([, keys]) => keys.some(matches))?.[0] ?? Math.max(...ANTHROPIC_MINIMUMS.map(([m]) => m))
 }
 
 function minimumOption(fn: string, value: unknown): number | undefined {
-  if (value === undefined) return undefined
-  if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value
+  if (value === undefined || (Number.isInteger(value) && (value as number) >= 0)) return value as number | undefined
   throw optionError(fn, 'minimumTokens', 'a non-negative integer', value)
 }
 
@@ -69,8 +68,7 @@ export const cacheRules = Object.freeze({
     if (typeof model !== 'string' || model === '') {
       throw optionError(fn, 'model', "the Claude model id the requests use, e.g. 'claude-sonnet-4-6'", model)
     }
-    const largest = Math.max(...ANTHROPIC_MINIMUMS.map(([minimum]) => minimum))
-    const minimum = minimumOption(fn, minimumTokens) ?? anthropicMinimumOf(model) ?? largest
+    const minimum = minimumOption(fn, minimumTokens) ?? anthropicMinimumOf(model)
     return Object.freeze({ provider: 'anthropic', minimumTokens: minimum, granularity: 1, breakpoints: true })
   },
   /** OpenAI's rules (prompt caching guide): from 1024 tokens in 128-token steps, no markers; `model` is for symmetry. */

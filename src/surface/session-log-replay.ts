@@ -82,10 +82,7 @@ interface Held extends Pick<ReplayedStep, 'prompt' | 'tools' | 'config' | 'conte
 
 const NOTHING_HELD: Held = Object.freeze({ prompt: '', tools: Object.freeze([]), config: Object.freeze({}), contextSnapshot: '' })
 
-/**
- * Replays a session log fed one line at a time (`line`, without its `\n`), then `end()`; accepts a UTF-8 BOM, `\r\n`
- * and blank lines. Throws a `SessionLogError` naming the line for a malformed record.
- */
+/** Replays the log fed line by line (`line`, without its `\n`), then `end()`; accepts a UTF-8 BOM, `\r\n` and blank lines. */
 export class SessionLogReplayer {
   readonly #steps: ReplayedStep[] = []
   readonly #warnings: SessionLogReadWarning[] = []
@@ -100,6 +97,7 @@ export class SessionLogReplayer {
 
   constructor(private readonly source?: string) {}
 
+  /** Throws a `SessionLogError` naming the line for a malformed record. */
   line(text: string): void {
     const number = ++this.#lineNumber
     let raw = number === 1 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
