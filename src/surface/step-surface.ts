@@ -87,7 +87,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`createStepSurface options must be an object (got ${describeValue(options)})`)
   }
-  const defaultMode = updateMode('createStepSurface option "systemPromptUpdate"', options.systemPromptUpdate) ?? 'replace'
+  const defaultMode = updateMode('createStepSurface', options.systemPromptUpdate) ?? 'replace'
   const { countTokens } = options
   if (countTokens !== undefined && typeof countTokens !== 'function') {
     throw optionError('createStepSurface', 'countTokens', 'a function (text) => number', countTokens)
@@ -122,7 +122,7 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
       }
       checkShape(STEP_ASSEMBLY, assembly, ITEMS)
       const first = steps === 0
-      const mode = updateMode('step option "systemPromptUpdate"', input.systemPromptUpdate) ?? defaultMode
+      const mode = updateMode('step', input.systemPromptUpdate) ?? defaultMode
       const historyLength = mode === 'in-history' ? requireHistoryLength(input.historyLength, first ? 0 : 1) : undefined
       if (input.compacted !== undefined && typeof input.compacted !== 'boolean') {
         throw optionError('step', 'compacted', 'a boolean', input.compacted)
@@ -223,12 +223,11 @@ export function createStepSurface(options: StepSurfaceOptions = {}): StepSurface
   }
 }
 
-function updateMode(what: string, value: unknown): SystemPromptUpdate | undefined {
+function updateMode(subject: string, value: unknown): SystemPromptUpdate | undefined {
   if (value === undefined || value === 'replace' || value === 'in-history') return value
-  throw new TypeError(`${what} must be 'replace' or 'in-history' (got ${describeValue(value)})`)
+  throw optionError(subject, 'systemPromptUpdate', "'replace' or 'in-history'", value)
 }
 
-/** After the first step node 0 holds the system message, so an append there would overwrite it: `min` is 1. */
 function requireHistoryLength(value: unknown, min: 0 | 1): number {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= min) return value
   const rule = min === 0 ? 'a non-negative integer' : 'an integer of at least 1 after the first step (node 0 holds the system message)'

@@ -14,7 +14,7 @@ export const BUDGET_COUNTER = 'budget countTokens'
 const OPTION_COUNTER = 'createStepSurface option "countTokens"'
 
 /** `countTokens(text)`, checked: a throw or a bad count becomes an error naming `who` and `subject` (what was counted). */
-export function countWith(countTokens: (text: string) => number, text: string, who: string, subject: string): number {
+export function countWith(countTokens: CountTokens, text: string, who: string, subject: string): number {
   let value: unknown
   try {
     value = countTokens(text)
@@ -101,9 +101,10 @@ function addSafely(total: TokenSum, count: number): void {
 }
 
 type TokenFigures = Required<Pick<StepResult, 'stablePrefixTokens' | 'reusablePrefixTokens' | 'promptTokens'>>
+type CountTokens = (text: string) => number
 
 /** What one step hands the counter; `fresh`: nothing is reusable (the first step, or tools or config changed). */
-export interface CountedStep {
+interface CountedStep {
   readonly plan: BudgetPlan | undefined
   readonly rendered: RenderedPrompt
   /** UTF-16 code units identical to the previous step's prompt, whole code points only, and of those the reusable ones. */
@@ -115,20 +116,18 @@ export interface CountedStep {
 
 /** The token figures and expected cache reuse of one surface's steps. */
 export class StepCounts {
-  readonly #count: ((text: string) => number) | undefined
+  readonly #count: CountTokens | undefined
   /** Who `#count` is, as errors name it; the budget's figures always name the budget's. */
   readonly #who: string
   readonly #fromBudget: boolean
-  readonly #rules: CacheRules | undefined
   #memo: { readonly text: string; readonly tokens: number } | undefined
   /** What the next step's expectation compares with: where this step's marked blocks end, and the last tools count. */
   #expectation = { markedEnds: [] as readonly number[], toolsJson: undefined as string | undefined, toolsTokens: 0 }
 
-  constructor(countTokens: ((text: string) => number) | undefined, budgetCount: ((text: string) => number) | undefined, rules: CacheRules | undefined) {
+  constructor(countTokens?: CountTokens, budgetCount?: CountTokens, private readonly rules?: CacheRules) {
     this.#count = countTokens ?? budgetCount
     this.#who = countTokens === undefined ? BUDGET_COUNTER : OPTION_COUNTER
     this.#fromBudget = budgetCount !== undefined && (countTokens === undefined || countTokens === budgetCount)
-    this.#rules = rules
   }
 
   /** The step's fields, and the commit that keeps its memos once the step succeeded. Throws what `countWith` throws. */
@@ -140,7 +139,7 @@ export class StepCounts {
       tokens = { stablePrefixTokens: stable, reusablePrefixTokens: step.reusableLength === 0 ? 0 : stable, promptTokens }
       if (!this.#fromBudget) memo = { text: step.rendered.text, tokens: promptTokens }
     }
-    const expected = this.#rules === undefined ? undefined : this.#expect(step, tokens!, this.#rules)
+    const expected = this.rules === undefined ? undefined : this.#expect(step, tokens!, this.rules)
     return {
       fields: { ...tokens, ...(this.#fromBudget ? { partTokens: step.plan!.partTokens } : {}), ...expected?.fields },
       commit: () => {
