@@ -15,7 +15,7 @@ import { identicalPrefix } from '../render/explain.js'
 import { utf8Length } from '../render/utf8.js'
 
 /** The previous step's prompt, its UTF-8 bytes, and the sections that changed in it (`undefined` on the first step). */
-export interface PromptState {
+interface PromptState {
   readonly rendered: RenderedPrompt | undefined
   readonly outputs: ReadonlyMap<string, string>
   readonly bytes: number
@@ -91,7 +91,7 @@ export interface CacheBreak {
 }
 
 /** What a step knows: the prompts sent (no `previous` on the first step), the changed tools, the budget's withheld sections. */
-export interface CacheBreakInput {
+interface CacheBreakInput {
   readonly previous: RenderedPrompt | undefined
   readonly current: RenderedPrompt
   /** UTF-16 code units of `current.text` identical to `previous.text`. */
