@@ -47,10 +47,10 @@ export function blocksOf(parts: readonly RenderedPart[], previous?: RenderedProm
     if (same) blocks[r] = old!
     else {
       let text = parts[start]!.text
-      const names = [parts[start]!.name]
-      for (let j = start + 1; j < end; j++) {
-        text = text + PART_SEPARATOR + parts[j]!.text
-        names.push(parts[j]!.name)
+      const names = new Array<string>(end - start)
+      for (let j = start; j < end; j++) {
+        if (j > start) text = text + PART_SEPARATOR + parts[j]!.text
+        names[j - start] = parts[j]!.name
       }
       blocks[r] = Object.freeze({ text, parts: Object.freeze(names), stability, cacheBreakpoint })
     }
