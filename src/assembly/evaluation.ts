@@ -98,7 +98,7 @@ export class Evaluation {
     const results = entries.map((entry) => this.#read(entry, context))
     const memo = this.#toolMemos.get(entries)
     if (memo !== undefined && sameResults(memo.snapshot, results)) return memo.tools
-    const provided = results.map((result, i) => ({ result, label: toolProviderLabel(entries, i) }))
+    const provided = results.map((result, i) => ({ result, label: () => toolProviderLabel(entries, i) }))
     const tools = collectTools(provided, this.config.toolOrder, this.#detacher)
     this.stats.toolClones = this.#detacher.clones
     this.#toolMemos.set(entries, { snapshot: results.map(snapshotOf), tools })

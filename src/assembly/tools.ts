@@ -11,7 +11,7 @@ export class ToolDetacher {
   readonly #clones = new WeakMap<object, ToolSchema & { readonly clone: ToolSchema }>()
   clones = 0
 
-  detach(schema: ToolSchema, label: string): ToolSchema {
+  detach(schema: ToolSchema, label: () => string): ToolSchema {
     const { name, description, parameters } = schema
     const held = this.#clones.get(schema)
     if (held !== undefined && held.name === name && held.description === description && held.parameters === parameters) {
@@ -22,7 +22,7 @@ export class ToolDetacher {
       clone = deepFreeze(structuredClone(schema))
     } catch (error) {
       throw new TypeError(
-        `tool "${name}" from ${label} cannot be detached: its schema must be plain JSON-like data (${(error as Error).message})`,
+        `tool "${name}" from ${label()} cannot be detached: its schema must be plain JSON-like data (${(error as Error).message})`,
       )
     }
     this.#clones.set(schema, { name, description, parameters, clone })
@@ -40,7 +40,7 @@ export function deepFreeze<T>(value: T): T {
   return value
 }
 
-type Provided = { readonly result: unknown; readonly label: string }
+type Provided = { readonly result: unknown; readonly label: () => string }
 
 /**
  * The detached tools of the providers' results: `toolOrder`'s names in place, the rest in code-unit order at
@@ -48,13 +48,13 @@ type Provided = { readonly result: unknown; readonly label: string }
  * reserved or duplicate tool name, or a `toolOrder` name outside every provider's `knownNames`.
  */
 export function collectTools(provided: readonly Provided[], toolOrder: readonly string[] | undefined, detacher: ToolDetacher) {
-  const byName = new Map<string, { schema: ToolSchema; label: string }>()
+  const byName = new Map<string, { schema: ToolSchema; label: () => string }>()
   const known = new Set<string>()
   for (const { result, label } of provided) {
     const schemas = (result as { schemas?: unknown } | null)?.schemas
     if (typeof result !== 'object' || result === null || !Array.isArray(schemas)) {
       throw new TypeError(
-        `${label} must return { schemas: ToolSchema[], knownNames? } (got ${describeValue(result)}); return an empty schemas array to contribute no tool`,
+        `${label()} must return { schemas: ToolSchema[], knownNames? } (got ${describeValue(result)}); return an empty schemas array to contribute no tool`,
       )
     }
     const own: string[] = []
@@ -62,15 +62,15 @@ export function collectTools(provided: readonly Provided[], toolOrder: readonly 
       const name = (schema as { name?: unknown } | null)?.name
       if (typeof schema !== 'object' || schema === null || typeof name !== 'string' || name === '') {
         throw new TypeError(
-          `${label} returned a tool schema without a string name (got ${describeValue(schema)}); every tool needs { name, description, parameters }`,
+          `${label()} returned a tool schema without a string name (got ${describeValue(schema)}); every tool needs { name, description, parameters }`,
         )
       }
       if (name === TOOL_ORDER_REST) {
-        throw new Error(`${label} returned a tool named "${TOOL_ORDER_REST}", which is reserved for toolOrder's rest entry; rename the tool`)
+        throw new Error(`${label()} returned a tool named "${TOOL_ORDER_REST}", which is reserved for toolOrder's rest entry; rename the tool`)
       }
       const earlier = byName.get(name)
       if (earlier !== undefined) {
-        throw new Error(`tool "${name}" is provided more than once (by ${earlier.label} and ${label}); tool names must be unique in an assembly`)
+        throw new Error(`tool "${name}" is provided more than once (by ${earlier.label()} and ${label()}); tool names must be unique in an assembly`)
       }
       byName.set(name, { schema: schema as ToolSchema, label })
       own.push(name)
@@ -78,7 +78,7 @@ export function collectTools(provided: readonly Provided[], toolOrder: readonly 
     const declared = (result as { knownNames?: unknown }).knownNames
     const knownNames = declared === undefined ? own : declared
     if (!Array.isArray(knownNames) || !knownNames.every((n) => typeof n === 'string')) {
-      throw new TypeError(`${label} returned knownNames that is not an array of tool names (got ${describeValue(knownNames)})`)
+      throw new TypeError(`${label()} returned knownNames that is not an array of tool names (got ${describeValue(knownNames)})`)
     }
     for (const name of knownNames as string[]) known.add(name)
   }

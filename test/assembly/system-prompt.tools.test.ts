@@ -1,7 +1,7 @@
 import { signal } from '@preact/signals-core'
 import { describe, expect, test } from 'vitest'
 import { TOOL_ORDER_REST, type ToolProviderResult } from '../../src/index.js'
-import { BARE, family, mount, names, tool } from './system-prompt.fixtures.js'
+import { BARE, family, mintScope, mount, names, tool } from './system-prompt.fixtures.js'
 
 describe('assemble: tools', () => {
   test('contributes tools from global and chain providers, but not a sibling’s', async () => {
@@ -154,5 +154,21 @@ describe('assemble: tools', () => {
     expect(names((await app.systemPrompt.assemble()).tools)).toEqual(['a'])
     provided.value = { schemas: [tool('b'), tool('c')] }
     expect(names((await app.systemPrompt.assemble()).tools)).toEqual(['b', 'c'])
+  })
+
+  test('a scope key is read only to label a tool provider in an error (SPEC Reliability: opaque keys)', async () => {
+    const app = await mount(BARE)
+    let reads = 0
+    const key = new Proxy({ name: 'agent-1' }, { get: (target, property) => (reads++, Reflect.get(target, property)) })
+    const scope = await mintScope(app, key)
+    const provided = signal<ToolProviderResult>({ schemas: [tool('a')] })
+    scope.ctx.systemPrompt.tools(provided)
+    expect(names((await app.systemPrompt.assemble({ scope: key })).tools)).toEqual(['a'])
+    provided.value = { schemas: [tool('b')] }
+    expect(names((await app.systemPrompt.assemble({ scope: key })).tools)).toEqual(['b'])
+    expect(reads).toBe(0)
+    provided.value = { schemas: [{ description: 'x', parameters: {} }] } as never
+    await expect(app.systemPrompt.assemble({ scope: key })).rejects.toThrow('tool provider #1 in scope "agent-1" returned')
+    expect(reads).toBeGreaterThan(0)
   })
 })
